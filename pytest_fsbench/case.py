@@ -1,0 +1,37 @@
+"""CaseSpec: one filesystem configuration of the matrix (fs x layout x options)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: devices each layout needs (RAID5 with three, the minimum that has parity striped over data)
+LAYOUT_DEVICES: dict[str, int] = {"single": 1, "raid0": 2, "raid1": 2, "raid10": 4, "raid5": 3}
+FILESYSTEMS: tuple[str, ...] = ("ext4", "xfs", "btrfs", "zfs")
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """A frozen filesystem configuration; its id names the case in test ids and results."""
+
+    fs: str
+    layout: str
+    options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def devices_needed(self) -> int:
+        return LAYOUT_DEVICES[self.layout]
+
+    @property
+    def id(self) -> str:
+        parts = [self.fs, self.layout]
+        parts += [f"{key}={value}".replace(" ", "_") for key, value in self.options]
+        return "-".join(parts)
+
+    def option(self, key: str) -> str | None:
+        for name, value in self.options:
+            if name == key:
+                return value
+        return None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"fs": self.fs, "layout": self.layout, "options": dict(self.options), "id": self.id}

@@ -1,0 +1,128 @@
+"""Find and remove what a killed fsbench run left behind: mounts under its run directory, its
+zpools, md arrays and loop devices, image files, and a zfs-fuse daemon it started. Only runs
+whose process is gone are touched, so a concurrent session is safe."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import CommandError
+from .system import Runner
+from .zfsd import stop_pid
+
+_NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-\d+")
+
+
+def mountpoints(mountinfo_text: str) -> list[str]:
+    """Mount points from /proc/self/mountinfo (field 5, octal escapes decoded)."""
+    points = []
+    for line in mountinfo_text.splitlines():
+        fields = line.split()
+        if len(fields) > 4:
+            points.append(fields[4].encode().decode("unicode_escape"))
+    return points
+
+
+def mounts_under(path: Path, mountinfo: Path = Path("/proc/self/mountinfo")) -> list[str]:
+    prefix = str(path).rstrip("/") + "/"
+    return [mp for mp in mountpoints(mountinfo.read_text()) if mp.startswith(prefix)]
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def stale(name: str) -> bool:
+    """True for an fsbench resource name whose session process is gone."""
+    match = _NAME.search(name)
+    return bool(match) and not pid_alive(int(match.group(1)))
+
+
+def loop_backing_files(losetup_json: str) -> dict[str, str]:
+    """device -> backing file, from `losetup --json --list`."""
+    data = json.loads(losetup_json or "{}")
+    return {e["name"]: e.get("back-file") or "" for e in data.get("loopdevices", [])}
+
+
+@dataclass
+class Leftovers:
+    mounts: list[str] = field(default_factory=list)
+    pools: list[str] = field(default_factory=list)
+    arrays: list[str] = field(default_factory=list)
+    loops: list[str] = field(default_factory=list)
+    images: list[Path] = field(default_factory=list)
+    daemons: list[int] = field(default_factory=list)
+    rundirs: list[Path] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not any(vars(self).values())
+
+    def lines(self) -> list[str]:
+        return [f"{kind}: {item}" for kind, items in vars(self).items() for item in items]
+
+
+def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo")) -> Leftovers:
+    found = Leftovers()
+    image_dirs = {Path("/var/tmp/fsbench")}
+    for state_file in sorted(run_root.glob("*/state.json")):
+        state = json.loads(state_file.read_text())
+        if pid_alive(int(state["pid"])):
+            continue
+        rundir = state_file.parent
+        image_dirs.add(Path(state["image_dir"]))
+        found.mounts += sorted(mounts_under(rundir, mountinfo), key=len, reverse=True)
+        pidfile = rundir / "zfs-fuse.pid"
+        if pidfile.exists() and pid_alive(int(pidfile.read_text().strip())):
+            found.daemons.append(int(pidfile.read_text().strip()))
+        found.rundirs.append(rundir)
+    if shutil.which("zpool"):
+        pools = run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=60).stdout.split()
+        found.pools = [p for p in pools if stale(p)]
+    md = Path("/dev/md")
+    if md.is_dir():
+        found.arrays = [str(p) for p in sorted(md.iterdir()) if stale(p.name)]
+    listing = run(["losetup", "--json", "--list"], check=False, timeout=60).stdout
+    found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
+    found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
+    return found
+
+
+def remove_leftovers(found: Leftovers, run: Runner) -> list[str]:
+    """Remove in dependency order; return the errors (each item is still tried)."""
+    errors: list[str] = []
+
+    def attempt(argv: list[str]) -> None:
+        try:
+            run(argv, timeout=120)
+        except CommandError as exc:
+            errors.append(str(exc).splitlines()[0])
+
+    for mountpoint in found.mounts:
+        attempt(["umount", mountpoint])
+    for pool in found.pools:
+        attempt(["zpool", "destroy", "-f", pool])
+    for array in found.arrays:
+        attempt(["mdadm", "--stop", array])
+    for loop in found.loops:
+        attempt(["losetup", "--detach", loop])
+    for pid in found.daemons:
+        stop_pid(pid)
+    for image in found.images:
+        image.unlink(missing_ok=True)
+    for rundir in found.rundirs:
+        if mounts_under(rundir):
+            errors.append(f"{rundir} still has mounts; not removed")
+        else:
+            shutil.rmtree(rundir, ignore_errors=True)
+    return errors

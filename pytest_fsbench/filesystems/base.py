@@ -1,0 +1,148 @@
+"""What every filesystem driver is: mostly data, plus a pure plan of commands.
+
+A driver never runs anything. `plan()` returns the steps that build a target (each with the
+commands that undo it), `evict_plan()` the commands that empty the filesystem's caches by
+unmounting and mounting again, and `unavailable()` the human reasons a case cannot run here.
+`target.py` executes the plans and keeps the undo stack.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from ..host import Host
+from ..case import LAYOUT_DEVICES, CaseSpec
+
+Argv = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One `--fs-opt fs:key=value` key: what it means and how its value is checked."""
+
+    key: str
+    help: str
+    check: Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Step:
+    """A command that builds part of a target, and the commands that undo it, in order."""
+
+    argv: Argv
+    undo: tuple[Argv, ...] = ()
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """Names a plan needs: unique resource name, devices, where to mount, a private directory."""
+
+    name: str
+    devices: tuple[str, ...]
+    mountpoint: str
+    workdir: str
+    real_devices: bool = False
+
+
+@dataclass(frozen=True)
+class Layout:
+    devices: int
+
+
+def one_of(*values: str) -> Callable[[str], None]:
+    def check(value: str) -> None:
+        if value not in values:
+            raise ValueError(f"must be one of {', '.join(values)}")
+
+    return check
+
+
+def matches(pattern: str, description: str) -> Callable[[str], None]:
+    regex = re.compile(pattern)
+
+    def check(value: str) -> None:
+        if not regex.fullmatch(value):
+            raise ValueError(f"must be {description}")
+
+    return check
+
+
+def shell_words(value: str) -> None:
+    try:
+        words = shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(f"is not a valid argument list ({exc})") from exc
+    if not words:
+        raise ValueError("is empty")
+
+
+def mount_options(value: str) -> None:
+    if not value or any(not part or part.isspace() for part in value.split(",")):
+        raise ValueError("must be a comma-separated list of mount options, e.g. noatime,nodiratime")
+
+
+MKFS_OPT = OptionSpec("mkfs", "extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)
+MOUNT_OPT = OptionSpec("mount", "extra mount options, e.g. mount=noatime", mount_options)
+
+
+@dataclass(frozen=True)
+class Filesystem:
+    """Base of the drivers; subclasses set the class attributes and override plan()."""
+
+    name: ClassVar[str]
+    kernel_name: ClassVar[str]
+    tools: ClassVar[dict[str, str]]  # program -> package that provides it
+    options: ClassVar[dict[str, OptionSpec]]
+    layouts: ClassVar[frozenset[str]] = frozenset(LAYOUT_DEVICES)
+    version_argv: ClassVar[Argv] = ()
+    extra: dict[str, str] = field(default_factory=dict)
+
+    def check_option(self, key: str, value: str) -> None:
+        """Raise ValueError with a one-line reason if key=value is not valid for this fs."""
+        spec = self.options.get(key)
+        if spec is None:
+            known = ", ".join(sorted(self.options))
+            raise ValueError(f"{self.name} has no option {key!r}; its options are: {known}")
+        try:
+            spec.check(value)
+        except ValueError as exc:
+            raise ValueError(f"{self.name}:{key}={value}: {key} {exc}") from None
+
+    def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
+        """Reasons this case cannot run on this host (empty when it can)."""
+        reasons = []
+        if not host.is_root:
+            reasons.append("building filesystems needs root (losetup, mkfs, mount); run as root")
+        if self.kernel_name and self.kernel_name not in host.filesystems:
+            reasons.append(f"this kernel has no {self.kernel_name} filesystem (/proc/filesystems)")
+        for program, package in self.tools.items():
+            if program not in host.programs:
+                reasons.append(f"{program} is not installed (Debian package {package})")
+        return reasons
+
+    def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
+        raise NotImplementedError
+
+    def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+        raise NotImplementedError
+
+    def evict_plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Argv]:
+        """Unmount and mount again: the only way to empty every cache of this filesystem."""
+        return [("umount", ctx.mountpoint), self.mount_argv(spec, ctx)]
+
+    def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
+        """Commands whose output records the options as actually applied (for the manifest)."""
+        return {}
+
+
+def mount_option_list(spec: CaseSpec, *pairs: tuple[str, str | None]) -> list[str]:
+    """Mount options from fixed pairs (name, value or None for a flag) plus the user's mount=."""
+    opts = [name if value is None else f"{name}={value}" for name, value in pairs]
+    user = spec.option("mount")
+    if user:
+        opts.extend(user.split(","))
+    return opts

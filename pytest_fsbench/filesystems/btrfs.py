@@ -1,0 +1,58 @@
+"""Btrfs: multi-device profiles (-m X -d X) made by mkfs.btrfs itself."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..case import CaseSpec
+from .base import MKFS_OPT, MOUNT_OPT, Argv, BuildContext, Filesystem, OptionSpec, Step
+from .base import matches, mount_option_list
+
+_COMPRESS = r"(no|none|zlib(:[1-9])?|lzo|zstd(:([1-9]|1[0-5]))?)"
+COMPRESS_HELP = "zlib[:1-9], lzo, zstd[:1-15] or no"
+
+
+@dataclass(frozen=True)
+class Btrfs(Filesystem):
+    name: ClassVar[str] = "btrfs"
+    kernel_name: ClassVar[str] = "btrfs"
+    tools: ClassVar[dict[str, str]] = {"mkfs.btrfs": "btrfs-progs", "btrfs": "btrfs-progs"}
+    version_argv: ClassVar[Argv] = ("mkfs.btrfs", "--version")
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "mkfs": MKFS_OPT,
+        "mount": MOUNT_OPT,
+        "compress": OptionSpec("compress", "mount -o compress=ALG", matches(_COMPRESS, COMPRESS_HELP)),
+        "compress-force": OptionSpec(
+            "compress-force", "mount -o compress-force=ALG", matches(_COMPRESS, COMPRESS_HELP)
+        ),
+    }
+
+    def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
+        user_args = shlex.split(spec.option("mkfs") or "")
+        profile = spec.layout  # btrfs names its profiles like the layouts: single, raid0, ...
+        mkfs: Argv = (
+            "mkfs.btrfs", "-f", "-L", ctx.name, "-m", profile, "-d", profile, *user_args,
+            *ctx.devices,
+        )
+        forget: Argv = ("btrfs", "device", "scan", "--forget", *ctx.devices)
+        return [
+            Step(mkfs, (forget,)),
+            Step(self.mount_argv(spec, ctx), (("umount", ctx.mountpoint),)),
+        ]
+
+    def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+        # device= names every member, so the mount works without a udev-driven device scan
+        pairs: list[tuple[str, str | None]] = [("device", dev) for dev in ctx.devices]
+        for key in ("compress", "compress-force"):
+            if spec.option(key):
+                pairs.append((key, spec.option(key)))
+        opts = mount_option_list(spec, *pairs)
+        return ("mount", "-t", "btrfs", "-o", ",".join(opts), ctx.devices[0], ctx.mountpoint)
+
+    def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
+        return {
+            "mount": ("findmnt", "-n", "-o", "SOURCE,FSTYPE,OPTIONS", ctx.mountpoint),
+            "profiles": ("btrfs", "filesystem", "df", ctx.mountpoint),
+        }

@@ -1,0 +1,62 @@
+"""ext4 and XFS: one block device (a disk, or an md array for the raid layouts)."""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..case import CaseSpec
+from ..host import Host
+from .base import MKFS_OPT, MOUNT_OPT, Argv, BuildContext, Filesystem, OptionSpec, Step
+from .base import mount_option_list
+from .md import MD_LEVELS, block_device, md_create_step, md_unavailable
+
+
+@dataclass(frozen=True)
+class MdBackedFilesystem(Filesystem):
+    mkfs_argv: ClassVar[Argv]
+    options: ClassVar[dict[str, OptionSpec]] = {"mkfs": MKFS_OPT, "mount": MOUNT_OPT}
+
+    def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
+        return super().unavailable(spec, host) + md_unavailable(spec, host)
+
+    def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
+        steps = [md_create_step(spec, ctx)] if spec.layout in MD_LEVELS else []
+        user_args = shlex.split(spec.option("mkfs") or "")
+        # the user's mkfs arguments come last so they override the defaults above
+        steps.append(Step((*self.mkfs_argv, *user_args, block_device(spec, ctx))))
+        steps.append(Step(self.mount_argv(spec, ctx), (("umount", ctx.mountpoint),)))
+        return steps
+
+    def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+        opts = mount_option_list(spec)
+        argv: Argv = ("mount", "-t", self.kernel_name)
+        if opts:
+            argv += ("-o", ",".join(opts))
+        return (*argv, block_device(spec, ctx), ctx.mountpoint)
+
+    def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
+        return {"mount": ("findmnt", "-n", "-o", "SOURCE,FSTYPE,OPTIONS", ctx.mountpoint)}
+
+
+@dataclass(frozen=True)
+class Ext4(MdBackedFilesystem):
+    name: ClassVar[str] = "ext4"
+    kernel_name: ClassVar[str] = "ext4"
+    tools: ClassVar[dict[str, str]] = {"mkfs.ext4": "e2fsprogs"}
+    # lazy init would keep writing inode tables and the journal in the background after
+    # mount, and that I/O would be counted against the benchmark
+    mkfs_argv: ClassVar[Argv] = (
+        "mkfs.ext4", "-F", "-q", "-E", "lazy_itable_init=0,lazy_journal_init=0",
+    )
+    version_argv: ClassVar[Argv] = ("mkfs.ext4", "-V")
+
+
+@dataclass(frozen=True)
+class Xfs(MdBackedFilesystem):
+    name: ClassVar[str] = "xfs"
+    kernel_name: ClassVar[str] = "xfs"
+    tools: ClassVar[dict[str, str]] = {"mkfs.xfs": "xfsprogs"}
+    mkfs_argv: ClassVar[Argv] = ("mkfs.xfs", "-f", "-q")
+    version_argv: ClassVar[Argv] = ("mkfs.xfs", "-V")

@@ -1,0 +1,47 @@
+"""Linux md RAID (mdadm) under ext4 and XFS for the raid layouts."""
+
+from __future__ import annotations
+
+from ..case import CaseSpec
+from ..host import Host
+from .base import Argv, BuildContext, Step
+
+MD_LEVELS = {"raid0": "0", "raid1": "1", "raid10": "10", "raid5": "5"}
+
+
+def md_path(ctx: BuildContext) -> str:
+    return f"/dev/md/{ctx.name}"
+
+
+def md_unavailable(spec: CaseSpec, host: Host) -> list[str]:
+    if spec.layout not in MD_LEVELS:
+        return []
+    reasons = []
+    if not host.has_md:
+        reasons.append(
+            f"{spec.fs} {spec.layout} needs an md RAID array, and this kernel has no md driver "
+            "(/proc/mdstat is absent)"
+        )
+    if "mdadm" not in host.programs:
+        reasons.append(f"{spec.fs} {spec.layout} needs mdadm (Debian package mdadm)")
+    return reasons
+
+
+def md_create_step(spec: CaseSpec, ctx: BuildContext) -> Step:
+    """mdadm --create; --assume-clean skips the initial resync, which would otherwise run in the
+    background and be measured as part of the filesystem's throughput."""
+    devices = list(ctx.devices)
+    create: Argv = (
+        "mdadm", "--create", md_path(ctx), "--run", "--assume-clean", "--metadata=1.2",
+        f"--level={MD_LEVELS[spec.layout]}", f"--raid-devices={len(devices)}", *devices,
+    )
+    undo: tuple[Argv, ...] = (
+        ("mdadm", "--stop", md_path(ctx)),
+        ("mdadm", "--zero-superblock", *devices),
+    )
+    return Step(create, undo)
+
+
+def block_device(spec: CaseSpec, ctx: BuildContext) -> str:
+    """The device the filesystem is made on: the md array for raid layouts, else the disk."""
+    return md_path(ctx) if spec.layout in MD_LEVELS else ctx.devices[0]

@@ -1,0 +1,122 @@
+"""ZFS: a pool per target (stripe, mirror, striped mirrors, raidz1), properties set at creation.
+
+Two implementations share the zpool/zfs commands: OpenZFS's kernel module, used when it is
+loaded, and zfs-fuse (pool version 23), which lacks lz4/zstd and records above 128K.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from ..case import CaseSpec
+from ..host import Host
+from ..sizes import parse_size
+from .base import Argv, BuildContext, Filesystem, OptionSpec, Step, matches, one_of
+
+ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zstd-fast(-\d+)?)"
+FUSE_COMPRESSION = ("on", "off", "lzjb", "gzip", "zle") + tuple(f"gzip-{n}" for n in range(1, 10))
+FUSE_MAX_RECORDSIZE = 128 * 1024
+POOL_PROPERTIES = ("ashift",)
+
+
+def _recordsize(value: str) -> None:
+    size = parse_size(value)
+    if size & (size - 1) or not 512 <= size <= 16 * 1024 * 1024:
+        raise ValueError("must be a power of two from 512 to 16M, e.g. 128K")
+
+
+def _ashift(value: str) -> None:
+    if not value.isdigit() or not 9 <= int(value) <= 16:
+        raise ValueError("must be a number from 9 to 16 (sector size 2^ashift)")
+
+
+def _vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
+    if layout in ("single", "raid0"):
+        return devices
+    if layout == "raid1":
+        return ("mirror", *devices)
+    if layout == "raid10":
+        half = len(devices) // 2
+        return ("mirror", *devices[:half], "mirror", *devices[half:])
+    if layout == "raid5":
+        return ("raidz1", *devices)
+    raise ValueError(f"zfs has no layout {layout}")
+
+
+@dataclass(frozen=True)
+class Zfs(Filesystem):
+    name: ClassVar[str] = "zfs"
+    kernel_name: ClassVar[str] = ""  # a module or fuse: checked in unavailable()
+    tools: ClassVar[dict[str, str]] = {"zpool": "zfsutils-linux or zfs-fuse", "zfs": "zfsutils-linux or zfs-fuse"}
+    options: ClassVar[dict[str, OptionSpec]] = {
+        "compression": OptionSpec("compression", "dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4 or zstd[-1..19]")),
+        "recordsize": OptionSpec("recordsize", "dataset record size", _recordsize),
+        "ashift": OptionSpec("ashift", "pool sector size exponent", _ashift),
+        "dedup": OptionSpec("dedup", "deduplication", one_of("on", "off", "verify", "sha256", "sha256,verify")),
+        "atime": OptionSpec("atime", "access time updates", one_of("on", "off")),
+        "sync": OptionSpec("sync", "synchronous write semantics", one_of("standard", "always", "disabled")),
+        "checksum": OptionSpec("checksum", "block checksum", one_of("on", "off", "fletcher2", "fletcher4", "sha256", "sha512", "skein", "edonr", "blake3")),
+        "copies": OptionSpec("copies", "copies of each block", one_of("1", "2", "3")),
+        "primarycache": OptionSpec("primarycache", "ARC use", one_of("all", "none", "metadata")),
+        "logbias": OptionSpec("logbias", "ZIL bias", one_of("latency", "throughput")),
+        "xattr": OptionSpec("xattr", "extended attributes", one_of("on", "off", "sa", "dir")),
+    }
+    impl: str = "openzfs"
+
+    def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
+        reasons = super().unavailable(spec, host)
+        if host.zfs_impl is None:
+            return reasons + [
+                "no ZFS here: neither the OpenZFS kernel module is loaded nor zfs-fuse "
+                "(with the fuse filesystem) is installed"
+            ]
+        if host.zfs_impl == "zfs-fuse":
+            reasons += self._fuse_limits(spec)
+        return reasons
+
+    @staticmethod
+    def _fuse_limits(spec: CaseSpec) -> list[str]:
+        reasons = []
+        compression = spec.option("compression")
+        if compression and compression not in FUSE_COMPRESSION:
+            reasons.append(
+                f"zfs-fuse (pool version 23) has no compression={compression}; it knows "
+                "on, off, lzjb, gzip, gzip-1..9 and zle (use the OpenZFS kernel module for it)"
+            )
+        recordsize = spec.option("recordsize")
+        if recordsize and parse_size(recordsize) > FUSE_MAX_RECORDSIZE:
+            reasons.append(f"zfs-fuse supports recordsize up to 128K, not {recordsize}")
+        return reasons
+
+    def create_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+        # cachefile=none: the pool is not remembered, so no later daemon start tries to import it
+        argv: Argv = ("zpool", "create", "-f", "-o", "cachefile=none")
+        for key, value in spec.options:
+            flag = "-o" if key in POOL_PROPERTIES else "-O"
+            argv += (flag, f"{key}={value}")
+        return (*argv, "-m", ctx.mountpoint, ctx.name, *_vdevs(spec.layout, ctx.devices))
+
+    def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
+        # links to the pool's devices let export/import (cache eviction) search only them
+        links = [Step(("ln", "-sf", dev, f"{ctx.workdir}/{dev.rsplit('/', 1)[-1]}")) for dev in ctx.devices]
+        undo: tuple[Argv, ...] = (("zpool", "destroy", "-f", ctx.name),)
+        if ctx.real_devices:
+            undo += tuple(("zpool", "labelclear", "-f", dev) for dev in ctx.devices)
+        return [*links, Step(self.create_argv(spec, ctx), undo)]
+
+    def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+        return ("zpool", "import", "-o", "cachefile=none", "-d", ctx.workdir, ctx.name)
+
+    def evict_plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Argv]:
+        """Export and import the pool: the ARC does not obey drop_caches."""
+        return [("zpool", "export", ctx.name), self.mount_argv(spec, ctx)]
+
+    def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
+        props = "compression,recordsize,dedup,atime,sync,checksum,copies,primarycache,logbias"
+        version: Argv = ("zfs", "version") if self.impl == "openzfs" else ("zpool", "upgrade", "-v")
+        return {
+            "properties": ("zfs", "get", "-H", "-o", "property,value,source", props, ctx.name),
+            "pool": ("zpool", "status", ctx.name),
+            "implementation": version,
+        }

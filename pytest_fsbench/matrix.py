@@ -1,0 +1,96 @@
+"""Parse and validate fsbench's options into CaseSpecs. Every bad value raises UsageError with one
+line saying what is wrong and what to do, before anything is created."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+
+from .case import FILESYSTEMS, LAYOUT_DEVICES, CaseSpec
+from .errors import UsageError
+from .filesystems import DRIVERS
+from .sizes import parse_size
+
+
+def parse_list(text: str, allowed: Iterable[str], what: str, option: str) -> tuple[str, ...]:
+    """A comma list of known names, in the order given, without duplicates."""
+    allowed = tuple(allowed)
+    names = [part.strip() for part in text.split(",")]
+    if not text.strip() or any(not name for name in names):
+        raise UsageError(f"{option}={text!r}: give a comma-separated list of {what}: {', '.join(allowed)}")
+    for name in names:
+        if name not in allowed:
+            raise UsageError(f"{option}: unknown {what[:-1] if what.endswith('s') else what} {name!r}; choose from {', '.join(allowed)}")
+    return tuple(dict.fromkeys(names))
+
+
+def parse_filesystems(text: str) -> tuple[str, ...]:
+    return parse_list(text, FILESYSTEMS, "filesystems", "--fs")
+
+
+def parse_layouts(text: str) -> tuple[str, ...]:
+    return parse_list(text, LAYOUT_DEVICES, "layouts", "--layout")
+
+
+def parse_fs_opt(text: str) -> tuple[str, str, str]:
+    """'btrfs:compress=zstd' -> ('btrfs', 'compress', 'zstd'), validated against the driver."""
+    fs, sep, rest = text.partition(":")
+    key, eq, value = rest.partition("=")
+    fs, key, value = fs.strip(), key.strip(), value.strip()
+    if not sep or not eq or not fs or not key or not value:
+        raise UsageError(f"--fs-opt {text!r}: expected FS:KEY=VALUE, e.g. btrfs:compress=zstd or zfs:recordsize=64K")
+    if fs not in DRIVERS:
+        raise UsageError(f"--fs-opt {text!r}: unknown filesystem {fs!r}; choose from {', '.join(FILESYSTEMS)}")
+    try:
+        DRIVERS[fs]().check_option(key, value)
+    except ValueError as exc:
+        raise UsageError(f"--fs-opt {text!r}: {exc}") from None
+    return fs, key, value
+
+
+def option_variants(fs: str, opts: list[tuple[str, str, str]]) -> list[tuple[tuple[str, str], ...]]:
+    """The option sets of one filesystem: a key given several times makes one variant per value."""
+    by_key: dict[str, list[str]] = {}
+    for opt_fs, key, value in opts:
+        if opt_fs == fs and value not in by_key.setdefault(key, []):
+            by_key[key].append(value)
+    keys = list(by_key)
+    return [tuple(zip(keys, values)) for values in itertools.product(*(by_key[k] for k in keys))]
+
+
+def build_matrix(
+    filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: list[str]
+) -> list[CaseSpec]:
+    """Every fs x layout x option variant, in the order the options were given."""
+    parsed = [parse_fs_opt(text) for text in fs_opts]
+    for fs, key, value in parsed:
+        if fs not in filesystems:
+            raise UsageError(
+                f"--fs-opt {fs}:{key}={value} is for {fs}, which --fs does not include "
+                f"({','.join(filesystems)}); add it to --fs or drop the option"
+            )
+    return [
+        CaseSpec(fs, layout, variant)
+        for fs in filesystems
+        for variant in option_variants(fs, parsed)
+        for layout in layouts
+    ]
+
+
+def parse_device_list(text: str) -> tuple[str, ...]:
+    devices = tuple(part.strip() for part in text.split(","))
+    if not text.strip() or any(not dev for dev in devices):
+        raise UsageError(f"--devices={text!r}: give a comma-separated list of block devices, e.g. /dev/sdb,/dev/sdc")
+    if len(set(devices)) != len(devices):
+        raise UsageError(f"--devices={text!r}: a device is listed twice")
+    return devices
+
+
+def parse_image_size(text: str) -> int:
+    try:
+        size = parse_size(text)
+    except ValueError as exc:
+        raise UsageError(f"--image-size: {exc}") from None
+    if size < 512 * 1024 * 1024:
+        raise UsageError(f"--image-size={text}: images must be at least 512M (XFS needs 300M, ZFS 64M per device)")
+    return size

@@ -1,0 +1,28 @@
+"""Size strings: '64K', '16M', '4G' (binary multiples, as dd, mkfs and IOzone mean them)."""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """Bytes in '512', '64K', '16M', '4G', '1T' (also '64KiB', '64kb'); ValueError otherwise."""
+    match = _SIZE.match(text)
+    if not match:
+        raise ValueError(f"{text!r} is not a size; use a number with an optional K, M, G or T suffix")
+    value = int(match.group(1)) * _UNITS[match.group(2).upper()]
+    if value <= 0:
+        raise ValueError(f"{text!r} is not a positive size")
+    return value
+
+
+def format_size(nbytes: int) -> str:
+    """The shortest exact form: 65536 -> '64K', 1536 -> '1536'."""
+    for suffix in ("T", "G", "M", "K"):
+        unit = _UNITS[suffix]
+        if nbytes % unit == 0:
+            return f"{nbytes // unit}{suffix}"
+    return str(nbytes)

@@ -1,0 +1,115 @@
+"""Build a target (devices -> filesystem -> mountpoint) and always tear it down."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .case import CaseSpec
+from .devices import Device, DeviceProvider
+from .errors import CommandError, FsbenchError
+from .filesystems import BuildContext, Filesystem
+from .system import Runner
+from .undo import UndoStack
+
+log = logging.getLogger("fsbench.target")
+
+
+class TeardownError(FsbenchError):
+    """Something made for a target could not be removed; the message names it."""
+
+
+@dataclass
+class Target:
+    """A mounted filesystem under test and how it was made."""
+
+    spec: CaseSpec
+    driver: Filesystem
+    context: BuildContext
+    devices: tuple[Device, ...]
+    commands: list[tuple[str, ...]]
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def mountpoint(self) -> Path:
+        return Path(self.context.mountpoint)
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    def evict_caches(self, run: Runner) -> None:
+        """Unmount and mount again (ZFS: export and import the pool)."""
+        for argv in self.driver.evict_plan(self.spec, self.context):
+            run(list(argv))
+
+
+def describe(target: Target, run: Runner) -> dict[str, str]:
+    """Outputs of the driver's describe commands: options as actually applied."""
+    out = {}
+    argvs = dict(target.driver.describe_argvs(target.spec, target.context))
+    if target.driver.version_argv:
+        argvs["version"] = target.driver.version_argv
+    for key, argv in argvs.items():
+        try:
+            out[key] = run(list(argv), timeout=60).output.strip()
+        except CommandError as exc:
+            out[key] = f"unavailable: {exc}".splitlines()[0]
+    return out
+
+
+@contextlib.contextmanager
+def build_target(
+    spec: CaseSpec,
+    driver: Filesystem,
+    provider: DeviceProvider,
+    run: Runner,
+    rundir: Path,
+    name: str,
+) -> Iterator[Target]:
+    """Yield a mounted target; on exit (also on error or Ctrl-C) undo everything that was done."""
+    undo = UndoStack(run)
+    try:
+        yield _build(spec, driver, provider, run, rundir, name, undo)
+    except BaseException as exc:
+        for error in undo.unwind():
+            exc.add_note(f"teardown of {spec.id} ({name}) also failed: {error}")
+        raise
+    errors = undo.unwind()
+    if errors:
+        raise TeardownError(f"teardown of {spec.id} ({name}) left something behind: " + "; ".join(errors))
+
+
+def _build(spec, driver, provider, run, rundir, name, undo) -> Target:
+    workdir = rundir / "dev" / name
+    mountpoint = rundir / "mnt" / name
+    workdir.mkdir(parents=True)
+    undo.push(lambda: shutil.rmtree(workdir, ignore_errors=True))
+    mountpoint.mkdir(parents=True)
+    # rmdir, never rmtree: if the unmount failed, the directory still holds the filesystem
+    undo.push(mountpoint.rmdir)
+    devices = provider.acquire(spec.devices_needed, name, undo)
+    context = BuildContext(name, tuple(d.path for d in devices), str(mountpoint), str(workdir),
+                           real_devices=provider.real)
+    commands = []
+    for step in driver.plan(spec, context):
+        commands.append(step.argv)
+        try:
+            run(list(step.argv))
+        except BaseException:
+            # a failed step may have done half its work (a pool made, then an error)
+            undo.push(*step.undo, best_effort=True)
+            raise
+        undo.push(*step.undo)
+    target = Target(spec, driver, context, tuple(devices), commands)
+    target.manifest = {
+        "case": spec.to_dict(),
+        "devices": [d.to_dict() for d in devices],
+        "commands": [" ".join(argv) for argv in commands],
+        "applied": describe(target, run),
+    }
+    return target

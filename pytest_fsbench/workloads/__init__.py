@@ -1,0 +1,1 @@
+"""Workloads: pure argv builders and output parsers, one module per tool."""
