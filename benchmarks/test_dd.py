@@ -1,21 +1,14 @@
 """dd: sequential write and read, one freshly built filesystem per case.
 
-    pytest --fs=ext4,btrfs --layout=single,raid1 -k dd
+    pytest --fs=ext4,btrfs --layout=single,raid1 -k dd --dd-bs=64K,1M --dd-size=1G
 """
-
-import pytest
 
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 
-BLOCK_SIZES = ["1M"]
-TOTAL_SIZE = "256M"
+
+def test_dd_write(fsbench, dd_bs, dd_size):
+    fsbench.run(DdWrite(block_size=dd_bs, total_size=dd_size))
 
 
-@pytest.mark.parametrize("bs", BLOCK_SIZES)
-def test_dd_write(fsbench, bs):
-    fsbench.run(DdWrite(block_size=bs, total_size=TOTAL_SIZE))
-
-
-@pytest.mark.parametrize("bs", BLOCK_SIZES)
-def test_dd_read(fsbench, bs):
-    fsbench.run(DdRead(block_size=bs, total_size=TOTAL_SIZE))
+def test_dd_read(fsbench, dd_bs, dd_size):
+    fsbench.run(DdRead(block_size=dd_bs, total_size=dd_size))

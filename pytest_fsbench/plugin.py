@@ -94,7 +94,7 @@ def check_real_devices(settings: Settings) -> Settings:
         infos = safety.check_devices(list(settings.devices), wipe=settings.wipe)
     except UnsafeDevice as exc:
         raise UsageError(str(exc)) from None
-    return dataclasses.replace(settings, device_sizes={info.path: info.size_bytes for info in infos})
+    return dataclasses.replace(settings, device_infos=tuple(infos))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -135,6 +135,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             f"cache={s.cache}; results -> {session.results_path}"]
 
 
+@pytest.hookimpl(tryfirst=True)  # the case id comes first in test ids: test_x[btrfs-raid1-64K]
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "fsbench_spec" in metafunc.fixturenames:
         specs = metafunc.config.stash[SESSION].settings.specs
@@ -144,17 +145,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """With real devices, print which devices each case will overwrite before anything runs."""
     fsbench = session.config.stash[SESSION]
-    if not fsbench.settings.devices:
-        return
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if not fsbench.settings.device_infos or reporter is None:
+        return
+    from .safety import format_plan
+
     specs = {item.callspec.params["fsbench_spec"] for item in session.items
              if hasattr(item, "callspec") and "fsbench_spec" in item.callspec.params}
-    if reporter is None:
-        return
-    reporter.write_line("fsbench plan (these devices will be overwritten):")
-    for spec in sorted(specs, key=lambda s: s.id):
-        chosen = fsbench.settings.devices[: spec.devices_needed]
-        reporter.write_line(f"  {spec.id}: {', '.join(chosen)}")
+    infos = fsbench.settings.device_infos
+    plan = [(spec.id, list(infos[: spec.devices_needed])) for spec in sorted(specs, key=lambda s: s.id)]
+    reporter.write_line("fsbench plan, cases run one after another on these devices:")
+    reporter.write_line(format_plan(plan))
 
 
 @pytest.fixture

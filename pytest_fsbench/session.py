@@ -11,7 +11,7 @@ import platform
 import secrets
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -34,7 +34,7 @@ class Settings:
     layouts: tuple[str, ...]
     specs: tuple[CaseSpec, ...]
     devices: tuple[str, ...] = ()
-    device_sizes: dict[str, int] = field(default_factory=dict)
+    device_infos: tuple = ()  # safety.DeviceInfo of each --devices entry, once checked
     wipe: bool = False
     image_dir: Path = Path("/var/tmp/fsbench")
     image_size: int = 2 << 30
@@ -69,7 +69,8 @@ class FsbenchSession:
 
     def provider(self) -> DeviceProvider:
         if self.settings.devices:
-            return BlockDevices(self.settings.devices, self.settings.device_sizes, self.run)
+            sizes = {info.path: info.size_bytes for info in self.settings.device_infos}
+            return BlockDevices(self.settings.devices, sizes, self.run)
         return LoopDevices(self.settings.image_dir, self.settings.image_size, self.run)
 
     def unavailable(self, spec: CaseSpec) -> list[str]:

@@ -93,8 +93,7 @@ def _build(spec, driver, provider, run, rundir, name, undo) -> Target:
     # rmdir, never rmtree: if the unmount failed, the directory still holds the filesystem
     undo.push(mountpoint.rmdir)
     devices = provider.acquire(spec.devices_needed, name, undo)
-    context = BuildContext(name, tuple(d.path for d in devices), str(mountpoint), str(workdir),
-                           real_devices=provider.real)
+    context = BuildContext(name, tuple(d.path for d in devices), str(mountpoint), str(workdir))
     commands = []
     for step in driver.plan(spec, context):
         commands.append(step.argv)

@@ -45,7 +45,6 @@ class BuildContext:
     devices: tuple[str, ...]
     mountpoint: str
     workdir: str
-    real_devices: bool = False
 
 
 @dataclass(frozen=True)

@@ -100,10 +100,9 @@ class Zfs(Filesystem):
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
         # links to the pool's devices let export/import (cache eviction) search only them
         links = [Step(("ln", "-sf", dev, f"{ctx.workdir}/{dev.rsplit('/', 1)[-1]}")) for dev in ctx.devices]
-        undo: tuple[Argv, ...] = (("zpool", "destroy", "-f", ctx.name),)
-        if ctx.real_devices:
-            undo += tuple(("zpool", "labelclear", "-f", dev) for dev in ctx.devices)
-        return [*links, Step(self.create_argv(spec, ctx), undo)]
+        # real devices are wiped (wipefs, which knows ZFS labels) by their provider afterwards;
+        # zfs-fuse has no `zpool labelclear`
+        return [*links, Step(self.create_argv(spec, ctx), (("zpool", "destroy", "-f", ctx.name),))]
 
     def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
         return ("zpool", "import", "-o", "cachefile=none", "-d", ctx.workdir, ctx.name)
@@ -118,5 +117,5 @@ class Zfs(Filesystem):
         return {
             "properties": ("zfs", "get", "-H", "-o", "property,value,source", props, ctx.name),
             "pool": ("zpool", "status", ctx.name),
-            "implementation": version,
+            "version": version,
         }

@@ -1,0 +1,50 @@
+"""Shared fixtures for fsbench's own tests."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    if os.geteuid() == 0:
+        return
+    skip = pytest.mark.skip(reason="needs root: builds filesystems on loop devices")
+    for item in items:
+        if item.get_closest_marker("root"):
+            item.add_marker(skip)
+
+
+def fsbench_leftovers() -> list[str]:
+    """Everything on this machine that looks like fsbench's: mounts, loops, pools."""
+    found = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if "fsbench" in line]
+    listing = subprocess.run(["losetup", "--json", "--list"], capture_output=True, text=True).stdout
+    for entry in json.loads(listing or "{}").get("loopdevices", []):
+        if "fsbench-" in (entry.get("back-file") or ""):
+            found.append(f"{entry['name']} -> {entry['back-file']}")
+    pools = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True, text=True).stdout
+    found += [f"zpool {p}" for p in pools.split() if p.startswith("fsbench-")]
+    return found
+
+
+@pytest.fixture
+def no_leftovers():
+    """Asserts that the test leaves nothing of fsbench's mounted, attached or imported."""
+    before = fsbench_leftovers()
+    assert not before, f"leftovers from an earlier run: {before}"
+    yield
+    after = fsbench_leftovers()
+    assert not after, f"left behind: {after}"
+
+
+def run_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+    """pytest in a child process, as a user would run it."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout)

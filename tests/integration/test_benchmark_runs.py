@@ -1,0 +1,170 @@
+"""The benchmark cases run as a user runs them (pytest in the repository), and a run that is
+interrupted or killed leaves nothing behind, or `fsbench cleanup` removes it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conftest import fsbench_leftovers, run_pytest
+
+pytestmark = pytest.mark.root
+REPO = Path(__file__).resolve().parents[2]
+
+
+def small(tmp_path: Path) -> list[str]:
+    return [f"--image-dir={tmp_path / 'images'}", "--image-size=512M", "--dd-size=32M",
+            f"--fsbench-results={tmp_path / 'results'}"]
+
+
+def results(tmp_path: Path) -> list[dict]:
+    [path] = (tmp_path / "results").glob("*/results.jsonl")
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
+    junit = tmp_path / "junit.xml"
+    proc = run_pytest(["benchmarks/test_dd.py", "--fs=ext4,btrfs,zfs", "--layout=single,raid1",
+                       f"--junitxml={junit}", *small(tmp_path)], cwd=REPO)
+    out = proc.stdout
+    assert proc.returncode == 0, out[-3000:]
+    assert "10 passed, 2 skipped" in out
+    assert "ext4-raid1: ext4 raid1 needs an md RAID array, and this kernel has no md driver" in out
+    assert "fsbench results (MB/s = 10^6 bytes/s)" in out
+    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+bs=1M,data=zeros,size=32M\s+[\d.]+\s+MB/s", out)
+    records = results(tmp_path)
+    assert sorted({r["case"] for r in records}) == ["btrfs-raid1", "btrfs-single", "ext4-single", "zfs-raid1", "zfs-single"]
+    for record in records:
+        assert record["unit"] == "MB/s" and record["direction"] == "higher" and record["value"] > 0
+        assert record["manifest"]["host"]["kernel"] == os.uname().release
+        assert record["manifest"]["devices"][0]["direct_io"] is True
+    zfs = next(r for r in records if r["case"] == "zfs-single")
+    assert zfs["manifest"]["host"]["zfs_implementation"] in ("zfs-fuse", "openzfs")
+    assert "compression" in zfs["manifest"]["applied"]["properties"]
+    props = {p.get("name") for p in ET.parse(junit).iter("property")}
+    assert "fsbench.dd.write[bs=1M][data=zeros][size=32M]" in props
+
+
+def test_threshold_fails_the_case_with_a_clear_message(tmp_path, no_leftovers):
+    proc = run_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4,btrfs",
+                       "--threshold=btrfs:dd.write>=1000000MB/s", "--threshold=dd.write>=0.001MB/s",
+                       *small(tmp_path)], cwd=REPO)
+    assert proc.returncode == 1
+    assert "1 failed, 1 passed" in proc.stdout
+    assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in proc.stdout
+    assert re.search(r"^btrfs-single dd\.write bs=1M data=zeros size=32M [\d.]+ MB/s < 1e\+06 MB/s$",
+                     proc.stdout, re.MULTILINE), proc.stdout[-2000:]
+    assert len(results(tmp_path)) == 2  # the failing measurement is still recorded
+
+
+def test_threshold_marker(tmp_path, no_leftovers):
+    (tmp_path / "test_marked.py").write_text(
+        "import pytest\n"
+        "from pytest_fsbench.workloads.dd import DdWrite\n"
+        "@pytest.mark.fsbench_threshold('dd.write>=1000000MB/s')\n"
+        "def test_fast(fsbench):\n"
+        "    fsbench.run(DdWrite(total_size='16M'))\n")
+    proc = run_pytest(["test_marked.py", "--fs=ext4", *small(tmp_path)[:2]], cwd=tmp_path)
+    assert proc.returncode == 1 and "ext4-single dd.write" in proc.stdout and "< 1e+06 MB/s" in proc.stdout
+
+
+SLOW_CASE = """
+import os, time
+from pathlib import Path
+
+def test_slow(fsbench_target):
+    (fsbench_target.mountpoint / "data").write_bytes(b"x" * 4096)
+    Path(os.environ["FSBENCH_READY"]).write_text(str(fsbench_target.mountpoint))
+    time.sleep(300)
+"""
+
+
+def start_slow_case(tmp_path: Path, fs: str, layout: str) -> tuple[subprocess.Popen, str]:
+    (tmp_path / "test_slow.py").write_text(SLOW_CASE)
+    ready = tmp_path / "ready"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_slow.py", f"--fs={fs}",
+         f"--layout={layout}", f"--image-dir={tmp_path / 'images'}", "--image-size=512M"],
+        cwd=tmp_path, env={**os.environ, "FSBENCH_READY": str(ready)},
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not ready.exists():
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        assert time.monotonic() < deadline, "the case never got its target"
+        time.sleep(0.2)
+    return proc, ready.read_text()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("fs, layout", [("btrfs", "raid1"), ("zfs", "raid10")])
+def test_interrupted_case_is_torn_down(tmp_path, no_leftovers, fs, layout, sig):
+    proc, mountpoint = start_slow_case(tmp_path, fs, layout)
+    assert any(mountpoint in line for line in fsbench_leftovers())
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    assert not list((tmp_path / "images").glob("*.img"))
+
+
+@pytest.mark.parametrize("fs, layout", [("btrfs", "raid1"), ("zfs", "raid1")])
+def test_killed_run_is_cleaned_up_by_fsbench_cleanup(tmp_path, no_leftovers, fs, layout):
+    proc, mountpoint = start_slow_case(tmp_path, fs, layout)
+    proc.kill()
+    proc.communicate(timeout=60)
+    left = fsbench_leftovers()
+    assert any(mountpoint in line for line in left) and any("loop" in line for line in left)
+    cleanup = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"],
+                             capture_output=True, text=True, timeout=300)
+    assert cleanup.returncode == 0, cleanup.stdout + cleanup.stderr
+    assert "removing mounts: " + mountpoint in cleanup.stdout
+    assert not list((tmp_path / "images").glob("*.img"))
+    again = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True)
+    assert "nothing left behind" in again.stdout
+
+
+@pytest.fixture
+def two_disks(tmp_path):
+    """Two loop devices standing in for a user's spare disks (fsbench does not make them)."""
+    devices = []
+    try:
+        for i in range(2):
+            image = tmp_path / f"disk{i}.img"
+            image.write_bytes(b"")
+            os.truncate(image, 1 << 30)
+            devices.append(subprocess.run(["losetup", "--find", "--show", str(image)],
+                                          capture_output=True, text=True, check=True).stdout.strip())
+        yield devices
+    finally:
+        for device in devices:
+            subprocess.run(["losetup", "--detach", device], check=False)
+
+
+def test_real_devices_get_the_plan_and_are_wiped_after_each_case(tmp_path, two_disks, no_leftovers):
+    proc = run_pytest(["benchmarks/test_dd.py", "--fs=btrfs,zfs", "--layout=single,raid1,raid10",
+                       f"--devices={','.join(two_disks)}", "--dd-size=32M",
+                       f"--fsbench-results={tmp_path / 'results'}"], cwd=REPO)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert f"btrfs-raid1: {two_disks[0]} (1.1 GB" in proc.stdout and "will be overwritten" in proc.stdout
+    assert "8 passed, 4 skipped" in proc.stdout
+    assert "raid10 needs 4 devices and --devices gave 2" in proc.stdout
+    for device in two_disks:
+        probe = subprocess.run(["blkid", "-p", device], capture_output=True, text=True)
+        assert probe.returncode == 2, f"{device} still has a signature: {probe.stdout}"
+
+
+def test_dangerous_device_is_refused_before_anything_runs(tmp_path, two_disks, no_leftovers):
+    subprocess.run(["mkfs.ext4", "-q", two_disks[1]], check=True)
+    proc = run_pytest(["benchmarks/test_dd.py", "--fs=btrfs", "--layout=raid1",
+                       f"--devices={','.join(two_disks)}"], cwd=REPO)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: {two_disks[1]} holds an ext4 filesystem signature; pass --wipe-devices" in proc.stderr
+    assert "ext4" in subprocess.run(["blkid", "-p", two_disks[1]], capture_output=True, text=True).stdout

@@ -1,0 +1,66 @@
+"""The plugin's options as a user meets them: bad values are one-line usage errors before
+anything is built, and the matrix turns into test ids. Needs no root: nothing is built."""
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+CASE = """
+def test_case(fsbench_spec):
+    pass
+"""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--fs=ntfs"], "ERROR: --fs: unknown filesystem 'ntfs'; choose from ext4, xfs, btrfs, zfs"),
+    (["--layout=raid6"], "ERROR: --layout: unknown layout 'raid6'"),
+    (["--fs=btrfs", "--fs-opt=btrfs:compress=lz4"], "compress must be zlib[:1-9], lzo, zstd[:1-15] or no"),
+    (["--fs-opt=ext4:recordsize=64K"], "ext4 has no option 'recordsize'"),
+    (["--fs-opt=ext4"], "expected FS:KEY=VALUE"),
+    (["--threshold=dd.write>100"], "threshold 'dd.write>100': expected"),
+    (["--cache=cold"], "cache policy 'cold': choose from drop, remount, warm"),
+    (["--image-size=1M"], "images must be at least 512M"),
+    (["--devices=/dev/null"], "/dev/null"),
+])
+def test_bad_value_is_a_usage_error(pytester, args, message):
+    pytester.makepyfile(CASE)
+    result = pytester.runpytest_subprocess(*args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr.str()
+
+
+def test_matrix_becomes_test_ids(pytester):
+    pytester.makepyfile(CASE)
+    result = pytester.runpytest_subprocess(
+        "--collect-only", "-q", "--fs=zfs,btrfs", "--layout=single,raid10",
+        "--fs-opt=zfs:compression=off", "--fs-opt=zfs:compression=gzip")
+    ids = [line.split("::")[1] for line in result.outlines if "::" in line]
+    assert ids == [
+        "test_case[zfs-single-compression=off]", "test_case[zfs-raid10-compression=off]",
+        "test_case[zfs-single-compression=gzip]", "test_case[zfs-raid10-compression=gzip]",
+        "test_case[btrfs-single]", "test_case[btrfs-raid10]",
+    ]
+
+
+def test_ini_options(pytester):
+    pytester.makepyfile(CASE)
+    pytester.makeini("""
+        [pytest]
+        fsbench_fs = xfs,btrfs
+        fsbench_layout = raid1
+        fsbench_fs_opts =
+            btrfs:compress=zstd
+    """)
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
+    assert "test_case_ini_options.py::test_case[xfs-raid1]" in result.outlines[0] or \
+        any(line.endswith("test_case[xfs-raid1]") for line in result.outlines)
+    assert any(line.endswith("test_case[btrfs-raid1-compress=zstd]") for line in result.outlines)
+
+
+def test_command_line_overrides_ini(pytester):
+    pytester.makepyfile(CASE)
+    pytester.makeini("[pytest]\nfsbench_fs = xfs\n")
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--fs=btrfs")
+    assert any(line.endswith("test_case[btrfs-single]") for line in result.outlines)
+    assert not any("xfs" in line for line in result.outlines)

@@ -1,0 +1,91 @@
+import pytest
+
+from pytest_fsbench.case import CaseSpec
+from pytest_fsbench.errors import UsageError
+from pytest_fsbench.matrix import (
+    build_matrix, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,
+)
+
+
+def test_filesystems_in_order_without_duplicates():
+    assert parse_filesystems("zfs,btrfs,zfs") == ("zfs", "btrfs")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("ntfs", "unknown filesystem 'ntfs'; choose from ext4, xfs, btrfs, zfs"),
+    ("ext4,,xfs", "give a comma-separated list of filesystems"),
+    ("", "give a comma-separated list"),
+])
+def test_bad_filesystem(text, message):
+    with pytest.raises(UsageError, match=message):
+        parse_filesystems(text)
+
+
+@pytest.mark.parametrize("text", ["raid6", "mirror", "single,"])
+def test_bad_layout(text):
+    with pytest.raises(UsageError, match="--layout"):
+        parse_layouts(text)
+
+
+def test_fs_opt_parsed():
+    assert parse_fs_opt("btrfs:compress=zstd") == ("btrfs", "compress", "zstd")
+    assert parse_fs_opt("xfs:mkfs=-m crc=1") == ("xfs", "mkfs", "-m crc=1")
+    assert parse_fs_opt("zfs:recordsize=64K") == ("zfs", "recordsize", "64K")
+    assert parse_fs_opt("ext4:mount=noatime,nodiratime") == ("ext4", "mount", "noatime,nodiratime")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("btrfs-compress=zstd", "expected FS:KEY=VALUE"),
+    ("btrfs:compress", "expected FS:KEY=VALUE"),
+    ("btrfs:compress=", "expected FS:KEY=VALUE"),
+    ("reiser:mount=noatime", "unknown filesystem 'reiser'"),
+    ("ext4:compress=zstd", "ext4 has no option 'compress'; its options are: mkfs, mount"),
+    ("btrfs:compress=lz4", "compress must be zlib"),
+    ("zfs:recordsize=100K", "recordsize must be a power of two"),
+    ("zfs:recordsize=32M", "recordsize must be a power of two from 512 to 16M"),
+    ("zfs:recordsize=big", "is not a size"),
+    ("zfs:ashift=20", "ashift must be a number from 9 to 16"),
+    ("zfs:compression=brotli", "compression must be on, off"),
+    ("zfs:dedup=maybe", "dedup must be one of on, off"),
+    ("xfs:mkfs=-m 'crc=1", "mkfs is not a valid argument list"),
+    ("ext4:mount=noatime,,", "mount must be a comma-separated list"),
+])
+def test_bad_fs_opt_is_one_line(text, message):
+    with pytest.raises(UsageError, match=message) as info:
+        parse_fs_opt(text)
+    assert "\n" not in str(info.value)
+
+
+def test_option_for_filesystem_not_selected():
+    with pytest.raises(UsageError, match="is for zfs, which --fs does not include"):
+        build_matrix(("ext4",), ("single",), ["zfs:compression=gzip"])
+
+
+def test_matrix_is_fs_by_variant_by_layout():
+    specs = build_matrix(("btrfs", "zfs"), ("single", "raid10"),
+                         ["zfs:compression=off", "zfs:compression=gzip", "zfs:recordsize=64K"])
+    assert [s.id for s in specs] == [
+        "btrfs-single", "btrfs-raid10",
+        "zfs-single-compression=off-recordsize=64K", "zfs-raid10-compression=off-recordsize=64K",
+        "zfs-single-compression=gzip-recordsize=64K", "zfs-raid10-compression=gzip-recordsize=64K",
+    ]
+
+
+def test_case_id_has_no_spaces():
+    assert CaseSpec("xfs", "single", (("mkfs", "-m crc=1"),)).id == "xfs-single-mkfs=-m_crc=1"
+
+
+def test_devices():
+    assert parse_device_list("/dev/sdb, /dev/sdc") == ("/dev/sdb", "/dev/sdc")
+    with pytest.raises(UsageError, match="listed twice"):
+        parse_device_list("/dev/sdb,/dev/sdb")
+    with pytest.raises(UsageError, match="comma-separated list of block devices"):
+        parse_device_list("/dev/sdb,")
+
+
+def test_image_size():
+    assert parse_image_size("2G") == 2 << 30
+    with pytest.raises(UsageError, match="at least 512M"):
+        parse_image_size("100M")
+    with pytest.raises(UsageError, match="is not a size"):
+        parse_image_size("2 gigs")

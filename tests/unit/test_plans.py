@@ -1,0 +1,150 @@
+"""Layout -> command mapping for every filesystem, including md RAID and ZFS on the OpenZFS kernel
+module, which this machine cannot run; the integration tests run what it can."""
+
+import dataclasses
+
+import pytest
+
+from pytest_fsbench.case import CaseSpec
+from pytest_fsbench.filesystems import BuildContext, driver
+from pytest_fsbench.filesystems.zfs import Zfs
+from pytest_fsbench.host import Host
+
+DEVS = ("/dev/loop0", "/dev/loop1", "/dev/loop2", "/dev/loop3")
+CTX = BuildContext("fsbench-1-abcd-1", DEVS, "/run/fsbench/t/mnt/x", "/run/fsbench/t/dev/x")
+HOST = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs", "fuse"}),
+            frozenset({"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "btrfs", "mdadm", "zpool", "zfs", "zfs-fuse"}),
+            has_md=True, zfs_module=True, is_root=True, ram_bytes=8 << 30)
+
+
+def plan(spec: CaseSpec) -> list[str]:
+    ctx = dataclasses.replace(CTX, devices=DEVS[: spec.devices_needed])
+    return [" ".join(step.argv) for step in driver(spec.fs, HOST).plan(spec, ctx)]
+
+
+@pytest.mark.parametrize("layout, level, n", [("raid0", "0", 2), ("raid1", "1", 2), ("raid10", "10", 4), ("raid5", "5", 3)])
+@pytest.mark.parametrize("fs, mkfs", [
+    ("ext4", "mkfs.ext4 -F -q -E lazy_itable_init=0,lazy_journal_init=0"), ("xfs", "mkfs.xfs -f -q"),
+])
+def test_md_raid_under_ext4_and_xfs(fs, mkfs, layout, level, n):
+    devs = " ".join(DEVS[:n])
+    assert plan(CaseSpec(fs, layout)) == [
+        f"mdadm --create /dev/md/fsbench-1-abcd-1 --run --assume-clean --metadata=1.2 --level={level} --raid-devices={n} {devs}",
+        f"{mkfs} /dev/md/fsbench-1-abcd-1",
+        f"mount -t {fs} /dev/md/fsbench-1-abcd-1 /run/fsbench/t/mnt/x",
+    ]
+
+
+def test_md_is_stopped_and_zeroed_on_teardown():
+    spec = CaseSpec("ext4", "raid5")
+    ctx = dataclasses.replace(CTX, devices=DEVS[:3])
+    undo = driver("ext4").plan(spec, ctx)[0].undo
+    assert [" ".join(a) for a in undo] == [
+        "mdadm --stop /dev/md/fsbench-1-abcd-1", "mdadm --zero-superblock /dev/loop0 /dev/loop1 /dev/loop2"]
+
+
+def test_single_disk_and_user_options_come_last():
+    spec = CaseSpec("xfs", "single", (("mkfs", "-m crc=1"), ("mount", "noatime,nodiratime")))
+    assert plan(spec) == ["mkfs.xfs -f -q -m crc=1 /dev/loop0",
+                          "mount -t xfs -o noatime,nodiratime /dev/loop0 /run/fsbench/t/mnt/x"]
+
+
+@pytest.mark.parametrize("layout", ["single", "raid0", "raid1", "raid10", "raid5"])
+def test_btrfs_profiles(layout):
+    spec = CaseSpec("btrfs", layout, (("compress", "zstd:3"), ("mount", "noatime")))
+    devs = DEVS[: spec.devices_needed]
+    assert plan(spec) == [
+        f"mkfs.btrfs -f -L fsbench-1-abcd-1 -m {layout} -d {layout} {' '.join(devs)}",
+        "mount -t btrfs -o " + ",".join(f"device={d}" for d in devs)
+        + f",compress=zstd:3,noatime {devs[0]} /run/fsbench/t/mnt/x",
+    ]
+
+
+@pytest.mark.parametrize("layout, vdevs", [
+    ("single", "/dev/loop0"),
+    ("raid0", "/dev/loop0 /dev/loop1"),
+    ("raid1", "mirror /dev/loop0 /dev/loop1"),
+    ("raid10", "mirror /dev/loop0 /dev/loop1 mirror /dev/loop2 /dev/loop3"),
+    ("raid5", "raidz1 /dev/loop0 /dev/loop1 /dev/loop2"),
+])
+def test_zfs_vdevs_and_properties(layout, vdevs):
+    spec = CaseSpec("zfs", layout, (("compression", "lz4"), ("ashift", "12"), ("recordsize", "1M")))
+    create = plan(spec)[-1]
+    assert create == ("zpool create -f -o cachefile=none -O compression=lz4 -o ashift=12 -O recordsize=1M "
+                      f"-m /run/fsbench/t/mnt/x fsbench-1-abcd-1 {vdevs}")
+
+
+def test_zfs_teardown_destroys_the_pool():
+    undo = driver("zfs", HOST).plan(CaseSpec("zfs", "raid1"), dataclasses.replace(CTX, devices=DEVS[:2]))[-1].undo
+    assert [" ".join(a) for a in undo] == ["zpool destroy -f fsbench-1-abcd-1"]
+
+
+def test_zfs_cache_eviction_is_export_import():
+    spec = CaseSpec("zfs", "single")
+    assert [" ".join(a) for a in driver("zfs").evict_plan(spec, CTX)] == [
+        "zpool export fsbench-1-abcd-1",
+        "zpool import -o cachefile=none -d /run/fsbench/t/dev/x fsbench-1-abcd-1",
+    ]
+
+
+def test_kernel_fs_cache_eviction_is_umount_mount():
+    spec = CaseSpec("ext4", "single", (("mount", "noatime"),))
+    assert [" ".join(a) for a in driver("ext4").evict_plan(spec, CTX)] == [
+        "umount /run/fsbench/t/mnt/x", "mount -t ext4 -o noatime /dev/loop0 /run/fsbench/t/mnt/x"]
+
+
+def test_zfs_implementation_follows_the_host():
+    assert driver("zfs", HOST).impl == "openzfs"
+    fuse_host = dataclasses.replace(HOST, zfs_module=False)
+    assert fuse_host.zfs_impl == "zfs-fuse"
+    assert driver("zfs", fuse_host).impl == "zfs-fuse"
+    assert dataclasses.replace(fuse_host, programs=frozenset({"zpool"})).zfs_impl is None
+
+
+# --- why a case cannot run: each reason is the real one -------------------------------------
+
+def reasons(spec: CaseSpec, host: Host) -> list[str]:
+    return driver(spec.fs, host).unavailable(spec, host)
+
+
+def test_everything_runs_on_a_complete_host():
+    for fs in ("ext4", "xfs", "btrfs", "zfs"):
+        for layout in ("single", "raid0", "raid1", "raid10", "raid5"):
+            assert reasons(CaseSpec(fs, layout), HOST) == []
+
+
+def test_no_md_driver():
+    host = dataclasses.replace(HOST, has_md=False)
+    assert reasons(CaseSpec("xfs", "raid10"), host) == [
+        "xfs raid10 needs an md RAID array, and this kernel has no md driver (/proc/mdstat is absent)"]
+    assert reasons(CaseSpec("xfs", "single"), host) == []
+
+
+def test_missing_tools_and_kernel_support():
+    host = dataclasses.replace(HOST, programs=HOST.programs - {"mkfs.btrfs"}, filesystems=HOST.filesystems - {"btrfs"})
+    assert reasons(CaseSpec("btrfs", "single"), host) == [
+        "this kernel has no btrfs filesystem (/proc/filesystems)",
+        "mkfs.btrfs is not installed (Debian package btrfs-progs)",
+    ]
+
+
+def test_not_root():
+    assert reasons(CaseSpec("ext4", "single"), dataclasses.replace(HOST, is_root=False)) == [
+        "building filesystems needs root (losetup, mkfs, mount); run as root"]
+
+
+def test_zfs_fuse_limits():
+    host = dataclasses.replace(HOST, zfs_module=False)
+    assert reasons(CaseSpec("zfs", "single", (("compression", "lz4"),)), host) == [
+        "zfs-fuse (pool version 23) has no compression=lz4; it knows on, off, lzjb, gzip, gzip-1..9 and zle "
+        "(use the OpenZFS kernel module for it)"]
+    assert reasons(CaseSpec("zfs", "single", (("recordsize", "1M"),)), host) == [
+        "zfs-fuse supports recordsize up to 128K, not 1M"]
+    assert reasons(CaseSpec("zfs", "single", (("compression", "gzip-9"), ("recordsize", "128K"))), host) == []
+    # the same options are fine on the kernel module
+    assert reasons(CaseSpec("zfs", "single", (("compression", "lz4"), ("recordsize", "1M"))), HOST) == []
+
+
+def test_no_zfs_at_all():
+    host = dataclasses.replace(HOST, zfs_module=False, programs=HOST.programs - {"zfs-fuse"})
+    assert reasons(CaseSpec("zfs", "single"), host)[-1].startswith("no ZFS here")
