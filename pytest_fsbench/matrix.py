@@ -12,24 +12,24 @@ from .filesystems import DRIVERS
 from .sizes import parse_size
 
 
-def parse_list(text: str, allowed: Iterable[str], what: str, option: str) -> tuple[str, ...]:
+def parse_list(text: str, allowed: Iterable[str], noun: str, option: str) -> tuple[str, ...]:
     """A comma list of known names, in the order given, without duplicates."""
     allowed = tuple(allowed)
     names = [part.strip() for part in text.split(",")]
     if not text.strip() or any(not name for name in names):
-        raise UsageError(f"{option}={text!r}: give a comma-separated list of {what}: {', '.join(allowed)}")
+        raise UsageError(f"{option}={text!r}: give a comma-separated list of one or more of {', '.join(allowed)}")
     for name in names:
         if name not in allowed:
-            raise UsageError(f"{option}: unknown {what[:-1] if what.endswith('s') else what} {name!r}; choose from {', '.join(allowed)}")
+            raise UsageError(f"{option}: unknown {noun} {name!r}; choose from {', '.join(allowed)}")
     return tuple(dict.fromkeys(names))
 
 
 def parse_filesystems(text: str) -> tuple[str, ...]:
-    return parse_list(text, FILESYSTEMS, "filesystems", "--fs")
+    return parse_list(text, FILESYSTEMS, "filesystem", "--fs")
 
 
 def parse_layouts(text: str) -> tuple[str, ...]:
-    return parse_list(text, LAYOUT_DEVICES, "layouts", "--layout")
+    return parse_list(text, LAYOUT_DEVICES, "layout", "--layout")
 
 
 def parse_fs_opt(text: str) -> tuple[str, str, str]:

@@ -18,8 +18,9 @@ from .errors import FsbenchError, UnsafeDevice, UsageError
 from .host import probe
 from .metrics import Metric
 from .results import ResultsFile
-from .runner import check_cache_policy, execute
-from .session import FsbenchSession, Settings
+from .datagen import parse_data
+from .runner import CACHE_POLICIES, Unsupported, check_cache_policy, execute
+from .session import FsbenchSession, RunSpec, Settings
 from .system import run
 from .target import Target
 from .thresholds import Threshold, parse_threshold, violations
@@ -50,7 +51,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "signature (never the root disk, never a mounted or held device)")
     add("--image-dir", "fsbench_image_dir", "directory for the loop devices' sparse image files", "/var/tmp/fsbench")
     add("--image-size", "fsbench_image_size", "size of each loop image, e.g. 2G", "2G")
-    add("--cache", "fsbench_cache", "cache policy before each measured run: drop, remount or warm", "drop")
+    add("--cache", "fsbench_cache", "cache policies before each measured run, comma list of drop "
+        "(sync + drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm", "drop")
+    add("--data", "fsbench_data", "data written, comma list of zeros, random (incompressible) or N%% "
+        "compressible", "random")
     add("--fsbench-results", "fsbench_results", "directory for the results files", "fsbench-results")
     group.addoption("--threshold", dest="fsbench_thresholds", action="append", default=[], metavar="RULE",
                     help="minimum or maximum per metric, e.g. dd.write>=100MB/s, btrfs:dd.write>=150MB/s "
@@ -81,7 +85,8 @@ def settings_from(config: pytest.Config) -> Settings:
         image_size=matrix.parse_image_size(_value(config, "fsbench_image_size")),
         thresholds=tuple(thresholds),
         results_dir=Path(config.rootpath, _value(config, "fsbench_results")),
-        cache=check_cache_policy(_value(config, "fsbench_cache")),
+        caches=matrix.parse_list(_value(config, "fsbench_cache"), CACHE_POLICIES, "cache policy", "--cache"),
+        datas=tuple(dict.fromkeys(str(parse_data(d)) for d in _value(config, "fsbench_data").split(","))),
     )
 
 
@@ -132,7 +137,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     s = session.settings
     where = ", ".join(s.devices) if s.devices else f"loop images of {s.image_size >> 20} MiB in {s.image_dir}"
     return [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}; "
-            f"cache={s.cache}; results -> {session.results_path}"]
+            f"cache={','.join(s.caches)} data={','.join(s.datas)}; results -> {session.results_path}"]
 
 
 @pytest.hookimpl(tryfirst=True)  # the case id comes first in test ids: test_x[btrfs-raid1-64K]
@@ -140,6 +145,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "fsbench_spec" in metafunc.fixturenames:
         specs = metafunc.config.stash[SESSION].settings.specs
         metafunc.parametrize("fsbench_spec", specs, ids=[spec.id for spec in specs])
+    if "fsbench_run" in metafunc.fixturenames:
+        runs = metafunc.config.stash[SESSION].settings.run_specs()
+        if runs != [RunSpec()]:
+            metafunc.parametrize("fsbench_run", runs, ids=[run.id for run in runs])
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -172,9 +181,12 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
 class Bench:
     """Runs workloads on the target, records their metrics and applies the thresholds."""
 
-    def __init__(self, session: FsbenchSession, target: Target, item: pytest.Item, record_property) -> None:
+    def __init__(self, session: FsbenchSession, target: Target, run_spec: RunSpec, item: pytest.Item,
+                 record_property) -> None:
         self.session = session
         self.target = target
+        self.cache = run_spec.cache
+        self.data = run_spec.data
         self.item = item
         self._record_property = record_property
         self.thresholds: list[Threshold] = list(session.settings.thresholds)
@@ -182,9 +194,13 @@ class Bench:
             self.thresholds += [parse_threshold(rule) for rule in marker.args]
 
     def run(self, workload: Workload, *, cache: str | None = None) -> list[Metric]:
-        """Measure workload once; fail the test if a threshold is broken."""
-        policy = check_cache_policy(cache or self.session.settings.cache)
-        measurement = execute(workload, self.target, self.session.run, policy)
+        """Measure workload once with this case's cache policy (or `cache`); fail the test if a
+        threshold is broken. Pass `data=fsbench.data` to workloads that write data."""
+        policy = check_cache_policy(cache or self.cache)
+        try:
+            measurement = execute(workload, self.target, self.session.run, policy)
+        except Unsupported as exc:
+            pytest.skip(f"{self.target.id}: {exc}")
         self._record(workload, measurement.metrics, measurement.cache, measurement.completed.seconds)
         broken = violations(self.thresholds, self.target.spec, measurement.metrics)
         if broken:
@@ -210,9 +226,38 @@ class Bench:
 
 
 @pytest.fixture
-def fsbench(fsbench_target: Target, request: pytest.FixtureRequest, record_property) -> Bench:
+def fsbench_run() -> RunSpec:
+    """Cache policy and data of the case (parametrised when several are asked for)."""
+    return RunSpec()
+
+
+@pytest.fixture
+def fsbench(fsbench_target: Target, fsbench_run: RunSpec, request: pytest.FixtureRequest, record_property) -> Bench:
     """The benchmark helper: `fsbench.run(workload)` measures on this case's target."""
-    return Bench(request.config.stash[SESSION], fsbench_target, request.node, record_property)
+    return Bench(request.config.stash[SESSION], fsbench_target, fsbench_run, request.node, record_property)
+
+
+SIDE_METRICS = ("cpu.", "disk.", "fs.")
+
+
+def summary_rows(records: list[dict]) -> list[tuple[str, ...]]:
+    """One row per measured metric, with the run's CPU cost and compression ratio beside it."""
+    side: dict[str, dict[str, float]] = {}
+    for r in records:
+        if str(r["name"]).startswith(SIDE_METRICS):
+            side.setdefault(str(r["test"]), {})[str(r["name"])] = float(r["value"])  # type: ignore[arg-type]
+    rows = []
+    for r in records:
+        if str(r["name"]).startswith(SIDE_METRICS):
+            continue
+        extra = side.get(str(r["test"]), {})
+        cpu = extra.get("cpu.user", 0.0) + extra.get("cpu.system", 0.0) if "cpu.user" in extra else None
+        ratio = extra.get("fs.compressratio")
+        rows.append((str(r["test"]).split("::")[-1], str(r["name"]),
+                     ",".join(f"{k}={v}" for k, v in sorted(r["params"].items())),  # type: ignore[union-attr]
+                     f"{r['value']:.4g}", str(r["unit"]),
+                     "" if cpu is None else f"{cpu:.0f}", "" if ratio is None else f"{ratio:.2f}"))
+    return rows
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
@@ -220,10 +265,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if session is None or not session.recorded:
         return
     terminalreporter.write_sep("=", "fsbench results (MB/s = 10^6 bytes/s)")
-    rows = [(r["test"].split("::")[-1], str(r["name"]), ",".join(f"{k}={v}" for k, v in sorted(r["params"].items())),
-             f"{r['value']:.4g}", str(r["unit"])) for r in session.recorded]
-    header = ("case", "metric", "params", "value", "unit")
+    header = ("case", "metric", "params", "value", "unit", "cpu%", "compress")
+    rows = summary_rows(session.recorded)
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         terminalreporter.write_line("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    terminalreporter.write_line(f"results file: {session.results_path}")
+    terminalreporter.write_line("cpu% = user+system of all CPUs during the measured run; compress = the "
+                                "filesystem's achieved ratio; all metrics in the results file:")
+    terminalreporter.write_line(f"  {session.results_path}")

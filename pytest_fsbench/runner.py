@@ -1,20 +1,31 @@
-"""Run one workload on a target: unmeasured preparation, cache policy, the measured command,
-parsing. A failing, killed or unparsable tool raises; it never yields a number."""
+"""Run one workload on a target: unmeasured preparation, cache policy, the measured command
+with CPU and disk counters around it, parsing, and the filesystem's achieved compression.
+A failing, killed or unparsable tool raises; it never yields a number."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
-from .metrics import Metric
+from . import monitor
+from .errors import FsbenchError, UsageError
+from .metrics import Direction, Metric
 from .system import Completed, Runner
 from .target import Target
 from .workloads.base import Workload
 
-CACHE_POLICIES = ("drop", "remount", "warm")
+CACHE_POLICIES = ("drop", "remount", "direct", "warm")
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+ASLR = Path("/proc/sys/kernel/randomize_va_space")
+#: scratch files (workload definitions, generated source data) live in memory, off every disk
+SCRATCH_PARENT = Path("/dev/shm")
+
+
+class Unsupported(FsbenchError):
+    """The workload cannot run under this case's parameters (e.g. no O_DIRECT mode)."""
 
 
 @dataclass(frozen=True)
@@ -42,19 +53,58 @@ def apply_cache_policy(policy: str, target: Target, run: Runner, drop_caches: Pa
         done.append("pool export/import" if target.spec.fs == "zfs" else "umount/mount")
     drop_caches.write_text("3\n")
     done.append("sync+drop_caches")
+    if policy == "direct":
+        done.append("O_DIRECT")
     return f"{policy}: " + " + ".join(done)
+
+
+def for_policy(workload: Workload, policy: str) -> Workload:
+    """The workload as the policy runs it: with O_DIRECT for 'direct'."""
+    if policy != "direct":
+        return workload
+    direct = getattr(workload, "direct_io", None)
+    if direct is None:
+        raise Unsupported(f"{workload.name} has no O_DIRECT mode, so cache policy 'direct' does not apply")
+    return direct()
+
+
+@contextlib.contextmanager
+def aslr_off(needed: bool, path: Path = ASLR) -> Iterator[None]:
+    """Filebench's workers crash or hang with address space randomisation on; restore after."""
+    if not needed:
+        yield
+        return
+    previous = path.read_text().strip()
+    path.write_text("0\n")
+    try:
+        yield
+    finally:
+        path.write_text(previous + "\n")
+
+
+def compression_ratio(target: Target, run: Runner) -> list[Metric]:
+    ratio = target.compression_ratio(run)
+    return [] if ratio is None else [Metric("fs.compressratio", ratio, "x", Direction.HIGHER)]
 
 
 def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop") -> Measurement:
     """Prepare, apply the cache policy, run the measured command and parse its output."""
+    workload = for_policy(workload, cache)
     workdir = target.mountpoint / "fsbench"
     workdir.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="fsbench-scratch-") as name:
+    with tempfile.TemporaryDirectory(prefix="fsbench-", dir=SCRATCH_PARENT) as name:
         scratch = Path(name)
         for filename, text in workload.files().items():
             (scratch / filename).write_text(text)
-        for argv in workload.prepare_argvs(workdir, scratch):
-            run(argv, timeout=workload.timeout)
-        done = apply_cache_policy(cache, target, run)
-        completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
-    return Measurement(workload.parse(completed.output), completed, done)
+        with aslr_off(getattr(workload, "needs_aslr_off", False)):
+            for argv in workload.prepare_argvs(workdir, scratch):
+                run(argv, timeout=workload.timeout)
+            done = apply_cache_policy(cache, target, run)
+            devices = target.member_devices()
+            before = monitor.snapshot(devices)
+            completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
+            after = monitor.snapshot(devices)
+    metrics = workload.parse(completed.output)
+    metrics += monitor.cpu_metrics(before, after) + monitor.disk_metrics(before, after)
+    metrics += compression_ratio(target, run)
+    return Measurement(metrics, completed, done)

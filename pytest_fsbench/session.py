@@ -40,7 +40,28 @@ class Settings:
     image_size: int = 2 << 30
     thresholds: tuple[Threshold, ...] = ()
     results_dir: Path = Path("fsbench-results")
+    caches: tuple[str, ...] = ("drop",)
+    datas: tuple[str, ...] = ("random",)
+
+    def run_specs(self) -> list[RunSpec]:
+        show_cache = self.caches != ("drop",)
+        show_data = self.datas != ("random",)
+        return [RunSpec(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How a case is measured: the cache policy and the data it writes."""
+
     cache: str = "drop"
+    data: str = "random"
+    show_cache: bool = False
+    show_data: bool = False
+
+    @property
+    def id(self) -> str:
+        parts = ([f"cache={self.cache}"] if self.show_cache else []) + ([f"data={self.data}"] if self.show_data else [])
+        return "-".join(parts) or "default"
 
 
 def cpu_model() -> str:

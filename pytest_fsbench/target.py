@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .case import CaseSpec
 from .devices import Device, DeviceProvider
-from .errors import CommandError, FsbenchError
+from .errors import CommandError, FsbenchError, ParseError
 from .filesystems import BuildContext, Filesystem
 from .system import Runner
 from .undo import UndoStack
@@ -41,6 +41,27 @@ class Target:
     @property
     def id(self) -> str:
         return self.spec.id
+
+    def member_devices(self) -> list[str]:
+        """The devices that carry the target's I/O (the disks under an md array or pool)."""
+        return [d.path for d in self.devices]
+
+    def compression_ratio(self, run: Runner) -> float | None:
+        """The filesystem's achieved compression ratio for fsbench's files, if it compresses."""
+        argv = self.driver.compression_argv(self.spec, self.context)
+        if argv is None:
+            return None
+        run(["sync"])
+        done = run(list(argv), timeout=300, check=False)
+        output = done.output
+        if "No files" in output:  # compsize: nothing under fsbench's directory to measure
+            return None
+        if done.returncode != 0:
+            raise CommandError(list(argv), done.returncode, output)
+        try:
+            return self.driver.parse_compression(output)
+        except ValueError as exc:
+            raise ParseError(argv[0], str(exc), output) from None
 
     def evict_caches(self, run: Runner) -> None:
         """Unmount and mount again (ZFS: export and import the pool)."""

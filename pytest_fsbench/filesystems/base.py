@@ -137,6 +137,13 @@ class Filesystem:
         """Commands whose output records the options as actually applied (for the manifest)."""
         return {}
 
+    def compression_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
+        """The command that reports the achieved compression ratio (None: no compression)."""
+        return None
+
+    def parse_compression(self, output: str) -> float:
+        raise NotImplementedError
+
 
 def mount_option_list(spec: CaseSpec, *pairs: tuple[str, str | None]) -> list[str]:
     """Mount options from fixed pairs (name, value or None for a flag) plus the user's mount=."""

@@ -51,6 +51,17 @@ class Btrfs(Filesystem):
         opts = mount_option_list(spec, *pairs)
         return ("mount", "-t", "btrfs", "-o", ",".join(opts), ctx.devices[0], ctx.mountpoint)
 
+    def compression_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
+        return ("compsize", "-b", f"{ctx.mountpoint}/fsbench")
+
+    def parse_compression(self, output: str) -> float:
+        """Uncompressed / disk usage from compsize's TOTAL line (bytes, with -b)."""
+        for line in output.splitlines():
+            fields = line.split()
+            if fields[:1] == ["TOTAL"] and len(fields) >= 4:
+                return int(fields[3]) / int(fields[2])
+        raise ValueError(f"no TOTAL line in compsize output: {output.strip()[:200]}")
+
     def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
         return {
             "mount": ("findmnt", "-n", "-o", "SOURCE,FSTYPE,OPTIONS", ctx.mountpoint),

@@ -111,6 +111,13 @@ class Zfs(Filesystem):
         """Export and import the pool: the ARC does not obey drop_caches."""
         return [("zpool", "export", ctx.name), self.mount_argv(spec, ctx)]
 
+    def compression_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
+        return ("zfs", "get", "-H", "-o", "value", "compressratio", ctx.name)
+
+    def parse_compression(self, output: str) -> float:
+        """'2.03x' -> 2.03."""
+        return float(output.strip().rstrip("x"))
+
     def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
         props = "compression,recordsize,dedup,atime,sync,checksum,copies,primarycache,logbias"
         version: Argv = ("zfs", "version") if self.impl == "openzfs" else ("zpool", "upgrade", "-v")

@@ -1,15 +1,20 @@
 """dd: sequential write (conv=fdatasync, so the flush is timed) and sequential read.
 
-Throughput is computed from the byte count and seconds dd itself prints, in MB/s (10^6 bytes/s),
-not taken from dd's rounded, unit-varying rate.
+The data written is the case's data spec: zeros straight from /dev/zero, otherwise a file of the
+chosen compressibility generated (unmeasured) in memory first. Throughput is computed from the
+byte count and seconds dd itself prints, in MB/s (10^6 bytes/s), not taken from dd's rounded,
+unit-varying rate.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..datagen import parse_data
 from ..errors import ParseError
 from ..metrics import Direction, Metric, mb_per_s
 from ..sizes import format_size, parse_size
@@ -17,6 +22,7 @@ from ..sizes import format_size, parse_size
 _COPIED = re.compile(r"^(\d+) bytes? (?:\([^)]*\) )?copied, ([0-9.]+(?:e[+-]?\d+)?) s, ", re.MULTILINE)
 _RECORDS_OUT = re.compile(r"^(\d+)\+(\d+) records out$", re.MULTILINE)
 DATA_FILE = "dd.dat"
+SOURCE_FILE = "dd-source.dat"
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,8 @@ def parse_dd(output: str) -> DdResult:
 class _Dd:
     block_size: str = "1M"
     total_size: str = "256M"
+    data: str = "random"
+    direct: bool = False
     timeout: float = 900.0
     name: str = "dd"
 
@@ -47,21 +55,36 @@ class _Dd:
         bs, total = parse_size(self.block_size), parse_size(self.total_size)
         if total % bs:
             raise ValueError(f"dd total size {self.total_size} is not a multiple of block size {self.block_size}")
+        parse_data(self.data)
 
     @property
     def count(self) -> int:
         return parse_size(self.total_size) // parse_size(self.block_size)
 
-    def _write_argv(self, workdir: Path, flush: str) -> list[str]:
-        return ["dd", "if=/dev/zero", f"of={workdir / DATA_FILE}", f"bs={parse_size(self.block_size)}",
-                f"count={self.count}", f"conv={flush}"]
+    def direct_io(self) -> _Dd:
+        return dataclasses.replace(self, direct=True)
+
+    def _source(self, scratch: Path) -> str:
+        return "/dev/zero" if parse_data(self.data).zeros else str(scratch / SOURCE_FILE)
+
+    def _generate(self, scratch: Path) -> list[list[str]]:
+        if parse_data(self.data).zeros:
+            return []
+        return [[sys.executable, "-m", "pytest_fsbench.datagen", "--size", str(parse_size(self.total_size)),
+                 "--data", self.data, str(scratch / SOURCE_FILE)]]
+
+    def _write_argv(self, workdir: Path, scratch: Path, flush: str, direct: bool) -> list[str]:
+        argv = ["dd", f"if={self._source(scratch)}", f"of={workdir / DATA_FILE}",
+                f"bs={parse_size(self.block_size)}", f"count={self.count}", f"conv={flush}"]
+        return argv + (["oflag=direct"] if direct else [])
 
     def files(self) -> dict[str, str]:
         return {}
 
     def params(self) -> dict[str, str]:
-        return {"bs": format_size(parse_size(self.block_size)),
-                "size": format_size(parse_size(self.total_size)), "data": "zeros"}
+        params = {"bs": format_size(parse_size(self.block_size)),
+                  "size": format_size(parse_size(self.total_size)), "data": self.data}
+        return params | ({"direct": "1"} if self.direct else {})
 
     def _metric(self, op: str, output: str) -> list[Metric]:
         result = parse_dd(output)
@@ -74,13 +97,13 @@ class _Dd:
 
 @dataclass(frozen=True)
 class DdWrite(_Dd):
-    """Write total_size of zeros in block_size blocks; fdatasync before dd reports its time."""
+    """Write total_size in block_size blocks; fdatasync before dd reports its time."""
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
-        return [["rm", "-f", str(workdir / DATA_FILE)]]
+        return [["rm", "-f", str(workdir / DATA_FILE)], *self._generate(scratch)]
 
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
-        return self._write_argv(workdir, "fdatasync")
+        return self._write_argv(workdir, scratch, "fdatasync", self.direct)
 
     def parse(self, output: str) -> list[Metric]:
         return self._metric("write", output)
@@ -91,10 +114,11 @@ class DdRead(_Dd):
     """Read back a file written (unmeasured) beforehand; the cache policy runs in between."""
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
-        return [self._write_argv(workdir, "fsync")]
+        return [*self._generate(scratch), self._write_argv(workdir, scratch, "fsync", False)]
 
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
-        return ["dd", f"if={workdir / DATA_FILE}", "of=/dev/null", f"bs={parse_size(self.block_size)}"]
+        argv = ["dd", f"if={workdir / DATA_FILE}", "of=/dev/null", f"bs={parse_size(self.block_size)}"]
+        return argv + (["iflag=direct"] if self.direct else [])
 
     def parse(self, output: str) -> list[Metric]:
         return self._metric("read", output)

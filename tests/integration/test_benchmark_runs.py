@@ -40,18 +40,24 @@ def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
     assert "10 passed, 2 skipped" in out
     assert "ext4-raid1: ext4 raid1 needs an md RAID array, and this kernel has no md driver" in out
     assert "fsbench results (MB/s = 10^6 bytes/s)" in out
-    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+bs=1M,data=zeros,size=32M\s+[\d.]+\s+MB/s", out)
+    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+bs=1M,data=random,size=32M\s+[\d.]+\s+MB/s", out)
     records = results(tmp_path)
     assert sorted({r["case"] for r in records}) == ["btrfs-raid1", "btrfs-single", "ext4-single", "zfs-raid1", "zfs-single"]
     for record in records:
-        assert record["unit"] == "MB/s" and record["direction"] == "higher" and record["value"] > 0
         assert record["manifest"]["host"]["kernel"] == os.uname().release
         assert record["manifest"]["devices"][0]["direct_io"] is True
+    dd = [r for r in records if r["name"].startswith("dd.")]
+    assert len(dd) == 10
+    assert all(r["unit"] == "MB/s" and r["direction"] == "higher" and r["value"] > 0 for r in dd)
+    units = {r["name"]: r["unit"] for r in records}
+    assert units["cpu.system"] == "%" and units["disk.write"] == "MB" and units["fs.compressratio"] == "x"
+    writes = [r for r in records if r["name"] == "disk.write" and "dd_write" in r["test"]]
+    assert all(r["value"] >= 32 * 1.048576 * 0.95 for r in writes if "zfs" not in r["case"]), writes
     zfs = next(r for r in records if r["case"] == "zfs-single")
     assert zfs["manifest"]["host"]["zfs_implementation"] in ("zfs-fuse", "openzfs")
     assert "compression" in zfs["manifest"]["applied"]["properties"]
     props = {p.get("name") for p in ET.parse(junit).iter("property")}
-    assert "fsbench.dd.write[bs=1M][data=zeros][size=32M]" in props
+    assert "fsbench.dd.write[bs=1M][data=random][size=32M]" in props
 
 
 def test_threshold_fails_the_case_with_a_clear_message(tmp_path, no_leftovers):
@@ -61,9 +67,9 @@ def test_threshold_fails_the_case_with_a_clear_message(tmp_path, no_leftovers):
     assert proc.returncode == 1
     assert "1 failed, 1 passed" in proc.stdout
     assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in proc.stdout
-    assert re.search(r"^btrfs-single dd\.write bs=1M data=zeros size=32M [\d.]+ MB/s < 1e\+06 MB/s$",
+    assert re.search(r"^btrfs-single dd\.write bs=1M data=random size=32M [\d.]+ MB/s < 1e\+06 MB/s$",
                      proc.stdout, re.MULTILINE), proc.stdout[-2000:]
-    assert len(results(tmp_path)) == 2  # the failing measurement is still recorded
+    assert {r["case"] for r in results(tmp_path) if r["name"] == "dd.write"} == {"ext4-single", "btrfs-single"}
 
 
 def test_threshold_marker(tmp_path, no_leftovers):

@@ -18,7 +18,8 @@ def test_case(fsbench_spec):
     (["--fs-opt=ext4:recordsize=64K"], "ext4 has no option 'recordsize'"),
     (["--fs-opt=ext4"], "expected FS:KEY=VALUE"),
     (["--threshold=dd.write>100"], "threshold 'dd.write>100': expected"),
-    (["--cache=cold"], "cache policy 'cold': choose from drop, remount, warm"),
+    (["--cache=cold"], "--cache: unknown cache policy 'cold'; choose from drop, remount, direct, warm"),
+    (["--data=most"], "data 'most': use zeros, random, or a compressible percentage like 50%"),
     (["--image-size=1M"], "images must be at least 512M"),
     (["--devices=/dev/null"], "/dev/null"),
 ])

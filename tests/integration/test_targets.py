@@ -63,9 +63,13 @@ def test_build_write_read_teardown(session, fs, layout, no_leftovers):
         assert len(target.devices) == spec.devices_needed
         assert all(d.direct_io for d in target.devices), "loop devices must use direct I/O"
         check_layout(spec, target)
-        [write] = execute(DdWrite(total_size="32M"), target, run).metrics
-        [read] = execute(DdRead(total_size="32M"), target, run).metrics
-        assert write.value > 0 and read.value > 0
+        write = execute(DdWrite(total_size="32M"), target, run).metrics
+        read = execute(DdRead(total_size="32M"), target, run).metrics
+        assert [m.name for m in write if m.unit == "MB/s"] == ["dd.write"]
+        assert write[0].value > 0 and read[0].value > 0 and read[0].name == "dd.read"
+        # what dd wrote reached the member devices (at least once; RAID writes more)
+        disk_write = next(m.value for m in write if m.name == "disk.write")
+        assert disk_write >= 32 * 1.048576 * (0.5 if fs == "zfs" else 1.0)
         assert target.manifest["applied"]["version"]
         mountpoint, images = target.mountpoint, [d.backing_file for d in target.devices]
     assert not mountpoint.exists()

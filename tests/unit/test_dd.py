@@ -18,7 +18,7 @@ def test_write_throughput_from_bytes_and_seconds():
     assert metric.name == "dd.write"
     assert metric.unit == "MB/s" and metric.direction is Direction.HIGHER
     assert metric.value == pytest.approx(67108864 / 0.0875647 / 1e6)  # dd itself rounds to 766 MB/s
-    assert metric.params == {"bs": "1M", "size": "64M", "data": "zeros"}
+    assert metric.params == {"bs": "1M", "size": "64M", "data": "random"}
 
 
 def test_read():
@@ -44,14 +44,36 @@ def test_short_copy_is_not_a_result():
         DdWrite(block_size="1M", total_size="16M").parse(read("fail_no_space.txt"))
 
 
-def test_argv():
-    write = DdWrite(block_size="64K", total_size="1M")
+def test_zeros_come_from_dev_zero():
+    write = DdWrite(block_size="64K", total_size="1M", data="zeros")
+    assert write.prepare_argvs(Path("/mnt/t/fsbench"), Path("/tmp/s")) == [["rm", "-f", "/mnt/t/fsbench/dd.dat"]]
     assert write.argv(Path("/mnt/t/fsbench"), Path("/tmp/s")) == [
         "dd", "if=/dev/zero", "of=/mnt/t/fsbench/dd.dat", "bs=65536", "count=16", "conv=fdatasync"]
-    read_ = DdRead(block_size="1M", total_size="2M")
+
+
+def test_other_data_is_generated_in_scratch_first():
+    write = DdWrite(block_size="1M", total_size="2M", data="50%")
+    generate = write.prepare_argvs(Path("/m"), Path("/s"))[1]
+    assert generate[1:] == ["-m", "pytest_fsbench.datagen", "--size", "2097152", "--data", "50%", "/s/dd-source.dat"]
+    assert write.argv(Path("/m"), Path("/s"))[1] == "if=/s/dd-source.dat"
+
+
+def test_read_prepares_the_file_then_reads_it():
+    read_ = DdRead(block_size="1M", total_size="2M", data="zeros")
     assert read_.prepare_argvs(Path("/m"), Path("/s")) == [
         ["dd", "if=/dev/zero", "of=/m/dd.dat", "bs=1048576", "count=2", "conv=fsync"]]
     assert read_.argv(Path("/m"), Path("/s")) == ["dd", "if=/m/dd.dat", "of=/dev/null", "bs=1048576"]
+
+
+def test_direct_io():
+    assert DdRead(total_size="1M").direct_io().argv(Path("/m"), Path("/s"))[-1] == "iflag=direct"
+    assert DdWrite(total_size="1M").direct_io().argv(Path("/m"), Path("/s"))[-1] == "oflag=direct"
+    assert DdWrite(total_size="1M").direct_io().params()["direct"] == "1"
+
+
+def test_bad_data():
+    with pytest.raises(Exception, match="use zeros, random, or a compressible percentage"):
+        DdWrite(data="150%")
 
 
 def test_total_must_be_whole_blocks():

@@ -13,7 +13,7 @@ def test_filesystems_in_order_without_duplicates():
 
 @pytest.mark.parametrize("text, message", [
     ("ntfs", "unknown filesystem 'ntfs'; choose from ext4, xfs, btrfs, zfs"),
-    ("ext4,,xfs", "give a comma-separated list of filesystems"),
+    ("ext4,,xfs", "give a comma-separated list of one or more of ext4, xfs, btrfs, zfs"),
     ("", "give a comma-separated list"),
 ])
 def test_bad_filesystem(text, message):

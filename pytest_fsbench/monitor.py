@@ -1,0 +1,54 @@
+"""CPU and disk counters around a measured run (psutil), as metrics of the case.
+
+The counters are read just before and just after the measured command; their differences give
+the exact means over the run (system-wide CPU user/system/iowait in percent of all CPUs, bytes
+and operations on the target's member devices), which is what the compression study compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from .metrics import MB, Direction, Metric
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    cpu: psutil._common.scputimes  # type: ignore[name-defined]
+    disks: dict[str, tuple[int, int, int, int]]  # name -> read_bytes, write_bytes, reads, writes
+
+
+def snapshot(devices: list[str]) -> Snapshot:
+    names = {Path(d).resolve().name for d in devices}
+    counters = psutil.disk_io_counters(perdisk=True) or {}
+    disks = {n: (c.read_bytes, c.write_bytes, c.read_count, c.write_count)
+             for n, c in counters.items() if n in names}
+    return Snapshot(psutil.cpu_times(), disks)
+
+
+def cpu_metrics(before: Snapshot, after: Snapshot) -> list[Metric]:
+    deltas = {f: getattr(after.cpu, f) - getattr(before.cpu, f) for f in before.cpu._fields}
+    total = sum(deltas.values())
+    if total <= 0:
+        return []
+    return [Metric(f"cpu.{name}", 100.0 * deltas.get(name, 0.0) / total, "%", Direction.LOWER)
+            for name in ("user", "system", "iowait")]
+
+
+def disk_metrics(before: Snapshot, after: Snapshot) -> list[Metric]:
+    if not after.disks:
+        return []
+    sums = [0, 0, 0, 0]
+    for name, now in after.disks.items():
+        then = before.disks.get(name, (0, 0, 0, 0))
+        sums = [s + (n - t) for s, n, t in zip(sums, now, then)]
+    read_bytes, write_bytes, reads, writes = sums
+    return [
+        Metric("disk.read", read_bytes / MB, "MB", Direction.LOWER),
+        Metric("disk.write", write_bytes / MB, "MB", Direction.LOWER),
+        Metric("disk.read_ops", float(reads), "ops", Direction.LOWER),
+        Metric("disk.write_ops", float(writes), "ops", Direction.LOWER),
+    ]
