@@ -1,40 +1,144 @@
 """Repository-level pytest configuration for the benchmark cases in benchmarks/.
 
 The fsbench plugin itself is loaded through its pytest11 entry point (pip install -e .); this file
-only adds the workload parameters the cases here use.
+adds the workload parameters the cases here use. A parameter given as a comma list becomes one
+case per value (a sweep), e.g. --iozone-record=64K,128K,1M.
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
 
 import pytest
 
-from pytest_fsbench.sizes import parse_size
+from pytest_fsbench.sizes import is_ram_rule, parse_size
+from pytest_fsbench.workloads.filebench import PERSONALITIES
+from pytest_fsbench.workloads.fio import PATTERNS
+from pytest_fsbench.workloads.iozone import TESTS as IOZONE_TESTS
+
+
+def _size(value: str) -> None:
+    parse_size(value)
+
+
+def _size_or_ram(value: str) -> None:
+    if not is_ram_rule(value):
+        parse_size(value)
+
+
+def _positive(value: str) -> None:
+    if not value.isdigit() or int(value) <= 0:
+        raise ValueError(f"{value!r} is not a positive whole number")
+
+
+def _whole(value: str) -> None:
+    if not value.isdigit():
+        raise ValueError(f"{value!r} is not a whole number")
+
+
+def _choice(*allowed: str) -> Callable[[str], None]:
+    def check(value: str) -> None:
+        if value not in allowed:
+            raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
+
+    return check
+
+
+def _anything(value: str) -> None:
+    if not value:
+        raise ValueError("empty value")
+
+
+SWEEP, LIST, ONE = "comma list, one case per value", "comma list", "one value"
+
+
+@dataclass(frozen=True)
+class Param:
+    """A workload parameter: `--NAME` on the command line, fixture NAME (dashes -> underscores).
+    A SWEEP parametrises the cases; a LIST or ONE value is handed to the case as it is."""
+
+    name: str
+    default: str
+    help: str
+    check: Callable[[str], None]
+    kind: str = SWEEP
+
+    @property
+    def fixture(self) -> str:
+        return self.name.replace("-", "_")
+
+
+PARAMS = [
+    Param("dd-bs", "1M", "dd block sizes", _size),
+    Param("dd-size", "256M", "bytes dd writes and reads per case", _size, kind=ONE),
+    Param("iozone-record", "64K,1M", "IOzone record sizes", _size),
+    Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", _size_or_ram),
+    Param("iozone-tests", "write,rewrite,read,reread,random_read,random_write,stride_read",
+          f"IOzone tests, comma list of {', '.join(IOZONE_TESTS)}", _choice(*IOZONE_TESTS), kind=LIST),
+    Param("iozone-processes", "2", "IOzone throughput-mode process counts", _positive),
+    Param("filebench-personality", "fileserver,webserver,oltp,varmail",
+          f"Filebench personalities, of {', '.join(PERSONALITIES)}", _choice(*PERSONALITIES)),
+    Param("filebench-scale", "quick", "Filebench sizes: quick, paper (the study's) or stock",
+          _choice("quick", "paper", "stock"), kind=ONE),
+    Param("filebench-runtime", "15", "Filebench run time in seconds", _positive, kind=ONE),
+    Param("kernel-config", "tinyconfig", "kernel configs to build (defconfig, tinyconfig, ...)", _anything),
+    Param("kernel-jobs", "0", "make -j for the kernel build (0: number of CPUs)", _whole, kind=ONE),
+    Param("fio-rw", "write,read,randwrite,randread", f"fio patterns, of {', '.join(PATTERNS)}", _choice(*PATTERNS)),
+    Param("fio-bs", "1M,4K", "fio block sizes", _size),
+    Param("fio-size", "256M", "fio file size per job", _size, kind=ONE),
+    Param("bonnie-size", "1024", "bonnie++ file size in MiB (tests under 0.5 s give no result)", _positive, kind=ONE),
+    Param("bonnie-files", "16", "bonnie++ files to create, in multiples of 1024", _positive, kind=ONE),
+]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fsbench-cases", "fsbench benchmark cases (benchmarks/)")
-    group.addoption("--dd-bs", default="1M", help="dd block sizes, comma list (default 1M)")
-    group.addoption("--dd-size", default="256M", help="bytes dd writes and reads per case (default 256M)")
+    for param in PARAMS:
+        group.addoption(f"--{param.name}", default=param.default,
+                        help=f"{param.help} ({param.kind}; default {param.default})")
 
 
-def _sizes(config: pytest.Config, option: str) -> list[str]:
-    values = [v.strip() for v in config.getoption(option).split(",")]
-    for value in values:
+def values(config: pytest.Config, param: Param) -> list[str]:
+    raw = config.getoption(param.fixture)
+    items = [v.strip() for v in raw.split(",")]
+    for item in items:
         try:
-            parse_size(value)
+            param.check(item)
         except ValueError as exc:
-            raise pytest.UsageError(f"--{option.replace('_', '-')}: {exc}") from None
-    return values
+            raise pytest.UsageError(f"--{param.name}={raw}: {exc}") from None
+    if param.kind == ONE and len(items) != 1:
+        raise pytest.UsageError(f"--{param.name}={raw}: give one value")
+    return items
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    _sizes(config, "dd_bs")
-    _sizes(config, "dd_size")
+    for param in PARAMS:
+        values(config, param)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "dd_bs" in metafunc.fixturenames:
-        metafunc.parametrize("dd_bs", _sizes(metafunc.config, "dd_bs"))
+    for param in PARAMS:
+        if param.kind == SWEEP and param.fixture in metafunc.fixturenames:
+            metafunc.parametrize(param.fixture, values(metafunc.config, param))
 
 
-@pytest.fixture
-def dd_size(request: pytest.FixtureRequest) -> str:
-    return _sizes(request.config, "dd_size")[0]
+def _single(name: str) -> Callable:
+    param = next(p for p in PARAMS if p.fixture == name)
+
+    @pytest.fixture(name=name)
+    def fixture(request: pytest.FixtureRequest):
+        found = values(request.config, param)
+        return found if param.kind == LIST else found[0]
+
+    return fixture
+
+
+dd_size = _single("dd_size")
+iozone_tests = _single("iozone_tests")
+filebench_scale = _single("filebench_scale")
+filebench_runtime = _single("filebench_runtime")
+kernel_jobs = _single("kernel_jobs")
+fio_size = _single("fio_size")
+bonnie_size = _single("bonnie_size")
+bonnie_files = _single("bonnie_files")

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Set up this machine for fsbench (idempotently) and run it.
-#   ./fsbench.sh bench [pytest args]   quick benchmark of every fs x layout this machine supports
+#   ./fsbench.sh bench [pytest args]   quick benchmark (dd) of every fs x layout this machine supports;
+#                                      pytest args choose other cases, e.g. benchmarks/ -m "not slow"
 #   ./fsbench.sh test  [pytest args]   fsbench's own tests
 #   ./fsbench.sh setup                 only install what is missing
 set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
-          util-linux fdisk fio bonnie++ time iozone3)
+          util-linux fdisk fio bonnie++ time iozone3
+          linux-source build-essential bc bison flex libelf-dev libssl-dev)
 
 need_root() {
     if [ "$(id -u)" -ne 0 ]; then
@@ -58,6 +60,8 @@ setup() {
 case "${1:-}" in
     setup) setup ;;
     bench) shift; setup
+           # with no arguments, the quick dd cases; otherwise what the arguments select
+           [ $# -gt 0 ] || set -- benchmarks/test_dd.py
            exec .venv/bin/pytest --fs=ext4,xfs,btrfs,zfs --layout=single,raid0,raid1,raid10,raid5 "$@" ;;
     test)  shift; setup
            exec .venv/bin/pytest tests "$@" ;;

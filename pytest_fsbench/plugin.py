@@ -193,6 +193,13 @@ class Bench:
         for marker in item.iter_markers("fsbench_threshold"):
             self.thresholds += [parse_threshold(rule) for rule in marker.args]
 
+    def own_data(self, tool: str) -> None:
+        """Skip unless the case uses the default data: tool writes a pattern of its own, whose
+        compressibility fsbench cannot set (only dd and fio honour --data)."""
+        if self.data != RunSpec().data:
+            pytest.skip(f"{self.target.id}: {tool} writes its own data pattern, so --data={self.data} "
+                        "cannot apply; dd and fio honour --data")
+
     def run(self, workload: Workload, *, cache: str | None = None) -> list[Metric]:
         """Measure workload once with this case's cache policy (or `cache`); fail the test if a
         threshold is broken. Pass `data=fsbench.data` to workloads that write data."""
@@ -238,6 +245,12 @@ def fsbench(fsbench_target: Target, fsbench_run: RunSpec, request: pytest.Fixtur
 
 
 SIDE_METRICS = ("cpu.", "disk.", "fs.")
+SUMMARY_UNITS = ("MB/s", "ops/s", "s")
+
+
+def in_summary(name: str, unit: str) -> bool:
+    """The table shows each workload's headline figures; every metric is in the results file."""
+    return unit in SUMMARY_UNITS and not name.startswith(SIDE_METRICS) and "flowop" not in name
 
 
 def summary_rows(records: list[dict]) -> list[tuple[str, ...]]:
@@ -248,7 +261,7 @@ def summary_rows(records: list[dict]) -> list[tuple[str, ...]]:
             side.setdefault(str(r["test"]), {})[str(r["name"])] = float(r["value"])  # type: ignore[arg-type]
     rows = []
     for r in records:
-        if str(r["name"]).startswith(SIDE_METRICS):
+        if not in_summary(str(r["name"]), str(r["unit"])):
             continue
         extra = side.get(str(r["test"]), {})
         cpu = extra.get("cpu.user", 0.0) + extra.get("cpu.system", 0.0) if "cpu.user" in extra else None

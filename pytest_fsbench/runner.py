@@ -4,9 +4,7 @@ A failing, killed or unparsable tool raises; it never yields a number."""
 
 from __future__ import annotations
 
-import contextlib
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +17,6 @@ from .workloads.base import Workload
 
 CACHE_POLICIES = ("drop", "remount", "direct", "warm")
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
-ASLR = Path("/proc/sys/kernel/randomize_va_space")
 #: scratch files (workload definitions, generated source data) live in memory, off every disk
 SCRATCH_PARENT = Path("/dev/shm")
 
@@ -68,20 +65,6 @@ def for_policy(workload: Workload, policy: str) -> Workload:
     return direct()
 
 
-@contextlib.contextmanager
-def aslr_off(needed: bool, path: Path = ASLR) -> Iterator[None]:
-    """Filebench's workers crash or hang with address space randomisation on; restore after."""
-    if not needed:
-        yield
-        return
-    previous = path.read_text().strip()
-    path.write_text("0\n")
-    try:
-        yield
-    finally:
-        path.write_text(previous + "\n")
-
-
 def compression_ratio(target: Target, run: Runner) -> list[Metric]:
     ratio = target.compression_ratio(run)
     return [] if ratio is None else [Metric("fs.compressratio", ratio, "x", Direction.HIGHER)]
@@ -96,14 +79,13 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
         scratch = Path(name)
         for filename, text in workload.files().items():
             (scratch / filename).write_text(text)
-        with aslr_off(getattr(workload, "needs_aslr_off", False)):
-            for argv in workload.prepare_argvs(workdir, scratch):
-                run(argv, timeout=workload.timeout)
-            done = apply_cache_policy(cache, target, run)
-            devices = target.member_devices()
-            before = monitor.snapshot(devices)
-            completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
-            after = monitor.snapshot(devices)
+        for argv in workload.prepare_argvs(workdir, scratch):
+            run(argv, timeout=workload.timeout)
+        done = apply_cache_policy(cache, target, run)
+        devices = target.member_devices()
+        before = monitor.snapshot(devices)
+        completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
+        after = monitor.snapshot(devices)
     metrics = workload.parse(completed.output)
     metrics += monitor.cpu_metrics(before, after) + monitor.disk_metrics(before, after)
     metrics += compression_ratio(target, run)

@@ -1,4 +1,5 @@
-"""Size strings: '64K', '16M', '4G' (binary multiples, as dd, mkfs and IOzone mean them)."""
+"""Size strings: '64K', '16M', '4G' (binary multiples, as dd, mkfs and IOzone mean them), and
+'2xRAM', the studies' rule for files too big for the page cache to hold."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import re
 
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+_RAM_RULE = re.compile(r"^\s*(\d+)\s*x\s*RAM\s*$", re.IGNORECASE)
 
 
 def parse_size(text: str) -> int:
@@ -26,3 +28,17 @@ def format_size(nbytes: int) -> str:
         if nbytes % unit == 0:
             return f"{nbytes // unit}{suffix}"
     return str(nbytes)
+
+
+def is_ram_rule(text: str) -> bool:
+    return bool(_RAM_RULE.match(text))
+
+
+def resolve_size(text: str, ram_bytes: int) -> str:
+    """'2xRAM' -> that many times RAM, rounded up to whole MiB (e.g. '49152M'); other sizes as given."""
+    match = _RAM_RULE.match(text)
+    if not match:
+        parse_size(text)
+        return text.strip()
+    mib = -(-int(match.group(1)) * ram_bytes // (1 << 20))
+    return f"{mib}M"

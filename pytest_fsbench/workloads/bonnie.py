@@ -28,6 +28,8 @@ maximum single-operation latency; it is printed (and reported) even for "+++++" 
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +95,7 @@ class Bonnie:
     fast: bool = True
     machine: str = "fsbench"
     user: str = "root"
+    direct: bool = False
     timeout: float = 3600.0
 
     def __post_init__(self) -> None:
@@ -130,7 +133,7 @@ class Bonnie:
             "files_k": str(self.files_k),
             "seed": str(self.seed),
             "fast": str(int(self.fast)),
-        }
+        } | ({"direct": "1"} if self.direct else {})
 
     def files(self) -> dict[str, str]:
         """bonnie++ needs no input files."""
@@ -154,9 +157,15 @@ class Bonnie:
             "-q",
             "-z", str(self.seed),
         ]
+        if self.direct:
+            out.append("-D")
         if self.fast:
             out.append("-f")  # takes an optional *attached* argument, so stands alone
         return out
+
+    def direct_io(self) -> Bonnie:
+        """The same run with O_DIRECT for the bulk I/O (-D)."""
+        return dataclasses.replace(self, direct=True)
 
     def parse(self, output: str) -> list[Metric]:
         """Metrics from the single CSV result line in `output`.

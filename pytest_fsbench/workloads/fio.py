@@ -16,6 +16,8 @@ measured read.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import math
 import re
@@ -133,6 +135,10 @@ class Fio:
     def fsync_at_end(self) -> bool:
         """Whether end_fsync=1 is passed."""
         return self.rw in WRITING if self.end_fsync is None else self.end_fsync
+
+    def direct_io(self) -> Fio:
+        """The same run with O_DIRECT (direct=1)."""
+        return dataclasses.replace(self, direct=True)
 
     def params(self) -> dict[str, str]:
         """The parameters that identify this job (strings)."""

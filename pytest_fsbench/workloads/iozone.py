@@ -22,6 +22,8 @@ file in IOzone 3.489).
 
 from __future__ import annotations
 
+import dataclasses
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -418,6 +420,10 @@ class Iozone:
             return argv + ["-f", str(workdir / DATA_FILE)]
         argv += ["-l", str(self.processes), "-u", str(self.processes), "-F"]
         return argv + [str(path) for path in self.data_files(workdir)]
+
+    def direct_io(self) -> Iozone:
+        """The same run with O_DIRECT (-I)."""
+        return dataclasses.replace(self, direct=True)
 
     def params(self) -> dict[str, str]:
         """The configuration: mode, tests, sizes, flags (and processes, dedup_percent if set)."""

@@ -1,0 +1,20 @@
+"""Filebench personalities (the studies ran fileserver, webserver, oltp and varmail).
+
+    FSBENCH_FILEBENCH=/opt/filebench/bin/filebench pytest --fs=ext4,btrfs -k filebench
+    pytest -k filebench --filebench-scale=paper --filebench-runtime=60    # S1's sizes
+
+The stock personality is read from the Filebench installation and only its variables are set.
+"""
+
+import pytest
+
+from pytest_fsbench.workloads.filebench import MISSING_REASON, Filebench, find_filebench
+
+
+def test_filebench(fsbench, filebench_personality, filebench_scale, filebench_runtime):
+    binary = find_filebench()
+    if binary is None:
+        pytest.skip(MISSING_REASON)
+    fsbench.own_data("Filebench")
+    fsbench.run(Filebench.from_installation(filebench_personality, filebench_scale,
+                                            runtime=int(filebench_runtime), binary=binary))

@@ -1,0 +1,35 @@
+"""IOzone: the studies' tests over record-size x file-size sweeps, and throughput mode.
+
+    pytest --fs=btrfs,zfs -k iozone --iozone-record=64K,128K,1M,16M --iozone-file=2xRAM
+
+IOzone's write timings include the flush (-e): without it a write that fits in the page cache
+measures memory. The file lives on the target; its data pattern is IOzone's own.
+"""
+
+import pytest
+
+from pytest_fsbench.sizes import parse_size, resolve_size
+from pytest_fsbench.workloads.iozone import NOT_IN_THROUGHPUT, Iozone
+
+
+def file_size(fsbench, iozone_file: str) -> str:
+    return resolve_size(iozone_file, fsbench.session.host.ram_bytes)
+
+
+def test_iozone(fsbench, iozone_record, iozone_file, iozone_tests):
+    fsbench.own_data("IOzone")
+    size = file_size(fsbench, iozone_file)
+    if parse_size(iozone_record) > parse_size(size):
+        pytest.skip(f"record {iozone_record} is larger than the file ({size})")
+    fsbench.run(Iozone(tests=tuple(iozone_tests), record=iozone_record, file=size, flush=True, cpu=True))
+
+
+def test_iozone_throughput(fsbench, iozone_record, iozone_file, iozone_tests, iozone_processes):
+    fsbench.own_data("IOzone")
+    processes = int(iozone_processes)
+    per_process = f"{parse_size(file_size(fsbench, iozone_file)) // processes // 1024}K"
+    if parse_size(iozone_record) > parse_size(per_process):
+        pytest.skip(f"record {iozone_record} is larger than each process's file ({per_process})")
+    tests = tuple(t for t in iozone_tests if t not in NOT_IN_THROUGHPUT)
+    fsbench.run(Iozone(tests=tests, record=iozone_record, file=per_process, flush=True,
+                       processes=processes))
