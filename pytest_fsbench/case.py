@@ -11,11 +11,18 @@ FILESYSTEMS: tuple[str, ...] = ("ext4", "xfs", "btrfs", "zfs")
 
 @dataclass(frozen=True)
 class CaseSpec:
-    """A frozen filesystem configuration; its id names the case in test ids and results."""
+    """A frozen filesystem configuration; its id names the case in test ids and results.
+
+    The id shows the options whose keys vary within the session (the ones that tell its cases
+    apart, e.g. compression=off / gzip). An option set once for every case of a filesystem is
+    applied and recorded but left out of the id, so the case keeps its identity against a
+    baseline: changing a mount option is then a change the regression gate sees.
+    """
 
     fs: str
     layout: str
     options: tuple[tuple[str, str], ...] = ()
+    shown: tuple[str, ...] | None = None  # option keys in the id; None: all
 
     @property
     def devices_needed(self) -> int:
@@ -24,7 +31,8 @@ class CaseSpec:
     @property
     def id(self) -> str:
         parts = [self.fs, self.layout]
-        parts += [f"{key}={value}".replace(" ", "_") for key, value in self.options]
+        parts += [f"{key}={value}".replace(" ", "_") for key, value in self.options
+                  if self.shown is None or key in self.shown]
         return "-".join(parts)
 
     def option(self, key: str) -> str | None:
@@ -35,3 +43,6 @@ class CaseSpec:
 
     def to_dict(self) -> dict[str, object]:
         return {"fs": self.fs, "layout": self.layout, "options": dict(self.options), "id": self.id}
+
+    def options_text(self) -> str:
+        return ",".join(f"{key}={value}" for key, value in self.options) or "none"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .errors import CommandError
 from .system import Runner
+from .undo import run_with_retries
 from .zfsd import stop_pid
 
 _NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-\d+")
@@ -104,7 +105,7 @@ def remove_leftovers(found: Leftovers, run: Runner) -> list[str]:
 
     def attempt(argv: list[str]) -> None:
         try:
-            run(argv, timeout=120)
+            run_with_retries(run, argv)
         except CommandError as exc:
             errors.append(str(exc).splitlines()[0])
 

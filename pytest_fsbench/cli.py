@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -11,7 +12,14 @@ from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .host import Host, probe
 from .session import RUN_ROOT
+from .errors import UsageError
+from .export.json import export_session
+from .stats import compare
+from .store import Store
 from .system import run
+from .tables import comparison_lines, in_summary, short_test
+
+DEFAULT_STORE = "fsbench-results/fsbench.db"
 
 
 def doctor_lines(host: Host) -> list[str]:
@@ -44,6 +52,54 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def open_store(path: str) -> Store:
+    if not Path(path).exists():
+        raise UsageError(f"no result store at {path}; run benchmarks first, or pass --store PATH")
+    return Store(Path(path))
+
+
+def compare_pairs(store: Store, base_id: int, new_id: int, alpha: float):
+    base = {s.key: s for s in store.series(base_id)}
+    pairs = []
+    for s in store.series(new_id):
+        b = base.get(s.key)
+        if b is None or len(b.values) < 2 or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
+            continue
+        try:
+            pairs.append((short_test(s.key.test), s, compare(b.values, s.values, s.direction, alpha)))
+        except ValueError:
+            continue
+    return pairs
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    base_id, new_id = store.resolve(args.base), store.resolve(args.new)
+    print(f"fsbench compare: session {base_id} ({args.base}) -> session {new_id} ({args.new})")
+    pairs = compare_pairs(store, base_id, new_id, args.alpha)
+    print("\n".join(comparison_lines(pairs, args.alpha)))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    data = export_session(store, store.resolve(args.session))
+    text = json.dumps(data, indent=2, sort_keys=True)
+    if args.output == "-":
+        print(text)
+    else:
+        Path(args.output).write_text(text + "\n")
+        print(f"fsbench export: wrote {args.output}")
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    store = open_store(args.store)
+    for row in store.sessions():
+        print(f"{row.id:4}  {row.token:16}  {row.started}  {row.status}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
     sub = top.add_subparsers(dest="command", required=True)
@@ -53,12 +109,31 @@ def parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     cleanup.add_argument("--run-root", default=str(RUN_ROOT), help=f"fsbench's run directory (default {RUN_ROOT})")
     cleanup.set_defaults(func=cmd_cleanup)
+    store_help = f"the result store (default {DEFAULT_STORE})"
+    compare = sub.add_parser("compare", help="compare two sessions' medians: change, CI, p-value, verdict")
+    compare.add_argument("base", help="session id, token, baseline name or 'last'")
+    compare.add_argument("new", help="session id, token, baseline name or 'last'")
+    compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    compare.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    compare.set_defaults(func=cmd_compare)
+    export = sub.add_parser("export", help="write a session as JSON in pytest-benchmark's shape")
+    export.add_argument("session", help="session id, token, baseline name or 'last'")
+    export.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    export.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    export.set_defaults(func=cmd_export)
+    sessions = sub.add_parser("sessions", help="list the sessions in the store")
+    sessions.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    sessions.set_defaults(func=cmd_sessions)
     return top
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"fsbench {args.command}: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -69,12 +69,12 @@ def build_matrix(
                 f"--fs-opt {fs}:{key}={value} is for {fs}, which --fs does not include "
                 f"({','.join(filesystems)}); add it to --fs or drop the option"
             )
-    return [
-        CaseSpec(fs, layout, variant)
-        for fs in filesystems
-        for variant in option_variants(fs, parsed)
-        for layout in layouts
-    ]
+    specs = []
+    for fs in filesystems:
+        variants = option_variants(fs, parsed)
+        varying = tuple(key for key in dict(variants[0]) if len({dict(v)[key] for v in variants}) > 1)
+        specs += [CaseSpec(fs, layout, variant, varying) for variant in variants for layout in layouts]
+    return specs
 
 
 def parse_device_list(text: str) -> tuple[str, ...]:

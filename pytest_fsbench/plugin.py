@@ -4,7 +4,6 @@ is done by matrix, session, target, runner and thresholds."""
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import signal
 import threading
 from collections.abc import Iterator
@@ -12,19 +11,18 @@ from pathlib import Path
 
 import pytest
 
-from . import matrix
+from . import gate, matrix, tables
+from .bench import Bench, case_key
 from .case import CaseSpec
-from .errors import FsbenchError, UnsafeDevice, UsageError
+from .errors import UnsafeDevice, UsageError
 from .host import probe
-from .metrics import Metric
-from .results import ResultsFile
 from .datagen import parse_data
-from .runner import CACHE_POLICIES, Unsupported, check_cache_policy, execute
+from .repeat import RepeatPolicy, parse_percent
+from .runner import CACHE_POLICIES
 from .session import FsbenchSession, RunSpec, Settings
 from .system import run
 from .target import Target
-from .thresholds import Threshold, parse_threshold, violations
-from .workloads.base import Workload
+from .thresholds import parse_threshold
 
 SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
@@ -55,7 +53,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(sync + drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm", "drop")
     add("--data", "fsbench_data", "data written, comma list of zeros, random (incompressible) or N%% "
         "compressible", "random")
-    add("--fsbench-results", "fsbench_results", "directory for the results files", "fsbench-results")
+    add("--store", "fsbench_store", "SQLite result store (every run of every session)", "fsbench-results/fsbench.db")
+    add("--runs", "fsbench_runs", "measured runs per case (the minimum with --until-ci)", "6")
+    add("--warmup", "fsbench_warmup", "runs first made and discarded on each target", "1")
+    add("--until-ci", "fsbench_until_ci", "dynamic mode: repeat until the 95%% CI of each headline median is "
+        "within +-this %% (budget: --max-runs, --max-time)", "", "off")
+    add("--max-runs", "fsbench_max_runs", "dynamic mode: most measured runs per case", "30")
+    add("--max-time", "fsbench_max_time", "dynamic mode: seconds per case after which no new run starts", "", "none")
+    group.addoption("--interleave", dest="fsbench_interleave", action="store_true", default=False,
+                    help="measure in rounds: every case once per round, --runs rounds (A B A B ...), each "
+                         "on a freshly built target, so slow drift hits all configurations alike")
+    group.addoption("--save", dest="fsbench_save", metavar="NAME", help="save this session as baseline NAME")
+    group.addoption("--compare", dest="fsbench_compare", metavar="NAME",
+                    help="compare with baseline NAME, a session id, or 'last' (the newest complete session)")
+    group.addoption("--fail-on-regression", dest="fsbench_fail_on", action="append", default=[], metavar="RULE",
+                    help="fail a case whose change vs the baseline is worse than PERCENT and significant: "
+                         "5%% (every headline metric) or dd.write:3%%; needs --compare")
+    add("--alpha", "fsbench_alpha", "significance level of the regression test", "0.05")
+    group.addoption("--resume", dest="fsbench_resume", nargs="?", const="last", metavar="SESSION",
+                    help="continue an interrupted session (default: the last one): finished tests are "
+                         "skipped, a case's completed runs are kept")
     group.addoption("--threshold", dest="fsbench_thresholds", action="append", default=[], metavar="RULE",
                     help="minimum or maximum per metric, e.g. dd.write>=100MB/s, btrfs:dd.write>=150MB/s "
                          "(ini fsbench_thresholds, one per line)")
@@ -84,10 +101,54 @@ def settings_from(config: pytest.Config) -> Settings:
         image_dir=Path(_value(config, "fsbench_image_dir")),
         image_size=matrix.parse_image_size(_value(config, "fsbench_image_size")),
         thresholds=tuple(thresholds),
-        results_dir=Path(config.rootpath, _value(config, "fsbench_results")),
+        store_path=Path(config.rootpath, _value(config, "fsbench_store")),
+        repeat=repeat_policy(config),
+        interleave=config.getoption("fsbench_interleave"),
+        save=config.getoption("fsbench_save"),
+        compare=config.getoption("fsbench_compare"),
+        resume=config.getoption("fsbench_resume"),
+        regression_rules=tuple(gate.parse_rule(r) for r in config.getoption("fsbench_fail_on")),
+        alpha=parse_alpha(_value(config, "fsbench_alpha")),
+        args=tuple(config.invocation_params.args),
         caches=matrix.parse_list(_value(config, "fsbench_cache"), CACHE_POLICIES, "cache policy", "--cache"),
         datas=tuple(dict.fromkeys(str(parse_data(d)) for d in _value(config, "fsbench_data").split(","))),
     )
+
+
+def _int(text: str, option: str) -> int:
+    if not text.strip().isdigit():
+        raise UsageError(f"{option}={text!r}: give a whole number")
+    return int(text)
+
+
+def repeat_policy(config: pytest.Config) -> RepeatPolicy:
+    until = _value(config, "fsbench_until_ci")
+    max_time = _value(config, "fsbench_max_time")
+    policy = RepeatPolicy(
+        runs=_int(_value(config, "fsbench_runs"), "--runs"),
+        warmup=_int(_value(config, "fsbench_warmup"), "--warmup"),
+        until_ci=parse_percent(until, "--until-ci") if until else None,
+        max_runs=_int(_value(config, "fsbench_max_runs"), "--max-runs"),
+        max_seconds=float(_int(max_time, "--max-time")) if max_time else None,
+    )
+    if config.getoption("fsbench_interleave") and policy.until_ci is not None:
+        raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
+    return policy
+
+
+def parse_alpha(text: str) -> float:
+    try:
+        alpha = float(text)
+    except ValueError:
+        alpha = -1.0
+    if not 0 < alpha < 0.5:
+        raise UsageError(f"--alpha={text!r}: give a significance level between 0 and 0.5, e.g. 0.05")
+    return alpha
+
+
+def check_gate_options(settings: Settings) -> None:
+    if settings.regression_rules and not settings.compare:
+        raise UsageError("--fail-on-regression needs a baseline: add --compare NAME (or --compare last)")
 
 
 def check_real_devices(settings: Settings) -> Settings:
@@ -107,9 +168,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "root: needs root (loop devices, mkfs, mount)")
     try:
         settings = check_real_devices(settings_from(config))
+        check_gate_options(settings)
+        config.stash[SESSION] = FsbenchSession(settings, probe(), run)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
-    config.stash[SESSION] = FsbenchSession(settings, probe(), run)
+    config.pluginmanager.register(Rounds(), "fsbench-rounds")
     _install_signal_handlers(config)
 
 
@@ -124,6 +187,16 @@ def _install_signal_handlers(config: pytest.Config) -> None:
     config.stash[OLD_HANDLERS] = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
 
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    fsbench = session.config.stash.get(SESSION, None)
+    if fsbench is None:
+        return
+    note = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if note and reporter is not None:
+        reporter.write_line(f"fsbench: {note}")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for sig, handler in config.stash.get(OLD_HANDLERS, {}).items():
         signal.signal(sig, handler)
@@ -136,8 +209,37 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     session = config.stash[SESSION]
     s = session.settings
     where = ", ".join(s.devices) if s.devices else f"loop images of {s.image_size >> 20} MiB in {s.image_dir}"
-    return [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}; "
-            f"cache={','.join(s.caches)} data={','.join(s.datas)}; results -> {session.results_path}"]
+    runs = (f"{s.repeat.runs}+ runs until the median's 95% CI is within {s.repeat.until_ci:g}%"
+            if s.repeat.until_ci else f"{s.repeat.runs} runs") + f" after {s.repeat.warmup} warm-up"
+    lines = [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}",
+             f"fsbench: {runs}{', interleaved' if s.interleave else ''}; cache={','.join(s.caches)} "
+             f"data={','.join(s.datas)}; store {s.store_path}"]
+    if session.baseline_id is not None:
+        lines.append(f"fsbench: comparing with {s.compare} (session {session.baseline_id})")
+    if session.resumed:
+        lines.append(f"fsbench: resuming session {session.session_id}; {len(session.finished_tests)} tests already done")
+    return lines
+
+
+class Rounds:
+    """--interleave: one parametrisation per round; registered as its own plugin so that its
+    hook runs last and the round comes last in test ids (test_x[btrfs-raid1-64K-round2])."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        settings = metafunc.config.stash[SESSION].settings
+        if settings.interleave and "fsbench_round" in metafunc.fixturenames:
+            rounds = range(1, settings.repeat.runs + 1)
+            metafunc.parametrize("fsbench_round", list(rounds), ids=[f"round{r}" for r in rounds])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Interleaved: every case's round 1, then every case's round 2, ... (a stable sort)."""
+    def round_of(item: pytest.Item) -> int:
+        callspec = getattr(item, "callspec", None)
+        return callspec.params.get("fsbench_round", 0) if callspec else 0
+
+    items.sort(key=round_of)
 
 
 @pytest.hookimpl(tryfirst=True)  # the case id comes first in test ids: test_x[btrfs-raid1-64K]
@@ -171,65 +273,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> Iterator[Target]:
     """A freshly built, mounted filesystem for this case; torn down after the test, always."""
     session = request.config.stash[SESSION]
+    if case_key(request.node.nodeid) in session.finished_tests:
+        pytest.skip(f"{fsbench_spec.id}: finished in session {session.session_id} before it was interrupted")
     reasons = session.unavailable(fsbench_spec)
     if reasons:
         pytest.skip(f"{fsbench_spec.id}: " + "; ".join(reasons))
     with session.target(fsbench_spec) as target:
         yield target
-
-
-class Bench:
-    """Runs workloads on the target, records their metrics and applies the thresholds."""
-
-    def __init__(self, session: FsbenchSession, target: Target, run_spec: RunSpec, item: pytest.Item,
-                 record_property) -> None:
-        self.session = session
-        self.target = target
-        self.cache = run_spec.cache
-        self.data = run_spec.data
-        self.item = item
-        self._record_property = record_property
-        self.thresholds: list[Threshold] = list(session.settings.thresholds)
-        for marker in item.iter_markers("fsbench_threshold"):
-            self.thresholds += [parse_threshold(rule) for rule in marker.args]
-
-    def own_data(self, tool: str) -> None:
-        """Skip unless the case uses the default data: tool writes a pattern of its own, whose
-        compressibility fsbench cannot set (only dd and fio honour --data)."""
-        if self.data != RunSpec().data:
-            pytest.skip(f"{self.target.id}: {tool} writes its own data pattern, so --data={self.data} "
-                        "cannot apply; dd and fio honour --data")
-
-    def run(self, workload: Workload, *, cache: str | None = None) -> list[Metric]:
-        """Measure workload once with this case's cache policy (or `cache`); fail the test if a
-        threshold is broken. Pass `data=fsbench.data` to workloads that write data."""
-        policy = check_cache_policy(cache or self.cache)
-        try:
-            measurement = execute(workload, self.target, self.session.run, policy)
-        except Unsupported as exc:
-            pytest.skip(f"{self.target.id}: {exc}")
-        self._record(workload, measurement.metrics, measurement.cache, measurement.completed.seconds)
-        broken = violations(self.thresholds, self.target.spec, measurement.metrics)
-        if broken:
-            pytest.fail("\n".join(broken), pytrace=False)
-        return measurement.metrics
-
-    def _record(self, workload: Workload, metrics: list[Metric], cache: str, seconds: float) -> None:
-        now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        records = []
-        for metric in metrics:
-            record = {
-                "session": self.session.token, "test": self.item.nodeid, "case": self.target.id,
-                "workload": workload.name, "workload_params": workload.params(), "cache": cache,
-                "command_seconds": round(seconds, 3), "time": now, **metric.to_dict(),
-                "manifest": self.target.manifest,
-            }
-            records.append(record)
-            params = "".join(f"[{k}={v}]" for k, v in sorted(metric.params.items()))
-            self._record_property(f"fsbench.{metric.name}{params}",
-                                  f"{metric.value:.6g} {metric.unit} ({metric.direction.value} is better)")
-        ResultsFile(self.session.results_path).append(records)
-        self.session.recorded += records
 
 
 @pytest.fixture
@@ -239,50 +289,43 @@ def fsbench_run() -> RunSpec:
 
 
 @pytest.fixture
-def fsbench(fsbench_target: Target, fsbench_run: RunSpec, request: pytest.FixtureRequest, record_property) -> Bench:
+def fsbench_round() -> int:
+    """The round of an interleaved session (parametrised with --interleave)."""
+    return 0
+
+
+@pytest.fixture
+def fsbench(fsbench_target: Target, fsbench_run: RunSpec, fsbench_round: int, request: pytest.FixtureRequest,
+            record_property) -> Bench:
     """The benchmark helper: `fsbench.run(workload)` measures on this case's target."""
-    return Bench(request.config.stash[SESSION], fsbench_target, fsbench_run, request.node, record_property)
+    session = request.config.stash[SESSION]
+    return Bench(session, fsbench_target, fsbench_run, request.node, record_property,
+                 interleaved=session.settings.interleave)
 
 
-SIDE_METRICS = ("cpu.", "disk.", "fs.")
-SUMMARY_UNITS = ("MB/s", "ops/s", "s")
-
-
-def in_summary(name: str, unit: str) -> bool:
-    """The table shows each workload's headline figures; every metric is in the results file."""
-    return unit in SUMMARY_UNITS and not name.startswith(SIDE_METRICS) and "flowop" not in name
-
-
-def summary_rows(records: list[dict]) -> list[tuple[str, ...]]:
-    """One row per measured metric, with the run's CPU cost and compression ratio beside it."""
-    side: dict[str, dict[str, float]] = {}
-    for r in records:
-        if str(r["name"]).startswith(SIDE_METRICS):
-            side.setdefault(str(r["test"]), {})[str(r["name"])] = float(r["value"])  # type: ignore[arg-type]
-    rows = []
-    for r in records:
-        if not in_summary(str(r["name"]), str(r["unit"])):
-            continue
-        extra = side.get(str(r["test"]), {})
-        cpu = extra.get("cpu.user", 0.0) + extra.get("cpu.system", 0.0) if "cpu.user" in extra else None
-        ratio = extra.get("fs.compressratio")
-        rows.append((str(r["test"]).split("::")[-1], str(r["name"]),
-                     ",".join(f"{k}={v}" for k, v in sorted(r["params"].items())),  # type: ignore[union-attr]
-                     f"{r['value']:.4g}", str(r["unit"]),
-                     "" if cpu is None else f"{cpu:.0f}", "" if ratio is None else f"{ratio:.2f}"))
-    return rows
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Remember in the store which fsbench tests finished, so --resume can skip them."""
+    outcome = yield
+    report = outcome.get_result()
+    callspec = getattr(item, "callspec", None)
+    if callspec is None or "fsbench_spec" not in callspec.params or report.when != "call":
+        return
+    session = item.config.stash[SESSION]
+    session.store.record_test(session.session_id, case_key(item.nodeid), report.outcome)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     session = config.stash.get(SESSION, None)
-    if session is None or not session.recorded:
+    if session is None or not session.results:
         return
-    terminalreporter.write_sep("=", "fsbench results (MB/s = 10^6 bytes/s)")
-    header = ("case", "metric", "params", "value", "unit", "cpu%", "compress")
-    rows = summary_rows(session.recorded)
-    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
-    for row in [header, *rows]:
-        terminalreporter.write_line("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    terminalreporter.write_line("cpu% = user+system of all CPUs during the measured run; compress = the "
-                                "filesystem's achieved ratio; all metrics in the results file:")
-    terminalreporter.write_line(f"  {session.results_path}")
+    write = terminalreporter.write_line
+    terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
+    for line in tables.results_table(session.results):
+        write(line)
+    if session.baseline_id is not None:
+        terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} (session {session.baseline_id})")
+        for line in tables.comparison_table(session.results, session.settings.alpha):
+            write(line)
+    write(f"store: {session.settings.store_path} (session {session.session_id}); "
+          f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

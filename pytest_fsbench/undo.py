@@ -17,6 +17,19 @@ RETRY_DELAY = 1.0
 Undo = tuple[str, ...] | Callable[[], None]
 
 
+def run_with_retries(run: Runner, argv: list[str]) -> None:
+    """Run a removal command, trying again a few times: a device or pool is often "busy" for a
+    moment after the last file on it closes."""
+    for attempt in range(RETRIES):
+        try:
+            run(argv, timeout=120)
+            return
+        except FsbenchError:
+            if attempt == RETRIES - 1:
+                raise
+            time.sleep(RETRY_DELAY)
+
+
 class UndoStack:
     def __init__(self, run: Runner) -> None:
         self._run = run
@@ -44,15 +57,7 @@ class UndoStack:
         return errors
 
     def _run_with_retries(self, argv: list[str]) -> None:
-        # a device or pool is often "busy" for a moment after the last file closes
-        for attempt in range(RETRIES):
-            try:
-                self._run(argv, timeout=120)
-                return
-            except FsbenchError:
-                if attempt == RETRIES - 1:
-                    raise
-                time.sleep(RETRY_DELAY)
+        run_with_retries(self._run, argv)
 
     def __len__(self) -> int:
         return len(self._items)

@@ -3,7 +3,6 @@ interrupted or killed leaves nothing behind, or `fsbench cleanup` removes it."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -16,19 +15,30 @@ from pathlib import Path
 import pytest
 
 from conftest import fsbench_leftovers, run_pytest
+from pytest_fsbench.store import Store
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
 
 
+def plugin_options(tmp_path: Path, runs: int = 2) -> list[str]:
+    return [f"--image-dir={tmp_path / 'images'}", "--image-size=512M", f"--store={tmp_path / 'fsbench.db'}",
+            f"--runs={runs}", "--warmup=1"]
+
+
 def small(tmp_path: Path) -> list[str]:
-    return [f"--image-dir={tmp_path / 'images'}", "--image-size=512M", "--dd-size=32M",
-            f"--fsbench-results={tmp_path / 'results'}"]
+    """The plugin's options plus the repository's dd cases at a small size."""
+    return [*plugin_options(tmp_path), "--dd-size=32M"]
 
 
-def results(tmp_path: Path) -> list[dict]:
-    [path] = (tmp_path / "results").glob("*/results.jsonl")
-    return [json.loads(line) for line in path.read_text().splitlines()]
+def stored(tmp_path: Path) -> tuple[list, dict]:
+    """The last session's series and its export (cases with their manifests)."""
+    store = Store(tmp_path / "fsbench.db")
+    try:
+        session = store.sessions()[-1].id
+        return store.series(session), store.session_export(session)
+    finally:
+        store.close()
 
 
 def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
@@ -39,23 +49,25 @@ def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
     assert proc.returncode == 0, out[-3000:]
     assert "10 passed, 2 skipped" in out
     assert "ext4-raid1: ext4 raid1 needs an md RAID array, and this kernel has no md driver" in out
-    assert "fsbench results (MB/s = 10^6 bytes/s)" in out
-    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+bs=1M,data=random,size=32M\s+[\d.]+\s+MB/s", out)
-    records = results(tmp_path)
-    assert sorted({r["case"] for r in records}) == ["btrfs-raid1", "btrfs-single", "ext4-single", "zfs-raid1", "zfs-single"]
-    for record in records:
-        assert record["manifest"]["host"]["kernel"] == os.uname().release
-        assert record["manifest"]["devices"][0]["direct_io"] is True
-    dd = [r for r in records if r["name"].startswith("dd.")]
+    assert "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)" in out
+    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+bs=1M,data=random,size=32M\s+[\d.]+\s+MB/s\s+2\s", out)
+    series, export = stored(tmp_path)
+    assert sorted({s.case_id for s in series}) == ["btrfs-raid1", "btrfs-single", "ext4-single", "zfs-raid1", "zfs-single"]
+    dd = [s for s in series if s.key.metric.startswith("dd.")]
     assert len(dd) == 10
-    assert all(r["unit"] == "MB/s" and r["direction"] == "higher" and r["value"] > 0 for r in dd)
-    units = {r["name"]: r["unit"] for r in records}
+    assert all(s.unit == "MB/s" and s.direction.value == "higher" and len(s.values) == 2 and min(s.values) > 0 for s in dd)
+    units = {s.key.metric: s.unit for s in series}
     assert units["cpu.system"] == "%" and units["disk.write"] == "MB" and units["fs.compressratio"] == "x"
-    writes = [r for r in records if r["name"] == "disk.write" and "dd_write" in r["test"]]
-    assert all(r["value"] >= 32 * 1.048576 * 0.95 for r in writes if "zfs" not in r["case"]), writes
-    zfs = next(r for r in records if r["case"] == "zfs-single")
+    writes = [s for s in series if s.key.metric == "disk.write" and "dd_write" in s.key.test and "zfs" not in s.case_id]
+    assert all(min(s.values) >= 32 * 1.048576 * 0.95 for s in writes), writes
+    for case in export["cases"]:
+        assert case["manifest"]["host"]["kernel"] == os.uname().release
+        assert case["manifest"]["devices"][0]["direct_io"] is True
+        assert case["status"] == "done" and case["stopped_by"] == "runs"
+    zfs = next(c for c in export["cases"] if c["case_id"] == "zfs-single")
     assert zfs["manifest"]["host"]["zfs_implementation"] in ("zfs-fuse", "openzfs")
     assert "compression" in zfs["manifest"]["applied"]["properties"]
+    assert export["session"]["status"] == "complete"
     props = {p.get("name") for p in ET.parse(junit).iter("property")}
     assert "fsbench.dd.write[bs=1M][data=random][size=32M]" in props
 
@@ -69,7 +81,7 @@ def test_threshold_fails_the_case_with_a_clear_message(tmp_path, no_leftovers):
     assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in proc.stdout
     assert re.search(r"^btrfs-single dd\.write bs=1M data=random size=32M [\d.]+ MB/s < 1e\+06 MB/s$",
                      proc.stdout, re.MULTILINE), proc.stdout[-2000:]
-    assert {r["case"] for r in results(tmp_path) if r["name"] == "dd.write"} == {"ext4-single", "btrfs-single"}
+    assert {s.case_id for s in stored(tmp_path)[0] if s.key.metric == "dd.write"} == {"ext4-single", "btrfs-single"}
 
 
 def test_threshold_marker(tmp_path, no_leftovers):
@@ -79,7 +91,7 @@ def test_threshold_marker(tmp_path, no_leftovers):
         "@pytest.mark.fsbench_threshold('dd.write>=1000000MB/s')\n"
         "def test_fast(fsbench):\n"
         "    fsbench.run(DdWrite(total_size='16M'))\n")
-    proc = run_pytest(["test_marked.py", "--fs=ext4", *small(tmp_path)[:2]], cwd=tmp_path)
+    proc = run_pytest(["test_marked.py", "--fs=ext4", *plugin_options(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 1 and "ext4-single dd.write" in proc.stdout and "< 1e+06 MB/s" in proc.stdout
 
 
@@ -99,7 +111,7 @@ def start_slow_case(tmp_path: Path, fs: str, layout: str) -> tuple[subprocess.Po
     ready = tmp_path / "ready"
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_slow.py", f"--fs={fs}",
-         f"--layout={layout}", f"--image-dir={tmp_path / 'images'}", "--image-size=512M"],
+         f"--layout={layout}", *plugin_options(tmp_path)],
         cwd=tmp_path, env={**os.environ, "FSBENCH_READY": str(ready)},
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
@@ -156,8 +168,8 @@ def two_disks(tmp_path):
 
 def test_real_devices_get_the_plan_and_are_wiped_after_each_case(tmp_path, two_disks, no_leftovers):
     proc = run_pytest(["benchmarks/test_dd.py", "--fs=btrfs,zfs", "--layout=single,raid1,raid10",
-                       f"--devices={','.join(two_disks)}", "--dd-size=32M",
-                       f"--fsbench-results={tmp_path / 'results'}"], cwd=REPO)
+                       f"--devices={','.join(two_disks)}", "--dd-size=32M", "--runs=1", "--warmup=0",
+                       f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:]
     assert f"btrfs-raid1: {two_disks[0]} (1.1 GB" in proc.stdout and "will be overwritten" in proc.stdout
     assert "8 passed, 4 skipped" in proc.stdout

@@ -66,13 +66,24 @@ def test_matrix_is_fs_by_variant_by_layout():
                          ["zfs:compression=off", "zfs:compression=gzip", "zfs:recordsize=64K"])
     assert [s.id for s in specs] == [
         "btrfs-single", "btrfs-raid10",
-        "zfs-single-compression=off-recordsize=64K", "zfs-raid10-compression=off-recordsize=64K",
-        "zfs-single-compression=gzip-recordsize=64K", "zfs-raid10-compression=gzip-recordsize=64K",
+        "zfs-single-compression=off", "zfs-raid10-compression=off",
+        "zfs-single-compression=gzip", "zfs-raid10-compression=gzip",
     ]
+    # the option common to every zfs case is applied, recorded, and left out of the id
+    assert all(dict(s.options)["recordsize"] == "64K" for s in specs if s.fs == "zfs")
+    assert specs[2].options_text() == "compression=off,recordsize=64K"
+
+
+def test_a_single_option_keeps_the_case_id():
+    [spec] = build_matrix(("ext4",), ("single",), ["ext4:mount=sync"])
+    assert spec.id == "ext4-single" and spec.option("mount") == "sync"
+    assert spec.to_dict()["options"] == {"mount": "sync"}
 
 
 def test_case_id_has_no_spaces():
     assert CaseSpec("xfs", "single", (("mkfs", "-m crc=1"),)).id == "xfs-single-mkfs=-m_crc=1"
+    specs = build_matrix(("xfs",), ("single",), ["xfs:mkfs=-m crc=1", "xfs:mkfs=-m crc=0"])
+    assert [s.id for s in specs] == ["xfs-single-mkfs=-m_crc=1", "xfs-single-mkfs=-m_crc=0"]
 
 
 def test_devices():

@@ -7,7 +7,6 @@ import pytest
 
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import BuildContext, driver
-from pytest_fsbench.filesystems.zfs import Zfs
 from pytest_fsbench.host import Host
 
 DEVS = ("/dev/loop0", "/dev/loop1", "/dev/loop2", "/dev/loop3")

@@ -1,0 +1,1 @@
+"""Exports of stored sessions to other tools' formats."""

@@ -1,0 +1,239 @@
+"""The one place results are stored: an SQLite file (sessions, cases, runs, metrics, baselines).
+
+Every completed run is committed before the next starts, so a crash loses only the run in
+flight. The schema is versioned (PRAGMA user_version) and upgraded by the MIGRATIONS in order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import UsageError
+from .metrics import Direction, Metric
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the first schema
+    """
+    CREATE TABLE sessions (
+        id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, started TEXT NOT NULL, finished TEXT,
+        status TEXT NOT NULL, args TEXT NOT NULL, manifest TEXT NOT NULL);
+    CREATE TABLE cases (
+        id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),
+        test TEXT NOT NULL, case_id TEXT NOT NULL, spec TEXT NOT NULL, workload TEXT NOT NULL,
+        workload_params TEXT NOT NULL, cache TEXT NOT NULL, data TEXT NOT NULL,
+        status TEXT NOT NULL, stopped_by TEXT, manifest TEXT NOT NULL,
+        UNIQUE (session_id, test, workload, workload_params));
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY, case_row INTEGER NOT NULL REFERENCES cases(id), idx INTEGER NOT NULL,
+        warmup INTEGER NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL, seconds REAL NOT NULL,
+        cache_applied TEXT NOT NULL);
+    CREATE TABLE metrics (
+        run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, params TEXT NOT NULL,
+        value REAL NOT NULL, unit TEXT NOT NULL, direction TEXT NOT NULL);
+    CREATE INDEX metrics_run ON metrics(run_id);
+    CREATE TABLE tests (
+        session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, outcome TEXT NOT NULL,
+        PRIMARY KEY (session_id, test));
+    CREATE TABLE baselines (
+        name TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id), created TEXT NOT NULL);
+    """,
+)
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    """What makes samples comparable across sessions: the test, the workload configuration and
+    the metric with its parameters."""
+
+    test: str
+    workload: str
+    workload_params: str
+    metric: str
+    params: str
+
+
+@dataclass(frozen=True)
+class Series:
+    key: SeriesKey
+    case_id: str
+    unit: str
+    direction: Direction
+    values: tuple[float, ...]
+    options: str = "none"  # the case's filesystem options, as CaseSpec.options_text()
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    token: str
+    started: str
+    finished: str | None
+    status: str
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None)  # autocommit; transactions explicit
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.db.execute("PRAGMA journal_mode = WAL")
+        migrate(self.db)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    def start_session(self, token: str, args: dict[str, object], manifest: dict[str, object]) -> int:
+        cur = self.db.execute(
+            "INSERT INTO sessions (token, started, status, args, manifest) VALUES (?, ?, 'running', ?, ?)",
+            (token, now(), canonical(args), canonical(manifest)))
+        return int(cur.lastrowid)
+
+    def reopen_session(self, session_id: int) -> None:
+        self.db.execute("UPDATE sessions SET status = 'running', finished = NULL WHERE id = ?", (session_id,))
+
+    def finish_session(self, session_id: int, status: str) -> None:
+        self.db.execute("UPDATE sessions SET status = ?, finished = ? WHERE id = ?", (status, now(), session_id))
+
+    def sessions(self) -> list[SessionRow]:
+        rows = self.db.execute("SELECT id, token, started, finished, status FROM sessions ORDER BY id")
+        return [SessionRow(*row) for row in rows]
+
+    def resolve(self, ref: str, *, before: int | None = None) -> int:
+        """A session by id, token, baseline name, or 'last' (the newest complete one)."""
+        if ref == "last":
+            query = "SELECT id FROM sessions WHERE status = 'complete'"
+            args: tuple = ()
+            if before is not None:
+                query += " AND id < ?"
+                args = (before,)
+            row = self.db.execute(query + " ORDER BY id DESC LIMIT 1", args).fetchone()
+            if row is None:
+                raise UsageError(f"no complete session in {self.path} to compare with; run once with --save NAME first")
+            return int(row[0])
+        row = self.db.execute("SELECT session_id FROM baselines WHERE name = ?", (ref,)).fetchone()
+        if row is None:
+            row = self.db.execute("SELECT id FROM sessions WHERE token = ? OR CAST(id AS TEXT) = ?", (ref, ref)).fetchone()
+        if row is None:
+            names = [r[0] for r in self.db.execute("SELECT name FROM baselines ORDER BY name")]
+            known = f"; baselines here: {', '.join(names)}" if names else "; this store has no baselines yet"
+            raise UsageError(f"no baseline or session {ref!r} in {self.path}{known}")
+        return int(row[0])
+
+    def last_unfinished(self) -> int:
+        row = self.db.execute("SELECT id FROM sessions WHERE status != 'complete' ORDER BY id DESC LIMIT 1").fetchone()
+        if row is None:
+            raise UsageError(f"--resume: no interrupted session in {self.path}")
+        return int(row[0])
+
+    def save_baseline(self, name: str, session_id: int) -> None:
+        self.db.execute("INSERT INTO baselines (name, session_id, created) VALUES (?, ?, ?) "
+                        "ON CONFLICT(name) DO UPDATE SET session_id = excluded.session_id, created = excluded.created",
+                        (name, session_id, now()))
+
+    # --- cases and runs ----------------------------------------------------------------------------
+
+    def case_row(self, session_id: int, test: str, case_id: str, spec: dict[str, object], workload: str,
+                 workload_params: dict[str, str], cache: str, data: str, manifest: dict[str, object]) -> int:
+        """The row of this case in this session, created if new (a resumed case keeps its runs)."""
+        params = canonical(workload_params)
+        row = self.db.execute("SELECT id FROM cases WHERE session_id = ? AND test = ? AND workload = ? AND workload_params = ?",
+                              (session_id, test, workload, params)).fetchone()
+        if row is not None:
+            return int(row[0])
+        cur = self.db.execute(
+            "INSERT INTO cases (session_id, test, case_id, spec, workload, workload_params, cache, data, status, manifest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+            (session_id, test, case_id, canonical(spec), workload, params, cache, data, canonical(manifest)))
+        return int(cur.lastrowid)
+
+    def completed_runs(self, case_row: int) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ? AND warmup = 0", (case_row,)).fetchone()[0])
+
+    def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
+                metrics: Iterable[Metric]) -> None:
+        """One run and its metrics, committed together."""
+        with self.db:
+            self.db.execute("BEGIN")
+            idx = self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ?", (case_row,)).fetchone()[0]
+            cur = self.db.execute(
+                "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (case_row, idx, int(warmup), started, now(), seconds, cache_applied))
+            self.db.executemany(
+                "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
+                [(cur.lastrowid, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
+
+    def finish_case(self, case_row: int, status: str, stopped_by: str | None) -> None:
+        self.db.execute("UPDATE cases SET status = ?, stopped_by = ? WHERE id = ?", (status, stopped_by, case_row))
+
+    def record_test(self, session_id: int, test: str, outcome: str) -> None:
+        self.db.execute("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?) "
+                        "ON CONFLICT(session_id, test) DO UPDATE SET outcome = excluded.outcome",
+                        (session_id, test, outcome))
+
+    def finished_tests(self, session_id: int) -> set[str]:
+        rows = self.db.execute("SELECT test FROM tests WHERE session_id = ? AND outcome IN ('passed', 'failed')", (session_id,))
+        return {row[0] for row in rows}
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def series(self, session_id: int, *, test: str | None = None, case_row: int | None = None) -> list[Series]:
+        """Measured (not warm-up) samples of every metric in a session, one Series per key."""
+        query = ("SELECT c.test, c.workload, c.workload_params, m.name, m.params, c.case_id, m.unit, m.direction,"
+                 " m.value, c.spec"
+                 " FROM metrics m JOIN runs r ON m.run_id = r.id JOIN cases c ON r.case_row = c.id"
+                 " WHERE c.session_id = ? AND r.warmup = 0")
+        args: list[object] = [session_id]
+        if test is not None:
+            query += " AND c.test = ?"
+            args.append(test)
+        if case_row is not None:
+            query += " AND c.id = ?"
+            args.append(case_row)
+        grouped: dict[SeriesKey, tuple[str, str, str, str, list[float]]] = {}
+        for t, w, wp, name, params, case_id, unit, direction, value, spec in self.db.execute(query + " ORDER BY r.id", args):
+            entry = grouped.setdefault(SeriesKey(t, w, wp, name, params), (case_id, unit, direction, spec, []))
+            entry[4].append(value)
+        return [Series(key, case_id, unit, Direction(direction), tuple(values), _options_text(spec))
+                for key, (case_id, unit, direction, spec, values) in grouped.items()]
+
+    def session_export(self, session_id: int) -> dict[str, object]:
+        row = self.db.execute("SELECT token, started, finished, status, args, manifest FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+        cases = self.db.execute("SELECT id, test, case_id, spec, workload, workload_params, cache, data, status,"
+                                " stopped_by, manifest FROM cases WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return {"session": {"id": session_id, "token": row[0], "started": row[1], "finished": row[2], "status": row[3],
+                            "args": json.loads(row[4]), "manifest": json.loads(row[5])},
+                "cases": [{"row": c[0], "test": c[1], "case_id": c[2], "spec": json.loads(c[3]), "workload": c[4],
+                           "workload_params": json.loads(c[5]), "cache": c[6], "data": c[7], "status": c[8],
+                           "stopped_by": c[9], "manifest": json.loads(c[10])} for c in cases]}
+
+
+def _options_text(spec_json: str) -> str:
+    options = json.loads(spec_json).get("options", {})
+    return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Bring the schema to the newest version, one migration at a time."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    if version > len(MIGRATIONS):
+        raise UsageError(f"the result store is schema version {version}, newer than this fsbench "
+                         f"({len(MIGRATIONS)}); upgrade fsbench or use another --store")
+    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+        db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")

@@ -1,0 +1,86 @@
+"""Plain-text tables for the terminal summary and `fsbench compare` (pure)."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+
+from .stats import Comparison, summarize
+from .store import Series
+
+SIDE_METRICS = ("cpu.", "disk.", "fs.")
+SUMMARY_UNITS = ("MB/s", "ops/s", "s")
+VERDICT_ORDER = {"worse": 0, "better": 1, "unchanged": 2}
+
+
+def in_summary(name: str, unit: str) -> bool:
+    """The tables show each workload's headline figures; every metric is in the store."""
+    return unit in SUMMARY_UNITS and not name.startswith(SIDE_METRICS) and "flowop" not in name
+
+
+def params_text(params_json: str) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(json.loads(params_json).items()))
+
+
+def short_test(test: str) -> str:
+    return test.split("::")[-1]
+
+
+def align(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def _median(series: list[Series], name: str) -> float | None:
+    found = [s for s in series if s.key.metric == name]
+    return summarize(found[0].values).median if found and found[0].values else None
+
+
+def results_table(results) -> list[str]:
+    """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it."""
+    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "compress", "stopped")
+    rows = [header]
+    for result in results:
+        user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
+        ratio = _median(result.series, "fs.compressratio")
+        for s in result.series:
+            if not in_summary(s.key.metric, s.unit):
+                continue
+            summary = summarize(s.values)
+            half = (summary.median_ci[1] - summary.median_ci[0]) / 2 / summary.median * 100 if summary.median else math.nan
+            rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), f"{summary.median:.4g}",
+                         s.unit, str(summary.n), "" if math.isnan(half) else f"+-{half:.1f}%",
+                         "" if user is None or system is None else f"{user + system:.0f}",
+                         "" if ratio is None else f"{ratio:.2f}", result.stopped_by or "-"))
+    lines = align(rows)
+    return lines + ["ci95: the median's 95% confidence interval (distribution-free; min..max when n < 6); "
+                    "cpu%: user+system of all CPUs; compress: the filesystem's achieved ratio"]
+
+
+def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[tuple[str, ...]]:
+    rows = []
+    for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
+        marker = "*" if cmp.significant else " "
+        rows.append((case, s.key.metric, params_text(s.key.params), f"{cmp.baseline_median:.4g}",
+                     f"{cmp.candidate_median:.4g}", s.unit, f"{cmp.pct_change:+.1f}%{marker}",
+                     f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}",
+                     f"{cmp.n_baseline}/{cmp.n_candidate}", cmp.verdict))
+    return rows
+
+
+def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float) -> list[str]:
+    header = ("case", "metric", "params", "base", "new", "unit", "change", "ci95", "p", "n", "verdict")
+    rows = comparison_rows(pairs)
+    if not rows:
+        return ["no case here has samples in the baseline to compare with"]
+    counts = {v: sum(1 for r in rows if r[-1] == v) for v in VERDICT_ORDER}
+    return align([header, *rows]) + [
+        f"{counts['worse']} worse, {counts['better']} better, {counts['unchanged']} unchanged; "
+        f"* = significant at alpha={alpha:g} (Mann-Whitney U); change = of the medians"]
+
+
+def comparison_table(results, alpha: float) -> list[str]:
+    pairs = [(short_test(r.test), s, cmp) for r in results for s, cmp in r.comparisons
+             if in_summary(s.key.metric, s.unit)]
+    return comparison_lines(pairs, alpha)
