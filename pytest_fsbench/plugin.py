@@ -16,6 +16,7 @@ from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import UnsafeDevice, UsageError
 from .host import probe
+from .ordering import SessionResults
 from .datagen import parse_data
 from .repeat import RepeatPolicy, parse_percent
 from .runner import CACHE_POLICIES
@@ -32,7 +33,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fsbench", "fsbench: filesystem benchmarks")
 
     def add(flag: str, ini: str, help: str, default: str, shown: str | None = None) -> None:
-        group.addoption(flag, dest=ini, default=None, help=f"{help} (ini {ini}; default: {shown or default})")
+        text = f"{help} (ini {ini}; default: {shown or default})"
+        group.addoption(flag, dest=ini, default=None, help=text.replace("%", "%%"))  # argparse formats %
         parser.addini(ini, help=help, type="string", default=default)
 
     add("--fs", "fsbench_fs", "filesystems, comma list of ext4,xfs,btrfs,zfs", "ext4")
@@ -51,13 +53,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add("--image-size", "fsbench_image_size", "size of each loop image, e.g. 2G", "2G")
     add("--cache", "fsbench_cache", "cache policies before each measured run, comma list of drop "
         "(sync + drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm", "drop")
-    add("--data", "fsbench_data", "data written, comma list of zeros, random (incompressible) or N%% "
+    add("--data", "fsbench_data", "data written, comma list of zeros, random (incompressible) or N% "
         "compressible", "random")
     add("--store", "fsbench_store", "SQLite result store (every run of every session)", "fsbench-results/fsbench.db")
     add("--runs", "fsbench_runs", "measured runs per case (the minimum with --until-ci)", "6")
     add("--warmup", "fsbench_warmup", "runs first made and discarded on each target", "1")
-    add("--until-ci", "fsbench_until_ci", "dynamic mode: repeat until the 95%% CI of each headline median is "
-        "within +-this %% (budget: --max-runs, --max-time)", "", "off")
+    add("--until-ci", "fsbench_until_ci", "dynamic mode: repeat until the 95% CI of each headline median is "
+        "within +-this % (budget: --max-runs, --max-time)", "", "off")
     add("--max-runs", "fsbench_max_runs", "dynamic mode: most measured runs per case", "30")
     add("--max-time", "fsbench_max_time", "dynamic mode: seconds per case after which no new run starts", "", "none")
     group.addoption("--interleave", dest="fsbench_interleave", action="store_true", default=False,
@@ -301,6 +303,12 @@ def fsbench(fsbench_target: Target, fsbench_run: RunSpec, fsbench_round: int, re
     session = request.config.stash[SESSION]
     return Bench(session, fsbench_target, fsbench_run, request.node, record_property,
                  interleaved=session.settings.interleave)
+
+
+@pytest.fixture
+def fsbench_results(request: pytest.FixtureRequest) -> SessionResults:
+    """This session's measured samples by case and metric, for ordering assertions."""
+    return SessionResults(request.config.stash[SESSION])
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -37,11 +37,20 @@ def _median(series: list[Series], name: str) -> float | None:
     return summarize(found[0].values).median if found and found[0].values else None
 
 
+def latest(results) -> list:
+    """The last result of each test's workload (interleaved rounds add one result per round)."""
+    by_key = {}
+    for r in results:
+        first = r.series[0].key if r.series else None
+        by_key[(r.test, first.workload if first else "", first.workload_params if first else "")] = r
+    return list(by_key.values())
+
+
 def results_table(results) -> list[str]:
     """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it."""
     header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "compress", "stopped")
     rows = [header]
-    for result in results:
+    for result in latest(results):
         user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
         ratio = _median(result.series, "fs.compressratio")
         for s in result.series:
@@ -81,6 +90,6 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
 
 
 def comparison_table(results, alpha: float) -> list[str]:
-    pairs = [(short_test(r.test), s, cmp) for r in results for s, cmp in r.comparisons
+    pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.comparisons
              if in_summary(s.key.metric, s.unit)]
     return comparison_lines(pairs, alpha)

@@ -1,0 +1,54 @@
+from pytest_fsbench.bench import CaseResult, case_key
+from pytest_fsbench.metrics import Direction
+from pytest_fsbench.stats import compare
+from pytest_fsbench.store import Series, SeriesKey
+from pytest_fsbench.tables import comparison_lines, results_table
+
+TEST = "benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]"
+
+
+def series(metric: str, values, unit="MB/s", direction=Direction.HIGHER) -> Series:
+    return Series(SeriesKey(TEST, "dd", '{"bs":"1M"}', metric, '{"bs":"1M"}'), "btrfs-single", unit, direction, tuple(values))
+
+
+def test_round_ids_are_dropped_from_the_key():
+    assert case_key("b/t.py::test_x[ext4-single-1M-round3]") == "b/t.py::test_x[ext4-single-1M]"
+    assert case_key("b/t.py::test_x[ext4-single-1M]") == "b/t.py::test_x[ext4-single-1M]"
+
+
+def test_results_table_shows_headline_metrics_with_cpu_and_compression():
+    write = series("dd.write", [100, 110, 90, 105, 95, 100])
+    side = [series("cpu.user", [10] * 6, "%", Direction.LOWER), series("cpu.system", [20] * 6, "%", Direction.LOWER),
+            series("fs.compressratio", [2.0] * 6, "x")]
+    earlier_round = CaseResult(TEST, "btrfs-single", [series("dd.write", [100])], None)
+    lines = results_table([earlier_round, CaseResult(TEST, "btrfs-single", [write, *side], "runs")])
+    assert len(lines) == 3  # header, the latest result only, the legend
+    assert lines[1].split() == ["test_dd_write[btrfs-single-1M]", "dd.write", "bs=1M", "100", "MB/s", "6",
+                                "+-10.0%", "30", "2.00", "runs"]
+
+
+def test_comparison_lines_order_and_counts():
+    base = series("dd.write", [100, 101, 99, 100, 102, 98])
+    worse = compare(base.values, [90, 91, 89, 90, 92, 88], Direction.HIGHER)
+    same = compare(base.values, [100, 101, 99, 100, 102, 98], Direction.HIGHER)
+    lines = comparison_lines([("b", base, same), ("a", base, worse)], 0.05)
+    assert lines[1].startswith("a ") and lines[1].endswith("worse") and "-10.0%*" in lines[1]
+    assert lines[2].endswith("unchanged")
+    assert lines[-1].startswith("1 worse, 0 better, 1 unchanged")
+    assert comparison_lines([], 0.05) == ["no case here has samples in the baseline to compare with"]
+
+
+def test_assert_better_needs_significance():
+    import pytest
+
+    from pytest_fsbench.ordering import assert_better
+
+    slow, fast = [100, 101, 99, 100, 102, 98], [120, 121, 119, 120, 122, 118]
+    assert_better("dd.write", ("btrfs-raid10", fast), ("ext4-single", slow), Direction.HIGHER, "MB/s")
+    with pytest.raises(AssertionError, match=r"^ext4-single is not significantly better than btrfs-raid10: "
+                       r"btrfs-raid10 -> ext4-single dd.write 120.0 -> 100.0 MB/s -16.7%"):
+        assert_better("dd.write", ("ext4-single", slow), ("btrfs-raid10", fast), Direction.HIGHER, "MB/s")
+    with pytest.raises(AssertionError, match="n=3/3 unchanged"):  # 3 runs a side can never be significant
+        assert_better("dd.write", ("a", fast[:3]), ("b", slow[:3]), Direction.HIGHER, "MB/s")
+    # for a time, lower is better
+    assert_better("kernel_build.seconds", ("zfs", slow), ("ext4", fast), Direction.LOWER, "s")
