@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from . import gate
-from .metrics import Metric
+from .metrics import Metric, is_headline
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy, execute
 from .session import FsbenchSession, RunSpec
@@ -91,7 +91,7 @@ class Bench:
             self._measure(workload, policy, row, warmup=True)
         start, measured = time.monotonic(), 0
         while True:
-            headline = [s.values for s in store.series(self.session.session_id, case_row=row) if gate.is_headline(s.key.metric)]
+            headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
             reason = stop_reason(repeat, headline, time.monotonic() - start)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason

@@ -8,12 +8,9 @@ import re
 from dataclasses import dataclass
 
 from .errors import UsageError
+from .metrics import is_headline
 from .stats import Comparison, format_comparison, regression
 from .tables import params_text
-
-#: metrics that describe a run rather than measure the workload; gated only when named
-SIDE_METRICS = ("cpu.", "disk.", "fs.")
-
 
 @dataclass(frozen=True)
 class RegressionRule:
@@ -26,10 +23,6 @@ def parse_rule(text: str) -> RegressionRule:
     if not match:
         raise UsageError(f"--fail-on-regression {text!r}: expected PERCENT or METRIC:PERCENT, e.g. 5% or dd.write:3%")
     return RegressionRule(match.group("metric"), float(match.group("pct")))
-
-
-def is_headline(metric: str) -> bool:
-    return not metric.startswith(SIDE_METRICS)
 
 
 def rule_for(rules: list[RegressionRule], metric: str) -> RegressionRule | None:

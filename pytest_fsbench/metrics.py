@@ -33,6 +33,14 @@ class Metric:
 
 MB = 1_000_000
 
+#: metrics that describe a run (CPU, device counters, compression) rather than measure the
+#: workload: shown beside the headline figures, gated only when a rule names them
+SIDE_METRICS = ("cpu.", "disk.", "fs.")
+
+
+def is_headline(name: str) -> bool:
+    return not name.startswith(SIDE_METRICS)
+
 
 def mb_per_s(nbytes: float, seconds: float) -> float:
     """Throughput in MB/s (10^6 bytes/s)."""

@@ -6,17 +6,17 @@ import json
 import math
 from collections.abc import Sequence
 
+from .metrics import is_headline
 from .stats import Comparison, summarize
 from .store import Series
 
-SIDE_METRICS = ("cpu.", "disk.", "fs.")
 SUMMARY_UNITS = ("MB/s", "ops/s", "s")
 VERDICT_ORDER = {"worse": 0, "better": 1, "unchanged": 2}
 
 
 def in_summary(name: str, unit: str) -> bool:
     """The tables show each workload's headline figures; every metric is in the store."""
-    return unit in SUMMARY_UNITS and not name.startswith(SIDE_METRICS) and "flowop" not in name
+    return unit in SUMMARY_UNITS and is_headline(name) and "flowop" not in name
 
 
 def params_text(params_json: str) -> str:
