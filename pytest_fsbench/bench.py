@@ -4,7 +4,6 @@ the regression gate (against the baseline's samples)."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from dataclasses import dataclass, field
@@ -98,22 +97,21 @@ class Bench:
             self._measure(workload, policy, row, warmup=False)
             measured += 1
 
-    def _measure(self, workload: Workload, policy: str, row: int, warmup: bool) -> list[Metric]:
+    def _measure(self, workload: Workload, policy: str, row: int, warmup: bool) -> None:
         started = now()
         measurement = execute(workload, self.target, self.session.run, policy)
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
                                    measurement.metrics)
-        return measurement.metrics
 
     def _report(self, series: list[Series]) -> None:
         for s in series:
             summary = summarize(s.values)
-            params = "".join(f"[{p}]" for p in _params(s.key.params))
+            params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.{s.key.metric}{params}",
                                   f"{summary.median:.6g} {s.unit} median of {summary.n} ({s.direction.value} is better)")
 
     def _check(self, result: CaseResult) -> None:
-        medians = [Metric(s.key.metric, summarize(s.values).median, s.unit, s.direction, dict(_params(s.key.params, split=True)))
+        medians = [Metric(s.key.metric, summarize(s.values).median, s.unit, s.direction, s.params)
                    for s in result.series]
         failures = violations(self.thresholds, self.target.spec, medians)
         failures += self._gate(result)
@@ -142,7 +140,3 @@ class Bench:
                 failures.append(message)
         return failures
 
-
-def _params(params_json: str, split: bool = False):
-    items = sorted(json.loads(params_json).items())
-    return items if split else [f"{k}={v}" for k, v in items]

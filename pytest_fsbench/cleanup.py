@@ -12,26 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import CommandError
+from .mounts import mounts_under
 from .system import Runner
 from .undo import run_with_retries
 from .zfsd import stop_pid
 
 _NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-\d+")
-
-
-def mountpoints(mountinfo_text: str) -> list[str]:
-    """Mount points from /proc/self/mountinfo (field 5, octal escapes decoded)."""
-    points = []
-    for line in mountinfo_text.splitlines():
-        fields = line.split()
-        if len(fields) > 4:
-            points.append(fields[4].encode().decode("unicode_escape"))
-    return points
-
-
-def mounts_under(path: Path, mountinfo: Path = Path("/proc/self/mountinfo")) -> list[str]:
-    prefix = str(path).rstrip("/") + "/"
-    return [mp for mp in mountpoints(mountinfo.read_text()) if mp.startswith(prefix)]
 
 
 def pid_alive(pid: int) -> bool:
@@ -82,7 +68,7 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
             continue
         rundir = state_file.parent
         image_dirs.add(Path(state["image_dir"]))
-        found.mounts += sorted(mounts_under(rundir, mountinfo), key=len, reverse=True)
+        found.mounts += mounts_under(rundir, mountinfo)
         pidfile = rundir / "zfs-fuse.pid"
         if pidfile.exists() and pid_alive(int(pidfile.read_text().strip())):
             found.daemons.append(int(pidfile.read_text().strip()))

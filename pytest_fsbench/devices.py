@@ -4,7 +4,7 @@ real block devices the user named (checked by safety.py before the session touch
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -25,8 +25,6 @@ class Device:
 
 
 class DeviceProvider(Protocol):
-    real: bool
-
     def available(self) -> int | None:
         """How many devices a case may use (None: as many as it needs)."""
         ...
@@ -50,7 +48,6 @@ class LoopDevices:
     image_dir: Path
     size_bytes: int
     run: Runner
-    real: bool = False
 
     def available(self) -> int | None:
         return None
@@ -76,8 +73,6 @@ class BlockDevices:
     paths: tuple[str, ...]
     sizes: dict[str, int]
     run: Runner
-    real: bool = True
-    _in_use: set[str] = field(default_factory=set)
 
     def available(self) -> int | None:
         return len(self.paths)

@@ -29,6 +29,7 @@ from pathlib import Path
 import pyudev
 
 from . import system
+from .mounts import Mount, parse_mountinfo, unescape
 from .errors import CommandError, UnsafeDevice
 
 SYSTEM_MOUNTPOINTS = ("/", "/boot", "/boot/efi", "/usr", "/var", "/home")
@@ -88,13 +89,6 @@ class _Context:
     run: system.Runner
 
 
-@dataclass(frozen=True)
-class _Mount:
-    rdev: int
-    target: str
-    source: str
-
-
 # ---------------------------------------------------------------------------------------------
 # public API
 
@@ -116,7 +110,7 @@ def check_devices(
     """
     targets = [_locate(path, sysfs) for path in paths]
     _check_distinct(targets)
-    mounts = _parse_mountinfo(_read_mountinfo(mountinfo, paths))
+    mounts = parse_mountinfo(_read_mountinfo(mountinfo, paths))
     system_rdevs = _system_rdevs(mounts, _parse_swaps(_read_optional(swaps)))
     ctx = _Context(sysfs, _system_names(sysfs, system_rdevs), _mounted_rdevs(mounts), wipe, run)
     return [_check_one(t, ctx) for t in targets]
@@ -315,7 +309,7 @@ def _describe_signatures(found: dict[str, str]) -> str:
 # system disks: what holds /, /boot, /usr, /var, /home and active swap, down through slaves
 
 
-def _system_rdevs(mounts: list[_Mount], swaps: list[str]) -> dict[int, str]:
+def _system_rdevs(mounts: list[Mount], swaps: list[str]) -> dict[int, str]:
     found: dict[int, str] = {}
     for m in mounts:
         if m.target in SYSTEM_MOUNTPOINTS:
@@ -367,32 +361,12 @@ def _swap_rdev(name: str) -> int | None:
 # /proc parsing
 
 
-def _parse_mountinfo(text: str) -> list[_Mount]:
-    """Mounts from /proc/self/mountinfo lines:
-    'id parent major:minor root target options [optional tags] - fstype source superoptions'."""
-    mounts = []
-    for line in text.splitlines():
-        left, sep, right = line.partition(" - ")
-        fields, tail = left.split(), right.split()
-        if not sep or len(fields) < 5 or ":" not in fields[2]:
-            continue
-        major, minor = fields[2].split(":", 1)
-        source = _unescape(tail[1]) if len(tail) > 1 else ""
-        mounts.append(_Mount(os.makedev(int(major), int(minor)), _unescape(fields[4]), source))
-    return mounts
-
-
 def _parse_swaps(text: str) -> list[str]:
     """Active swap areas from /proc/swaps (first line is a header)."""
-    return [_unescape(line.split()[0]) for line in text.splitlines()[1:] if line.strip()]
+    return [unescape(line.split()[0]) for line in text.splitlines()[1:] if line.strip()]
 
 
-def _unescape(field: str) -> str:
-    """Undo the octal escapes (\\040 for a space) the kernel uses in /proc mount tables."""
-    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
-
-
-def _mount_rdevs(m: _Mount) -> list[int]:
+def _mount_rdevs(m: Mount) -> list[int]:
     """btrfs (and others) report an anonymous 0:N in mountinfo; their source names the device."""
     rdevs = [m.rdev]
     if os.major(m.rdev) == 0 and m.source.startswith("/dev/"):
@@ -405,7 +379,7 @@ def _mount_rdevs(m: _Mount) -> list[int]:
     return rdevs
 
 
-def _mounted_rdevs(mounts: list[_Mount]) -> dict[int, str]:
+def _mounted_rdevs(mounts: list[Mount]) -> dict[int, str]:
     mounted: dict[int, str] = {}
     for m in mounts:
         for rdev in _mount_rdevs(m):

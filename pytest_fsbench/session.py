@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from .case import CaseSpec
-from .cleanup import mounts_under
+from .mounts import mounts_under
 from .devices import BlockDevices, DeviceProvider, LoopDevices
 from .filesystems import driver
 from .gate import RegressionRule

@@ -74,6 +74,10 @@ class Series:
     values: tuple[float, ...]
     options: str = "none"  # the case's filesystem options, as CaseSpec.options_text()
 
+    @property
+    def params(self) -> dict[str, str]:
+        return json.loads(self.key.params)
+
 
 @dataclass(frozen=True)
 class SessionRow:

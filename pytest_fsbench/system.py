@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -98,7 +97,3 @@ def _text(data: bytes | str | None) -> str:
     if isinstance(data, bytes):
         return data.decode(errors="replace")
     return data
-
-
-def have(program: str) -> bool:
-    return shutil.which(program) is not None

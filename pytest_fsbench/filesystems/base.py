@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from ..host import Host
@@ -45,11 +45,6 @@ class BuildContext:
     devices: tuple[str, ...]
     mountpoint: str
     workdir: str
-
-
-@dataclass(frozen=True)
-class Layout:
-    devices: int
 
 
 def one_of(*values: str) -> Callable[[str], None]:
@@ -98,7 +93,6 @@ class Filesystem:
     options: ClassVar[dict[str, OptionSpec]]
     layouts: ClassVar[frozenset[str]] = frozenset(LAYOUT_DEVICES)
     version_argv: ClassVar[Argv] = ()
-    extra: dict[str, str] = field(default_factory=dict)
 
     def check_option(self, key: str, value: str) -> None:
         """Raise ValueError with a one-line reason if key=value is not valid for this fs."""

@@ -243,9 +243,6 @@ class Filebench:
     _read: str | None = field(default=None, init=False, repr=False, compare=False)
 
     name: ClassVar[str] = "filebench"
-    #: filebench's workers crash with ASLR on; argv runs it under `setarch -R`
-    needs_aslr_off: ClassVar[bool] = True
-
     @classmethod
     def from_installation(
         cls,

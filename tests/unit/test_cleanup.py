@@ -1,6 +1,8 @@
 import os
+from pathlib import Path
 
-from pytest_fsbench.cleanup import loop_backing_files, mountpoints, stale
+from pytest_fsbench.cleanup import loop_backing_files, stale
+from pytest_fsbench.mounts import mounts_under
 from pytest_fsbench.devices import loop_direct_io
 
 MOUNTINFO = (
@@ -12,8 +14,13 @@ LOSETUP = ('{"loopdevices": [{"name": "/dev/loop0", "back-file": "/var/tmp/fsben
            '"dio": true}, {"name": "/dev/loop1", "back-file": "/srv/other.img", "dio": false}]}')
 
 
-def test_mountpoints_decode_escapes():
-    assert mountpoints(MOUNTINFO) == ["/", "/run/fsbench/123-abcd/mnt/fsbench-123-abcd-1", "/mnt/with space"]
+def test_mounts_under_a_directory_deepest_first(tmp_path):
+    info = tmp_path / "mountinfo"
+    info.write_text(MOUNTINFO + "92 90 7:1 / /run/fsbench/123-abcd/mnt/fsbench-123-abcd-1/sub rw - ext4 /dev/loop1 rw\n")
+    assert mounts_under(Path("/run/fsbench/123-abcd"), info) == [
+        "/run/fsbench/123-abcd/mnt/fsbench-123-abcd-1/sub", "/run/fsbench/123-abcd/mnt/fsbench-123-abcd-1"]
+    assert mounts_under(Path("/mnt/with space"), info) == []
+    assert mounts_under(Path("/mnt"), info) == ["/mnt/with space"]  # octal escape decoded
 
 
 def test_loop_listing():

@@ -150,7 +150,6 @@ def test_is_a_workload():
     fb = Filebench("fileserver")
     assert isinstance(fb, Workload)
     assert fb.name == "filebench"
-    assert Filebench.needs_aslr_off is True
     hash(fb)  # frozen and hashable, overrides and stock text included
     hash(Filebench("oltp", "stock", {"nshadows": 5}, stock_text="set $dir=a\nset $nshadows=2\n"))
     assert tuple(NAMES) == PERSONALITIES

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_fsbench import safety
+from pytest_fsbench.mounts import parse_mountinfo
 from pytest_fsbench.errors import CommandError, UnsafeDevice
 from pytest_fsbench.system import Completed
 
@@ -219,7 +220,7 @@ def test_parse_mountinfo_handles_optional_fields_and_escapes():
     text = ("36 35 98:0 /mnt1 /mnt/with\\040space rw,noatime master:1 shared:2 - ext3 /dev/root rw\n"
             "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
             "garbage line\n")
-    mounts = safety._parse_mountinfo(text)
+    mounts = parse_mountinfo(text)
     assert [(os.major(m.rdev), os.minor(m.rdev), m.target, m.source) for m in mounts] == [
         (98, 0, "/mnt/with space", "/dev/root"), (254, 0, "/", "/dev/vda")]
 
