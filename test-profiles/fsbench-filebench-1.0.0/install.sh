@@ -1,0 +1,108 @@
+#!/bin/sh
+# Builds Filebench from the pinned source (downloads.xml). With FSBENCH_PTS_SYSTEM_TOOLS=1 the
+# system's filebench (and the personalities installed next to it) is used instead, and the result
+# says so.
+set -u
+pinned=filebench-1.5-alpha3-27-g22620e6
+
+if [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ] && command -v filebench >/dev/null 2>&1; then
+    filebench_bin="$(command -v filebench)"
+    workloads="$(cd "$(dirname "$filebench_bin")/../share/filebench/workloads" 2>/dev/null && pwd)"
+    [ -n "$workloads" ] || { echo "fsbench-filebench: no share/filebench/workloads next to $filebench_bin" >&2; echo 1 > "$HOME/install-exit-status"; exit 1; }
+    filebench_version="$("$filebench_bin" -h 2>&1 | awk '/version/ {print $NF; exit}')"
+    echo "system filebench ${filebench_version:-?} ($filebench_bin), not the pinned $pinned build" > "$INSTALL_FOOTNOTE"
+elif [ -f "$pinned.tar.gz" ]; then
+    rm -rf filebench-src && mkdir filebench-src
+    tar -xzf "$pinned.tar.gz" -C filebench-src --strip-components=1 || exit 1
+    (
+        cd filebench-src &&
+        libtoolize --quiet && aclocal && autoheader && automake --add-missing && autoconf &&
+        ./configure --quiet --prefix="$HOME/filebench" &&
+        make -j "${NUM_CPU_CORES:-1}" && make install
+    ) > /dev/null || { echo 1 > "$HOME/install-exit-status"; exit 1; }
+    rm -rf filebench-src
+    filebench_bin="$HOME/filebench/bin/filebench"
+    workloads="$HOME/filebench/share/filebench/workloads"
+    filebench_version=1.5-alpha3-27
+else
+    echo "fsbench-filebench: $pinned.tar.gz was not downloaded; check the network or the download cache," \
+         "or set FSBENCH_PTS_SYSTEM_TOOLS=1 to use the system's filebench" >&2
+    echo 1 > "$HOME/install-exit-status"
+    exit 1
+fi
+
+{
+    printf 'FILEBENCH=%s\n' "'$filebench_bin'"
+    printf 'WORKLOADS=%s\n' "'$workloads'"
+    printf 'FILEBENCH_VERSION=%s\n' "'$filebench_version'"
+    printf 'SYSTEM_TOOL=%s\n' "${FSBENCH_PTS_SYSTEM_TOOLS:-0}"
+} > fsbench-filebench.conf
+
+cat > fsbench-filebench <<'SCRIPT'
+#!/bin/sh
+# fsbench-filebench --personality=NAME --runtime=SECONDS --file-set=stock|quick
+set -u
+. "$HOME/fsbench-filebench.conf"
+[ -z "${LOG_FILE:-}" ] || exec >> "$LOG_FILE" 2>&1
+personality=fileserver; runtime=60; file_set=stock
+for arg in "$@"; do
+    case "$arg" in
+        --personality=*) personality="${arg#*=}" ;;
+        --runtime=*) runtime="${arg#*=}" ;;
+        --file-set=*) file_set="${arg#*=}" ;;
+        *) echo "fsbench-filebench: unknown argument $arg; expected --personality= --runtime= --file-set=" >&2; exit 2 ;;
+    esac
+done
+stock="$WORKLOADS/$personality.f"
+[ -f "$stock" ] || { echo "fsbench-filebench: no personality $stock" >&2; exit 2; }
+
+# variables the quick file set changes (the same as fsbench's pytest face)
+case "$file_set/$personality" in
+    stock/*|quick/varmail) quick="" ;;
+    quick/fileserver) quick="nthreads=16 filesize-mean=16384" ;;
+    quick/webserver) quick="nthreads=16 meanappendsize=1k" ;;
+    quick/oltp) quick="nshadows=20 ndbwriters=2" ;;
+    quick/videoserver) quick="filesize=32m nthreads=8 numactivevids=8 numpassivevids=8" ;;
+    quick/webproxy) quick="nfiles=1000 nthreads=16" ;;
+    *) echo "fsbench-filebench: bad --file-set=$file_set" >&2; exit 2 ;;
+esac
+
+work="${FSBENCH_PTS_TARGET:-$HOME}/fsbench-filebench.$$"
+cleanup() {
+    status=$?
+    rm -rf "$work"
+    echo "$status" > "$HOME/test-exit-status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$work" || exit 1
+
+# $dir is relative (filebench's lexer mangles many path characters); filebench runs in $work
+sed_script='s/^\([[:space:]]*set[[:space:]]*\$dir[[:space:]]*=\).*/\1fsbench-filebench/'
+sed_script="$sed_script;s/^\([[:space:]]*set[[:space:]]*\$runtime[[:space:]]*=\).*/\1$runtime/"
+sed_script="$sed_script;/^[[:space:]]*\(run\|psrun\)\([[:space:]].*\)\{0,1\}$/d"
+for assignment in $quick; do
+    name="${assignment%%=*}"; value="${assignment#*=}"
+    if [ "$name" = filesize-mean ]; then
+        sed_script="$sed_script;/^[[:space:]]*set[[:space:]]*\$filesize[[:space:]]*=/s/mean:[0-9]*/mean:$value/"
+    else
+        sed_script="$sed_script;s/^\([[:space:]]*set[[:space:]]*\$$name[[:space:]]*=\).*/\1$value/"
+    fi
+done
+{ sed "$sed_script" "$stock"; echo "run $runtime"; } > "$work/$personality.f" || exit 1
+
+cd "$work" || exit 1
+setarch "$(uname -m)" -R "$FILEBENCH" -f "$work/$personality.f" > "$work/filebench.out" 2>&1
+status=$?
+cat "$work/filebench.out"
+# filebench's mb/s are MiB/s
+awk '/IO Summary:/ { for (i = 1; i <= NF; i++) if ($i ~ /mb\/s$/) { v = $i; sub(/mb\/s$/, "", v);
+     printf "fsbench-filebench throughput: %.2f MB/s\n", v * 1.048576 } }' "$work/filebench.out"
+grep -q "IO Summary:" "$work/filebench.out" || status=1
+
+if [ "$SYSTEM_TOOL" = 1 ]; then
+    echo "$FILEBENCH_VERSION" > "$HOME/pts-test-version"
+fi
+exit "$status"
+SCRIPT
+chmod +x fsbench-filebench
