@@ -12,6 +12,7 @@ from typing import Callable
 
 import pytest
 
+from pytest_fsbench import pts
 from pytest_fsbench.sizes import is_ram_rule, parse_size
 from pytest_fsbench.workloads.filebench import PERSONALITIES
 from pytest_fsbench.workloads.fio import PATTERNS
@@ -97,6 +98,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for param in PARAMS:
         group.addoption(f"--{param.name}", default=param.default,
                         help=f"{param.help} ({param.kind}; default {param.default})")
+    group.addoption("--pts-binary", default=None,
+                    help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
+    group.addoption("--pts-profile", default="fsbench-dd",
+                    help=f"the fsbench PTS profile test_pts runs, of {', '.join(pts.QUICK_OPTIONS)} (default fsbench-dd)")
+    group.addoption("--pts-options", default="",
+                    help="its run options as IDENTIFIER=VALUE;... with the menu values of its "
+                         "test-definition.xml, e.g. 'test=read;cache=drop' (others: quick defaults)")
+    group.addoption("--pts-result", default=None,
+                    help="the PTS result file name (default fsbench-<date>-<time> of the session)")
+    group.addoption("--pts-system-tools", action="store_true",
+                    help="let the profiles use the system's tool instead of building the pinned release")
 
 
 def values(config: pytest.Config, param: Param) -> list[str]:
@@ -115,6 +127,57 @@ def values(config: pytest.Config, param: Param) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     for param in PARAMS:
         values(config, param)
+    pts_settings(config)
+
+
+@dataclass(frozen=True)
+class PtsSettings:
+    profile: str
+    options: tuple[tuple[str, str], ...]
+    choices: tuple[tuple[str, int], ...]
+    result: str | None
+    binary: str | None
+    system_tools: bool
+
+
+def pts_settings(config: pytest.Config) -> PtsSettings:
+    """--pts-* checked against the profile's own menus (a bad value is a usage error, not a run
+    with PTS's default in its place)."""
+    profile = config.getoption("pts_profile")
+    available = pts.available_profiles()
+    if profile not in available:
+        raise pytest.UsageError(f"--pts-profile={profile}: choose one of {', '.join(available)}")
+    try:
+        given = pts.parse_options(config.getoption("pts_options"))
+        options = tuple({**pts.QUICK_OPTIONS[profile], **dict(given)}.items())
+        pts.check_options(available[profile] / "test-definition.xml", options)
+        choices = pts.option_choices(available[profile] / "test-definition.xml", options)
+        result = config.getoption("pts_result")
+        if result is not None:
+            pts.check_result_name(result)
+    except pts.PtsError as exc:
+        raise pytest.UsageError(f"--pts-*: {exc}") from None
+    return PtsSettings(profile, options, choices, result, config.getoption("pts_binary"), config.getoption("pts_system_tools"))
+
+
+@pytest.fixture
+def pts_run(request: pytest.FixtureRequest, fsbench) -> pts.PtsRun:
+    """The PTS run of --pts-profile on this case's target (skips when PTS is absent)."""
+    settings = pts_settings(request.config)
+    launcher = pts.find_pts(settings.binary)
+    if launcher is None:
+        pytest.skip(pts.MISSING_REASON)
+    pts.install_definitions(pts.user_path())
+    session = fsbench.session
+    stamp = session.started.replace("-", "").replace(":", "").replace("T", "-")[:15]
+    version = pts.available_profiles()[settings.profile].name.rsplit("-", 1)[1]
+    return pts.PtsRun(
+        pts=launcher, profile=settings.profile, version=version, options=settings.options,
+        choices=settings.choices,
+        result_name=settings.result or f"fsbench-{stamp}", identifier=fsbench.target.id,
+        description=f"fsbench session of {session.started}: {' '.join(session.settings.args)}"[:400],
+        install_root=fsbench.target.mountpoint / "pts", times=session.settings.repeat.runs,
+        system_tools=settings.system_tools)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

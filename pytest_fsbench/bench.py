@@ -12,6 +12,7 @@ import pytest
 
 from . import gate
 from .metrics import Metric, is_headline
+from .pts import PtsRun, read_results, result_file, to_metrics, user_path
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy, execute
 from .session import FsbenchSession, RunSpec
@@ -83,6 +84,38 @@ class Bench:
         if stopped_by:
             self._check(result)
         return {s.key.metric: list(s.values) for s in series}
+
+    def run_pts(self, run: PtsRun, timeout: float = 4 * 3600) -> dict[str, list[float]]:
+        """Install run's profile on this target and run it through PTS (its own repetitions:
+        run.times, no warm-up; the profile applies its own cache handling); store each PTS
+        sample as a run, then check thresholds and the gate as `run` does."""
+        store, session_id = self.session.store, self.session.session_id
+        params = {"profile": run.test, **dict(run.options)}
+        row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), f"pts.{run.profile}",
+                             params, "profile", self.data, self.target.manifest)
+        composite = result_file(run.result_name, user_path())
+        before = set(read_results(composite, run.identifier)) if composite.exists() else set()
+        self.session.run(run.install_argv(), timeout=timeout)
+        started = now()
+        done = self.session.run(run.run_argv(), timeout=timeout, check=False)
+        after = read_results(composite, run.identifier) if composite.exists() else []
+        new = [r for r in after if r not in before and r.identifier == run.test]
+        if not new:
+            pytest.fail(f"{self.target.id}: PTS ran {run.test} but saved no result for {run.identifier} in "
+                        f"{composite} (exit {done.returncode}); its output ends:\n{done.output.strip()[-1500:]}",
+                        pytrace=False)
+        runs = max(len(r.samples) for r in new)
+        seconds = next((r.run_seconds for r in new if len(r.run_seconds) == runs), (0.0,) * runs)
+        for i in range(runs):
+            store.add_run(row, False, started, seconds[i], "profile", to_metrics(run.profile, new, i))
+        series = store.series(session_id, case_row=row)
+        store.finish_case(row, "done", "runs")
+        result = CaseResult(self.test, self.target.id, series, "runs")
+        self.session.results.append(result)
+        self._report(series)
+        self._record_property("fsbench.pts_result_file", str(composite))
+        self._check(result)
+        return {f"{s.key.metric}[{s.params.get('result', '')}]": list(s.values) for s in series}
 
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:
         repeat, store = self.session.settings.repeat, self.session.store
