@@ -12,7 +12,9 @@ from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .host import Host, probe
 from .session import RUN_ROOT
-from .errors import UsageError
+from . import pts
+from .errors import CommandError, UsageError
+from .export.pts import composite_xml
 from .export.json import export_session
 from .stats import compare
 from .store import Store
@@ -83,13 +85,65 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     store = open_store(args.store)
-    data = export_session(store, store.resolve(args.session))
+    session_id = store.resolve(args.session)
+    if args.format == "pts":
+        return export_pts(store, session_id, args)
+    if args.pts_save:
+        raise UsageError("--pts-save goes with --format pts")
+    data = export_session(store, session_id)
     text = json.dumps(data, indent=2, sort_keys=True)
     if args.output == "-":
         print(text)
     else:
         Path(args.output).write_text(text + "\n")
         print(f"fsbench export: wrote {args.output}")
+    return 0
+
+
+def export_pts(store, session_id: int, args: argparse.Namespace) -> int:
+    if args.pts_save:
+        try:
+            name = pts.check_result_name(args.pts_save)
+        except pts.PtsError as exc:
+            raise UsageError(str(exc)) from None
+        target = pts.result_file(name, pts.user_path())
+        if target.exists() and not args.force:
+            raise UsageError(f"PTS already has a result file {name} ({target}); choose another name or pass --force")
+        xml = composite_xml(store, session_id, title=name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(xml)
+        print(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
+        return 0
+    xml = composite_xml(store, session_id)
+    if args.output == "-":
+        sys.stdout.write(xml.decode())
+    else:
+        Path(args.output).write_bytes(xml)
+        print(f"fsbench export: wrote {args.output}")
+    return 0
+
+
+def cmd_upload(args: argparse.Namespace) -> int:
+    launcher = pts.find_pts(args.pts_binary)
+    if launcher is None:
+        raise UsageError(pts.MISSING_REASON)
+    try:
+        name = pts.check_result_name(args.result)
+    except pts.PtsError as exc:
+        raise UsageError(str(exc)) from None
+    if not pts.result_file(name, pts.user_path()).exists():
+        raise UsageError(f"PTS has no result file {name} in {pts.user_path() / 'test-results'}; "
+                         "make one with pytest's PTS cases or fsbench export SESSION --format pts --pts-save NAME")
+    try:
+        done = run([launcher, "upload-result", name], timeout=600, check=False)
+    except CommandError as exc:
+        raise UsageError(f"phoronix-test-suite upload-result {name} failed: {exc}") from None
+    print(done.output.strip())
+    if done.returncode != 0 or "openbenchmarking.org/result/" not in done.output.lower():
+        print(f"fsbench upload: PTS did not report an upload of {name} (offline, or "
+              "NoInternetCommunication/AllowResultUploadsToOpenBenchmarking off in its user config?)",
+              file=sys.stderr)
+        return 1
     return 0
 
 
@@ -116,11 +170,20 @@ def parser() -> argparse.ArgumentParser:
     compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     compare.add_argument("--store", default=DEFAULT_STORE, help=store_help)
     compare.set_defaults(func=cmd_compare)
-    export = sub.add_parser("export", help="write a session as JSON in pytest-benchmark's shape")
+    export = sub.add_parser("export", help="write a session as JSON in pytest-benchmark's shape, or as a PTS result file")
     export.add_argument("session", help="session id, token, baseline name or 'last'")
+    export.add_argument("--format", choices=("json", "pts"), default="json",
+                        help="json (pytest-benchmark's shape) or pts (a Phoronix Test Suite composite.xml)")
     export.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
+    export.add_argument("--pts-save", metavar="NAME",
+                        help="with --format pts: save it as PTS's result file NAME, for show-result and upload")
+    export.add_argument("--force", action="store_true", help="with --pts-save: replace an existing result file")
     export.add_argument("--store", default=DEFAULT_STORE, help=store_help)
     export.set_defaults(func=cmd_export)
+    upload = sub.add_parser("upload", help="upload a PTS result file to OpenBenchmarking.org with PTS's upload-result")
+    upload.add_argument("result", help="the PTS result file's name (as in phoronix-test-suite list-saved-results)")
+    upload.add_argument("--pts-binary", help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
+    upload.set_defaults(func=cmd_upload)
     sessions = sub.add_parser("sessions", help="list the sessions in the store")
     sessions.add_argument("--store", default=DEFAULT_STORE, help=store_help)
     sessions.set_defaults(func=cmd_sessions)
