@@ -7,6 +7,7 @@ case per value (a sweep), e.g. --iozone-record=64K,128K,1M.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 from typing import Callable
 
@@ -127,12 +128,16 @@ def values(config: pytest.Config, param: Param) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     for param in PARAMS:
         values(config, param)
-    pts_settings(config)
+    config.stash[PTS_SETTINGS] = pts_settings(config)
+
+
+PTS_SETTINGS = pytest.StashKey["PtsSettings"]()
 
 
 @dataclass(frozen=True)
 class PtsSettings:
     profile: str
+    version: str
     options: tuple[tuple[str, str], ...]
     choices: tuple[tuple[str, int], ...]
     result: str | None
@@ -150,29 +155,28 @@ def pts_settings(config: pytest.Config) -> PtsSettings:
     try:
         given = pts.parse_options(config.getoption("pts_options"))
         options = tuple({**pts.QUICK_OPTIONS[profile], **dict(given)}.items())
-        pts.check_options(available[profile] / "test-definition.xml", options)
         choices = pts.option_choices(available[profile] / "test-definition.xml", options)
         result = config.getoption("pts_result")
         if result is not None:
             pts.check_result_name(result)
     except pts.PtsError as exc:
         raise pytest.UsageError(f"--pts-*: {exc}") from None
-    return PtsSettings(profile, options, choices, result, config.getoption("pts_binary"), config.getoption("pts_system_tools"))
+    version = available[profile].name.rsplit("-", 1)[1]
+    return PtsSettings(profile, version, options, choices, result, config.getoption("pts_binary"), config.getoption("pts_system_tools"))
 
 
 @pytest.fixture
 def pts_run(request: pytest.FixtureRequest, fsbench) -> pts.PtsRun:
     """The PTS run of --pts-profile on this case's target (skips when PTS is absent)."""
-    settings = pts_settings(request.config)
+    settings = request.config.stash[PTS_SETTINGS]
     launcher = pts.find_pts(settings.binary)
     if launcher is None:
         pytest.skip(pts.MISSING_REASON)
     pts.install_definitions(pts.user_path())
     session = fsbench.session
-    stamp = session.started.replace("-", "").replace(":", "").replace("T", "-")[:15]
-    version = pts.available_profiles()[settings.profile].name.rsplit("-", 1)[1]
+    stamp = dt.datetime.fromisoformat(session.started).strftime("%Y%m%d-%H%M%S")
     return pts.PtsRun(
-        pts=launcher, profile=settings.profile, version=version, options=settings.options,
+        pts=launcher, profile=settings.profile, version=settings.version, options=settings.options,
         choices=settings.choices,
         result_name=settings.result or f"fsbench-{stamp}", identifier=fsbench.target.id,
         description=f"fsbench session of {session.started}: {' '.join(session.settings.args)}"[:400],

@@ -76,14 +76,20 @@ class Bench:
         except Unsupported as exc:
             store.finish_case(row, "skipped", None)
             pytest.skip(f"{self.target.id}: {exc}")
-        series = store.series(session_id, case_row=row)
+        series = self._finish(row, stopped_by)
+        return {s.key.metric: list(s.values) for s in series}
+
+    def _finish(self, row: int, stopped_by: str | None) -> list[Series]:
+        """Close the case in the store, report its series, check thresholds and the gate."""
+        store = self.session.store
+        series = store.series(self.session.session_id, case_row=row)
         store.finish_case(row, "done" if stopped_by else "running", stopped_by)
         result = CaseResult(self.test, self.target.id, series, stopped_by)
         self.session.results.append(result)
         self._report(series)
         if stopped_by:
             self._check(result)
-        return {s.key.metric: list(s.values) for s in series}
+        return series
 
     def run_pts(self, run: PtsRun, timeout: float = 4 * 3600) -> dict[str, list[float]]:
         """Install run's profile on this target and run it through PTS (its own repetitions:
@@ -105,16 +111,12 @@ class Bench:
                         f"{composite} (exit {done.returncode}); its output ends:\n{done.output.strip()[-1500:]}",
                         pytrace=False)
         runs = max(len(r.samples) for r in new)
-        seconds = next((r.run_seconds for r in new if len(r.run_seconds) == runs), (0.0,) * runs)
+        # PTS 10 records each run's duration; without them, the whole invocation's mean
+        seconds = next((r.run_seconds for r in new if len(r.run_seconds) == runs), (done.seconds / runs,) * runs)
         for i in range(runs):
             store.add_run(row, False, started, seconds[i], "profile", to_metrics(run.profile, new, i))
-        series = store.series(session_id, case_row=row)
-        store.finish_case(row, "done", "runs")
-        result = CaseResult(self.test, self.target.id, series, "runs")
-        self.session.results.append(result)
-        self._report(series)
         self._record_property("fsbench.pts_result_file", str(composite))
-        self._check(result)
+        series = self._finish(row, "runs")
         return {f"{s.key.metric}[{s.params.get('result', '')}]": list(s.values) for s in series}
 
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:

@@ -102,10 +102,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def export_pts(store, session_id: int, args: argparse.Namespace) -> int:
     if args.pts_save:
-        try:
-            name = pts.check_result_name(args.pts_save)
-        except pts.PtsError as exc:
-            raise UsageError(str(exc)) from None
+        name = pts.check_result_name(args.pts_save)
         target = pts.result_file(name, pts.user_path())
         if target.exists() and not args.force:
             raise UsageError(f"PTS already has a result file {name} ({target}); choose another name or pass --force")
@@ -127,10 +124,7 @@ def cmd_upload(args: argparse.Namespace) -> int:
     launcher = pts.find_pts(args.pts_binary)
     if launcher is None:
         raise UsageError(pts.MISSING_REASON)
-    try:
-        name = pts.check_result_name(args.result)
-    except pts.PtsError as exc:
-        raise UsageError(str(exc)) from None
+    name = pts.check_result_name(args.result)
     if not pts.result_file(name, pts.user_path()).exists():
         raise UsageError(f"PTS has no result file {name} in {pts.user_path() / 'test-results'}; "
                          "make one with pytest's PTS cases or fsbench export SESSION --format pts --pts-save NAME")

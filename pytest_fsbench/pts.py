@@ -4,8 +4,8 @@ reading its result file.
 PTS runs a test profile in the profile's install directory and never makes a filesystem, so a
 case installs the profile under the target's mountpoint (PTS_TEST_INSTALL_ROOT_PATH) and runs it
 there with `internal-run` (batch mode preset by PTS itself: no upload, no prompts when the
-result name, identifier and description come from the environment), the option values from
-PRESET_OPTIONS_VALUES and the run count from FORCE_TIMES_TO_RUN. Every case of a session goes
+result name, identifier and description come from the environment), the options chosen by
+their menu position in PRESET_OPTIONS and the run count from FORCE_TIMES_TO_RUN. Every case of a session goes
 into one result file (result name = the session's, identifier = the case id), so
 `phoronix-test-suite show-result | merge-results | result-file-to-csv | upload-result` work on it.
 
@@ -17,6 +17,7 @@ result files in test-results/<name>/composite.xml.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import re
 import shutil
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from .errors import FsbenchError
+from .errors import UsageError
 from .metrics import Direction, Metric
 
 #: environment variable naming the phoronix-test-suite launcher
@@ -55,8 +56,8 @@ QUICK_OPTIONS: dict[str, dict[str, str]] = {
 _NAME = re.compile(r"[a-z0-9][a-z0-9-]{1,125}")
 
 
-class PtsError(FsbenchError):
-    """PTS missing, a profile missing, or a run that produced no result."""
+class PtsError(UsageError):
+    """A PTS option, option value or result name fsbench cannot use."""
 
 
 def find_pts(explicit: str | None = None) -> str | None:
@@ -187,21 +188,18 @@ def profile_options(definition: Path) -> dict[str, list[str]]:
             for o in doc.iter("Option")}
 
 
-def check_options(definition: Path, options: tuple[tuple[str, str], ...]) -> None:
-    """Every option named must exist and every value be one of its menu's (PTS would otherwise
-    quietly fall back to a default)."""
+def option_choices(definition: Path, options: tuple[tuple[str, str], ...]) -> tuple[tuple[str, int], ...]:
+    """Each option's value as its position in the option's menu. Every option named must exist
+    and every value be one of its menu's: PTS would otherwise quietly fall back to a default."""
     menus = profile_options(definition)
+    choices = []
     for key, value in options:
         if key not in menus:
             raise PtsError(f"{definition.parent.name} has no option {key!r}; it has {', '.join(menus)}")
         if value not in menus[key]:
             raise PtsError(f"{definition.parent.name} option {key}={value!r}: choose one of {', '.join(menus[key])}")
-
-
-def option_choices(definition: Path, options: tuple[tuple[str, str], ...]) -> tuple[tuple[str, int], ...]:
-    """Each option's value as its position in the menu (after check_options)."""
-    menus = profile_options(definition)
-    return tuple((key, menus[key].index(value)) for key, value in options)
+        choices.append((key, menus[key].index(value)))
+    return tuple(choices)
 
 
 @dataclass(frozen=True)
@@ -229,11 +227,8 @@ def read_results(composite: Path, system: str) -> list[PtsResult]:
                 continue
             raw = entry.findtext("RawString") or ""
             samples = tuple(float(v) for v in raw.split(":") if v.strip())
-            run_seconds: tuple[float, ...] = ()
-            json_text = entry.findtext("JSON") or ""
-            m = re.search(r'"test-run-times":"([0-9.:]*)"', json_text)
-            if m:
-                run_seconds = tuple(float(v) for v in m.group(1).split(":") if v)
+            extra = json.loads(entry.findtext("JSON") or "{}")
+            run_seconds = tuple(float(v) for v in str(extra.get("test-run-times", "")).split(":") if v)
             results.append(PtsResult(
                 identifier=result.findtext("Identifier") or "",
                 title=result.findtext("Title") or "",

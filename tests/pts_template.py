@@ -1,12 +1,42 @@
-"""The part of PTS's results parser the fsbench profiles use, to check their results-definition
-files against real tool output without PTS: the line is found by LineHint (the first line
+"""Helpers for testing the PTS face: PTS's schemas, and the part of PTS's results parser the
+fsbench profiles use, to check their results-definition files against real tool output without
+PTS: the line is found by LineHint (the first line
 containing it) or LineBeforeHint (the line after the first line containing it); the value is
 the whitespace token at #_RESULT_#'s position in the template; StripResultPostfix and
 DivideResultBy apply. The PTS integration tests run the same profiles through PTS itself."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
+import pytest
 from lxml import etree
+
+from pytest_fsbench import pts
+
+
+def schema_dir() -> Path | None:
+    """PTS's XML schemas (PTS's own files, so not part of fsbench): $FSBENCH_PTS_SCHEMAS, the
+    copies beside this checkout or this machine's workspace, or the installed PTS's."""
+    candidates = [os.environ.get("FSBENCH_PTS_SCHEMAS"),
+                  pts.REPO_ROOT.parent / "shared" / "pts-schemas", "/work/shared/pts-schemas"]
+    launcher = pts.find_pts()
+    if launcher:
+        candidates.append(Path(launcher).resolve().parent / "pts-core" / "openbenchmarking.org" / "schemas")
+    for candidate in candidates:
+        if candidate and (Path(candidate) / "test-profile.xsd").is_file():
+            return Path(candidate)
+    return None
+
+
+def schema(name: str) -> etree.XMLSchema:
+    """One of PTS's schemas; skips the test when none can be found."""
+    found = schema_dir()
+    if found is None:
+        pytest.skip("PTS's XML schemas not found: set FSBENCH_PTS_SCHEMAS to a directory holding "
+                    "test-profile.xsd (PTS ships them in pts-core/openbenchmarking.org/schemas)")
+    return etree.XMLSchema(etree.parse(str(found / name)))
 
 
 def parsers(results_definition: str) -> list[dict[str, str]]:

@@ -6,7 +6,7 @@ convert and upload fsbench's pytest results.
 - one Result per test, metric and parameter set: Scale is the metric's unit, Proportion HIB/LIB
   from its direction;
 - one Entry per case: Value is the median, RawString every measured sample (":"-separated, as
-  PTS writes them), JSON the run times.
+  PTS writes them).
 Side metrics (cpu.*, disk.*, fs.*) stay out: PTS would chart them as benchmarks.
 """
 
@@ -122,7 +122,6 @@ def composite_tree(store: Store, session_id: int, title: str | None = None) -> e
             etree.SubElement(entry, "Identifier").text = series.case_id[:128]
             etree.SubElement(entry, "Value").text = _value(summarize(series.values).median)
             etree.SubElement(entry, "RawString").text = ":".join(_value(v) for v in series.values)
-            etree.SubElement(entry, "JSON").text = json.dumps({"fsbench-samples": len(series.values)})
     return etree.ElementTree(root)
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_fsbench import pts
 from pytest_fsbench.workloads.filebench import find_filebench
-from tests import pts_template
+import pts_template
 
 pytestmark = pytest.mark.root
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pytest_fsbench import pts
-from tests.conftest import run_pytest
+from conftest import run_pytest
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]

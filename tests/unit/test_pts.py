@@ -11,7 +11,7 @@ from pytest_fsbench import pts
 from pytest_fsbench.export.pts import composite_xml
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
-from tests.unit.test_pts_definitions import schema
+from pts_template import schema
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pts"
 DD = pts.available_profiles()["fsbench-dd"] / "test-definition.xml"
@@ -22,9 +22,9 @@ def test_options_parse_and_unknown_ones_are_refused():
     with pytest.raises(pts.PtsError, match="IDENTIFIER=VALUE"):
         pts.parse_options("test")
     with pytest.raises(pts.PtsError, match="has no option 'speed'"):
-        pts.check_options(DD, (("speed", "fast"),))
+        pts.option_choices(DD, (("speed", "fast"),))
     with pytest.raises(pts.PtsError, match="choose one of write, read"):
-        pts.check_options(DD, (("test", "append"),))
+        pts.option_choices(DD, (("test", "append"),))
 
 
 def test_quick_defaults_are_menu_values_of_every_profile():
@@ -32,7 +32,7 @@ def test_quick_defaults_are_menu_values_of_every_profile():
     assert set(pts.QUICK_OPTIONS) == set(profiles)
     for name, options in pts.QUICK_OPTIONS.items():
         definition = profiles[name] / "test-definition.xml"
-        pts.check_options(definition, tuple(options.items()))
+        pts.option_choices(definition, tuple(options.items()))
         assert set(options) == set(pts.profile_options(definition)), f"{name}: every option preset"
 
 

@@ -10,35 +10,12 @@ import pytest
 from lxml import etree
 
 from pytest_fsbench import pts
+from pts_template import schema
 
-
-def schema_dir() -> Path | None:
-    """PTS's XML schemas (PTS's own files, so not part of fsbench): $FSBENCH_PTS_SCHEMAS, the
-    copies beside this checkout or this machine's workspace, or the installed PTS's."""
-    import os
-    candidates = [os.environ.get("FSBENCH_PTS_SCHEMAS"),
-                  pts.REPO_ROOT.parent / "shared" / "pts-schemas", "/work/shared/pts-schemas"]
-    launcher = pts.find_pts()
-    if launcher:
-        candidates.append(Path(launcher).resolve().parent / "pts-core" / "openbenchmarking.org" / "schemas")
-    for candidate in candidates:
-        if candidate and (Path(candidate) / "test-profile.xsd").is_file():
-            return Path(candidate)
-    return None
-
-
-SCHEMAS = schema_dir()
 PROFILE_FILES = {"test-definition.xml": "test-profile.xsd", "results-definition.xml": "results-parser.xsd",
                  "downloads.xml": "test-profile-downloads.xsd"}
 PROFILES = sorted(pts.PROFILES_DIR.iterdir())
 SUITES = sorted(pts.SUITES_DIR.glob("*/suite-definition.xml"))
-
-
-def schema(name: str) -> etree.XMLSchema:
-    if SCHEMAS is None:
-        pytest.skip("PTS's XML schemas not found: set FSBENCH_PTS_SCHEMAS to a directory holding "
-                    "test-profile.xsd (PTS ships them in pts-core/openbenchmarking.org/schemas)")
-    return etree.XMLSchema(etree.parse(str(SCHEMAS / name)))
 
 
 def test_every_required_profile_is_there():
