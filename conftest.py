@@ -8,6 +8,7 @@ case per value (a sweep), e.g. --iozone-record=64K,128K,1M.
 from __future__ import annotations
 
 import datetime as dt
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -18,6 +19,7 @@ from pytest_fsbench.sizes import is_ram_rule, parse_size
 from pytest_fsbench.workloads.filebench import PERSONALITIES
 from pytest_fsbench.workloads.fio import PATTERNS
 from pytest_fsbench.workloads.iozone import TESTS as IOZONE_TESTS
+from pytest_fsbench.workloads.kernel_build import check_config
 
 
 def _size(value: str) -> None:
@@ -47,9 +49,6 @@ def _choice(*allowed: str) -> Callable[[str], None]:
     return check
 
 
-def _anything(value: str) -> None:
-    if not value:
-        raise ValueError("empty value")
 
 
 SWEEP, LIST, ONE = "comma list, one case per value", "comma list", "one value"
@@ -84,7 +83,7 @@ PARAMS = [
     Param("filebench-scale", "quick", "Filebench sizes: quick, paper (the study's) or stock",
           _choice("quick", "paper", "stock"), kind=ONE),
     Param("filebench-runtime", "15", "Filebench run time in seconds", _positive, kind=ONE),
-    Param("kernel-config", "tinyconfig", "kernel configs to build (defconfig, tinyconfig, ...)", _anything),
+    Param("kernel-config", "tinyconfig", "kernel configs to build (defconfig, tinyconfig, ...)", check_config),
     Param("kernel-jobs", "0", "make -j for the kernel build (0: number of CPUs)", _whole, kind=ONE),
     Param("fio-rw", "write,read,randwrite,randread", f"fio patterns, of {', '.join(PATTERNS)}", _choice(*PATTERNS)),
     Param("fio-bs", "1M,4K", "fio block sizes", _size),
@@ -109,7 +108,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--pts-result", default=None,
                     help="the PTS result file name (default fsbench-<date>-<time> of the session)")
     group.addoption("--pts-system-tools", action="store_true",
-                    help="let the profiles use the system's tool instead of building the pinned release")
+                    help="let the profiles use the system's tool instead of building the pinned release; "
+                         "they then install offline (also: FSBENCH_PTS_SYSTEM_TOOLS=1)")
 
 
 def values(config: pytest.Config, param: Param) -> list[str]:
@@ -128,6 +128,11 @@ def values(config: pytest.Config, param: Param) -> list[str]:
 def pytest_configure(config: pytest.Config) -> None:
     for param in PARAMS:
         values(config, param)
+    size = parse_size(config.getoption("dd_size"))
+    for bs in values(config, next(p for p in PARAMS if p.name == "dd-bs")):
+        if size % parse_size(bs):
+            raise pytest.UsageError(f"--dd-size={config.getoption('dd_size')} is not a multiple of --dd-bs={bs}; "
+                                    "give a size that is a whole number of blocks")
     config.stash[PTS_SETTINGS] = pts_settings(config)
 
 
@@ -162,7 +167,8 @@ def pts_settings(config: pytest.Config) -> PtsSettings:
     except pts.PtsError as exc:
         raise pytest.UsageError(f"--pts-*: {exc}") from None
     version = available[profile].name.rsplit("-", 1)[1]
-    return PtsSettings(profile, version, options, choices, result, config.getoption("pts_binary"), config.getoption("pts_system_tools"))
+    system_tools = config.getoption("pts_system_tools") or os.environ.get(pts.SYSTEM_TOOLS_ENV) == "1"
+    return PtsSettings(profile, version, options, choices, result, config.getoption("pts_binary"), system_tools)
 
 
 @pytest.fixture
@@ -172,7 +178,7 @@ def pts_run(request: pytest.FixtureRequest, fsbench) -> pts.PtsRun:
     launcher = pts.find_pts(settings.binary)
     if launcher is None:
         pytest.skip(pts.MISSING_REASON)
-    pts.install_definitions(pts.user_path())
+    pts.install_definitions(pts.user_path(), system_tools=settings.system_tools)
     session = fsbench.session
     stamp = dt.datetime.fromisoformat(session.started).strftime("%Y%m%d-%H%M%S")
     return pts.PtsRun(

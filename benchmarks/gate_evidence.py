@@ -25,7 +25,8 @@ from pytest_fsbench.case import CaseSpec  # noqa: E402
 from pytest_fsbench.host import probe  # noqa: E402
 from pytest_fsbench.metrics import Direction  # noqa: E402
 from pytest_fsbench.runner import execute  # noqa: E402
-from pytest_fsbench.session import FsbenchSession, Settings  # noqa: E402
+from pytest_fsbench.session import FsbenchSession  # noqa: E402
+from pytest_fsbench.settings import Settings  # noqa: E402
 from pytest_fsbench.stats import compare, regression  # noqa: E402
 from pytest_fsbench.system import run  # noqa: E402
 from pytest_fsbench.workloads.dd import DdWrite  # noqa: E402

@@ -5,21 +5,30 @@ the regression gate (against the baseline's samples)."""
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from . import gate
 from .metrics import Metric, is_headline
-from .pts import PtsRun, read_results, result_file, to_metrics, user_path
+from .pts import PtsInstallFailed, PtsRun, install_failure, names_filesystem, read_results, result_file
+from .pts import software_filesystem, to_metrics, user_path
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy, execute
-from .session import FsbenchSession, RunSpec
+from .session import FsbenchSession
+from .settings import RunSpec
 from .stats import Comparison, compare, summarize
 from .store import Series, now
-from .target import Target
-from .thresholds import Threshold, parse_threshold, violations
+from .system import Completed
+from .target import NotOnTarget, Target
+from .errors import CommandError, FsbenchError, UsageError
+from .sizes import human_size
+from .store import StoreError
+from .thresholds import Threshold, check_measurable, parse_threshold, violations
+from .workloads import KNOWN_METRICS
 from .workloads.base import Workload
 
 _ROUND = re.compile(r"-round\d+\]$")
@@ -53,8 +62,14 @@ class Bench:
         self.interleaved = interleaved
         self._record_property = record_property
         self.thresholds: list[Threshold] = list(session.settings.thresholds)
-        for marker in item.iter_markers("fsbench_threshold"):
-            self.thresholds += [parse_threshold(rule) for rule in marker.args]
+        self.marked: list[Threshold] = []  # this test's own thresholds (fsbench_threshold marker)
+        try:
+            for marker in item.iter_markers("fsbench_threshold"):
+                self.marked += [parse_threshold(rule) for rule in marker.args]
+            for threshold in self.marked:
+                check_measurable(threshold, KNOWN_METRICS)
+        except UsageError as exc:
+            pytest.fail(f"{item.nodeid}: fsbench_threshold marker: {exc}", pytrace=False)
 
     def own_data(self, tool: str) -> None:
         """Skip unless the case uses the default data: tool writes a pattern of its own, whose
@@ -72,18 +87,41 @@ class Bench:
         row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
                              workload.params(), policy, self.data, self.target.manifest)
         try:
+            self._check_room(workload)
             stopped_by = self._repeat(workload, policy, row)
         except Unsupported as exc:
             store.finish_case(row, "skipped", None)
             pytest.skip(f"{self.target.id}: {exc}")
+        except StoreError:
+            raise
+        except (FsbenchError, OSError) as exc:
+            store.finish_case(row, "failed", None)
+            cause = self.session.daemon_failure(self.target.spec)
+            if cause is None:
+                raise
+            pytest.fail(f"{cause}\n{exc}", pytrace=False)
+        except pytest.fail.Exception:
+            store.finish_case(row, "failed", None)
+            raise
         series = self._finish(row, stopped_by)
         return {s.key.metric: list(s.values) for s in series}
+
+    def _check_room(self, workload: Workload) -> None:
+        """Refuse a workload that will not fit on the target, before it runs for minutes and
+        fails with ENOSPC."""
+        needed = getattr(workload, "space_needed", lambda cow: None)(self.target.driver.copy_on_write)
+        free = shutil.disk_usage(self.target.mountpoint).free
+        if needed is not None and needed > free:
+            pytest.fail(f"{self.target.id}: {workload.name} needs about {human_size(needed)} on the target and "
+                        f"{self.target.id} has {human_size(free)} free; raise --image-size (now "
+                        f"{human_size(self.session.settings.image_size)}) or make the workload smaller",
+                        pytrace=False)
 
     def _finish(self, row: int, stopped_by: str | None) -> list[Series]:
         """Close the case in the store, report its series, check thresholds and the gate."""
         store = self.session.store
         series = store.series(self.session.session_id, case_row=row)
-        store.finish_case(row, "done" if stopped_by else "running", stopped_by)
+        store.finish_case(row, "done" if stopped_by else "running", stopped_by, self.target.manifest)
         result = CaseResult(self.test, self.target.id, series, stopped_by)
         self.session.results.append(result)
         self._report(series)
@@ -94,30 +132,58 @@ class Bench:
     def run_pts(self, run: PtsRun, timeout: float = 4 * 3600) -> dict[str, list[float]]:
         """Install run's profile on this target and run it through PTS (its own repetitions:
         run.times, no warm-up; the profile applies its own cache handling); store each PTS
-        sample as a run, then check thresholds and the gate as `run` does."""
+        sample as a run, then check thresholds and the gate as `run` does. The case fails when PTS
+        did not install the profile (with PTS's reason) or did not run it on this target."""
         store, session_id = self.session.store, self.session.session_id
         params = {"profile": run.test, **dict(run.options)}
         row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), f"pts.{run.profile}",
                              params, "profile", self.data, self.target.manifest)
-        composite = result_file(run.result_name, user_path())
-        before = set(read_results(composite, run.identifier)) if composite.exists() else set()
-        self.session.run(run.install_argv(), timeout=timeout)
-        started = now()
-        done = self.session.run(run.run_argv(), timeout=timeout, check=False)
-        after = read_results(composite, run.identifier) if composite.exists() else []
-        new = [r for r in after if r not in before and r.identifier == run.test]
-        if not new:
-            pytest.fail(f"{self.target.id}: PTS ran {run.test} but saved no result for {run.identifier} in "
-                        f"{composite} (exit {done.returncode}); its output ends:\n{done.output.strip()[-1500:]}",
-                        pytrace=False)
+        try:
+            new, done, started = self._pts(run, timeout)
+        except FsbenchError as exc:
+            store.finish_case(row, "failed", None)
+            pytest.fail(f"{self.target.id}: {exc}", pytrace=False)
         runs = max(len(r.samples) for r in new)
         # PTS 10 records each run's duration; without them, the whole invocation's mean
         seconds = next((r.run_seconds for r in new if len(r.run_seconds) == runs), (done.seconds / runs,) * runs)
         for i in range(runs):
             store.add_run(row, False, started, seconds[i], "profile", to_metrics(run.profile, new, i))
-        self._record_property("fsbench.pts_result_file", str(composite))
+        # PTS's Value is the mean of its samples; fsbench reports their median: both are kept
+        self.target.manifest["pts_results"] = [r.as_record() for r in new]
+        self._record_property("fsbench.pts_result_file", str(result_file(run.result_name, user_path())))
         series = self._finish(row, "runs")
         return {f"{s.key.metric}[{s.params.get('result', '')}]": list(s.values) for s in series}
+
+    def _pts(self, run: PtsRun, timeout: float) -> tuple[list, Completed, str]:
+        """Install and run the profile on the target; its new results, the run's command, start."""
+        # PTS silently installs under its default directory when this one does not exist
+        run.install_root.mkdir(parents=True, exist_ok=True)
+        self.target.check_holds(run.install_root, self.session.run)
+        composite = result_file(run.result_name, user_path())
+        before = set(read_results(composite, run.identifier)) if composite.exists() else set()
+        installed = self.session.run(run.install_argv(), timeout=timeout)
+        failure = install_failure(run.install_dir, installed.output)
+        if failure:
+            raise PtsInstallFailed(failure)
+        started = now()
+        done = self.session.run(run.run_argv(), timeout=timeout, check=False)
+        after = read_results(composite, run.identifier) if composite.exists() else []
+        new = [r for r in after if r not in before and r.identifier == run.test]
+        if not new:
+            raise CommandError(run.run_argv(), done.returncode, done.output,
+                               f"PTS ran {run.test} but saved no result for {run.identifier} in {composite}")
+        self._check_pts_filesystem(run, composite)
+        return new, done, started
+
+    def _check_pts_filesystem(self, run: PtsRun, composite: Path) -> None:
+        """PTS ran the profile in its install directory: that directory is on the target, and the
+        File-System PTS reported for this system is the target's."""
+        self.target.check_holds(run.install_dir, self.session.run)
+        stat_type = self.session.run(["stat", "-f", "-L", "-c", "%T", str(run.install_dir)], timeout=60).stdout.strip()
+        reported = software_filesystem(composite, run.identifier)
+        if not names_filesystem(reported, self.target.spec.fs, stat_type):
+            raise NotOnTarget(f"PTS reported File-System {reported!r} for {run.identifier} in {composite}, but the "
+                              f"target is {self.target.spec.fs} ({stat_type}) at {self.target.mountpoint}")
 
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:
         repeat, store = self.session.settings.repeat, self.session.store
@@ -126,7 +192,7 @@ class Bench:
         start, measured = time.monotonic(), 0
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
-            reason = stop_reason(repeat, headline, time.monotonic() - start)
+            reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
             self._measure(workload, policy, row, warmup=False)
@@ -148,7 +214,13 @@ class Bench:
     def _check(self, result: CaseResult) -> None:
         medians = [Metric(s.key.metric, summarize(s.values).median, s.unit, s.direction, s.params)
                    for s in result.series]
-        failures = violations(self.thresholds, self.target.spec, medians)
+        thresholds = self.thresholds + self.marked
+        self.session.thresholds_applied.update(
+            t.text for t in thresholds if any(t.applies_to(self.target.spec, m) for m in medians))
+        failures = violations(thresholds, self.target.spec, medians)
+        failures += [f"{self.target.id}: fsbench_threshold {t.text!r} applies to no metric this test measured "
+                     f"({', '.join(sorted({m.name for m in medians}))})"
+                     for t in self.marked if t.text not in self.session.thresholds_applied]
         failures += self._gate(result)
         if failures:
             pytest.fail("\n".join(failures), pytrace=False)

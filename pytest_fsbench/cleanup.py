@@ -1,39 +1,36 @@
 """Find and remove what a killed fsbench run left behind: mounts under its run directory, its
-zpools, md arrays and loop devices, image files, and a zfs-fuse daemon it started. Only runs
-whose process is gone are touched, so a concurrent session is safe."""
+zpools, md arrays and loop devices, image files and scratch directories, and a zfs-fuse daemon
+fsbench started that no live session uses any more. Only runs whose process is gone are touched,
+so a concurrent session is safe."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import processes, zfsd
 from .errors import CommandError
 from .mounts import mounts_under
 from .system import Runner
 from .undo import run_with_retries
-from .zfsd import stop_pid
 
-_NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-\d+")
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+#: fsbench-<pid>-<hex4>: the session token every resource name starts with
+_NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-")
 
 
 def stale(name: str) -> bool:
     """True for an fsbench resource name whose session process is gone."""
     match = _NAME.search(name)
-    return bool(match) and not pid_alive(int(match.group(1)))
+    return bool(match) and not processes.alive(int(match.group(1)))
+
+
+def session_alive(state: dict) -> bool:
+    if state.get("process"):
+        return processes.identity_alive(state["process"])
+    return processes.alive(int(state["pid"]))
 
 
 def loop_backing_files(losetup_json: str) -> dict[str, str]:
@@ -49,6 +46,7 @@ class Leftovers:
     arrays: list[str] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
     images: list[Path] = field(default_factory=list)
+    scratch: list[Path] = field(default_factory=list)
     daemons: list[int] = field(default_factory=list)
     rundirs: list[Path] = field(default_factory=list)
 
@@ -59,20 +57,21 @@ class Leftovers:
         return [f"{kind}: {item}" for kind, items in vars(self).items() for item in items]
 
 
-def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo")) -> Leftovers:
+def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo"),
+                   zfsd_root: Path = zfsd.ZFSD_ROOT) -> Leftovers:
     found = Leftovers()
     image_dirs = {Path("/var/tmp/fsbench")}
     for state_file in sorted(run_root.glob("*/state.json")):
         state = json.loads(state_file.read_text())
-        if pid_alive(int(state["pid"])):
+        if session_alive(state):
             continue
         rundir = state_file.parent
         image_dirs.add(Path(state["image_dir"]))
         found.mounts += mounts_under(rundir, mountinfo)
-        pidfile = rundir / "zfs-fuse.pid"
-        if pidfile.exists() and pid_alive(int(pidfile.read_text().strip())):
-            found.daemons.append(int(pidfile.read_text().strip()))
         found.rundirs.append(rundir)
+    daemon = zfsd.started_pid(zfsd_root)
+    if daemon is not None and not zfsd.live_users(zfsd_root):
+        found.daemons.append(daemon)
     if shutil.which("zpool"):
         pools = run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=60).stdout.split()
         found.pools = [p for p in pools if stale(p)]
@@ -82,10 +81,11 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
     listing = run(["losetup", "--json", "--list"], check=False, timeout=60).stdout
     found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
+    found.scratch = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*-scratch")) if stale(p.name)]
     return found
 
 
-def remove_leftovers(found: Leftovers, run: Runner) -> list[str]:
+def remove_leftovers(found: Leftovers, run: Runner, zfsd_root: Path = zfsd.ZFSD_ROOT) -> list[str]:
     """Remove in dependency order; return the errors (each item is still tried)."""
     errors: list[str] = []
 
@@ -96,17 +96,23 @@ def remove_leftovers(found: Leftovers, run: Runner) -> list[str]:
             errors.append(str(exc).splitlines()[0])
 
     for mountpoint in found.mounts:
-        attempt(["umount", mountpoint])
+        # a FUSE mount whose daemon died answers nothing: a lazy unmount detaches it
+        if run(["umount", mountpoint], check=False, timeout=120).returncode != 0:
+            attempt(["umount", "--lazy", mountpoint])
     for pool in found.pools:
-        attempt(["zpool", "destroy", "-f", pool])
+        attempt(["zpool", "destroy", pool])  # never -f: see the ZFS driver
     for array in found.arrays:
         attempt(["mdadm", "--stop", array])
     for loop in found.loops:
         attempt(["losetup", "--detach", loop])
-    for pid in found.daemons:
-        stop_pid(pid)
+    if zfsd_root.exists():
+        with zfsd.locked(zfsd_root):  # a session may have started using it since it was found
+            zfsd.stop_if_unused(zfsd_root)
+            zfsd.remove_if_unused(zfsd_root)
     for image in found.images:
         image.unlink(missing_ok=True)
+    for scratch in found.scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
     for rundir in found.rundirs:
         if mounts_under(rundir):
             errors.append(f"{rundir} still has mounts; not removed")

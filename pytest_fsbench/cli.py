@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -13,15 +14,15 @@ from .filesystems import driver
 from .host import Host, probe
 from .session import RUN_ROOT
 from . import pts
-from .errors import CommandError, UsageError
-from .export.pts import composite_xml
+from .errors import CommandError, FsbenchError, UsageError
+from .export.pts import composite_xml, session_label
 from .export.json import export_session
+from .options import add_to_argparse
+from .settings import BY_FLAG
 from .stats import compare
 from .store import Store
 from .system import run
 from .tables import comparison_lines, in_summary, short_test
-
-DEFAULT_STORE = "fsbench-results/fsbench.db"
 
 
 def doctor_lines(host: Host) -> list[str]:
@@ -54,10 +55,25 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
-def open_store(path: str) -> Store:
-    if not Path(path).exists():
-        raise UsageError(f"no result store at {path}; run benchmarks first, or pass --store PATH")
-    return Store(Path(path))
+def open_store(args: argparse.Namespace) -> Store:
+    """The store named by --store, which must already be an fsbench store (nothing is written to
+    a file that is not one)."""
+    return Store(BY_FLAG["--store"].value(args.fsbench_store), create=False)
+
+
+def output_path(text: str) -> Path | None:
+    """-o's file (None: standard output); a place that cannot be written is a usage error before
+    anything is computed."""
+    if text == "-":
+        return None
+    path = Path(text)
+    if path.is_dir():
+        raise UsageError(f"-o {text}: is a directory; name the file to write")
+    if not path.parent.is_dir():
+        raise UsageError(f"-o {text}: the directory {path.parent} does not exist; make it or name another file")
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"-o {text}: cannot write there (read-only or no permission); name another file")
+    return path
 
 
 def compare_pairs(store: Store, base_id: int, new_id: int, alpha: float):
@@ -75,48 +91,60 @@ def compare_pairs(store: Store, base_id: int, new_id: int, alpha: float):
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
+    alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
+    store = open_store(args)
     base_id, new_id = store.resolve(args.base), store.resolve(args.new)
     print(f"fsbench compare: session {base_id} ({args.base}) -> session {new_id} ({args.new})")
-    pairs = compare_pairs(store, base_id, new_id, args.alpha)
-    print("\n".join(comparison_lines(pairs, args.alpha)))
+    pairs = compare_pairs(store, base_id, new_id, alpha)
+    print("\n".join(comparison_lines(pairs, alpha)))
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
+    if args.pts_save and args.format != "pts":
+        raise UsageError("--pts-save goes with --format pts")
+    if args.suffix is not None and args.format != "pts":
+        raise UsageError("--suffix goes with --format pts")
+    if args.pts_save and pts.find_pts(None) is None:
+        raise UsageError(f"--pts-save {args.pts_save}: {pts.MISSING_REASON}")
+    output = output_path(args.output)
+    store = open_store(args)
     session_id = store.resolve(args.session)
     if args.format == "pts":
-        return export_pts(store, session_id, args)
-    if args.pts_save:
-        raise UsageError("--pts-save goes with --format pts")
-    data = export_session(store, session_id)
-    text = json.dumps(data, indent=2, sort_keys=True)
-    if args.output == "-":
+        return export_pts(store, session_id, args, output)
+    text = json.dumps(export_session(store, session_id), indent=2, sort_keys=True)
+    if output is None:
         print(text)
     else:
-        Path(args.output).write_text(text + "\n")
-        print(f"fsbench export: wrote {args.output}")
+        output.write_text(text + "\n")
+        print(f"fsbench export: wrote {output}")
     return 0
 
 
-def export_pts(store, session_id: int, args: argparse.Namespace) -> int:
+def suffix_for(store: Store, session_id: int, args: argparse.Namespace) -> str | None:
+    """--suffix NAME as given; --suffix alone: the session's own name."""
+    if args.suffix is None:
+        return None
+    return args.suffix or session_label(store, session_id)
+
+
+def export_pts(store, session_id: int, args: argparse.Namespace, output: Path | None) -> int:
     if args.pts_save:
         name = pts.check_result_name(args.pts_save)
         target = pts.result_file(name, pts.user_path())
         if target.exists() and not args.force:
             raise UsageError(f"PTS already has a result file {name} ({target}); choose another name or pass --force")
-        xml = composite_xml(store, session_id, title=name)
+        xml = composite_xml(store, session_id, title=name, suffix=suffix_for(store, session_id, args))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(xml)
         print(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
         return 0
-    xml = composite_xml(store, session_id)
-    if args.output == "-":
+    xml = composite_xml(store, session_id, suffix=suffix_for(store, session_id, args))
+    if output is None:
         sys.stdout.write(xml.decode())
     else:
-        Path(args.output).write_bytes(xml)
-        print(f"fsbench export: wrote {args.output}")
+        output.write_bytes(xml)
+        print(f"fsbench export: wrote {output}")
     return 0
 
 
@@ -142,7 +170,7 @@ def cmd_upload(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    store = open_store(args.store)
+    store = open_store(args)
     for row in store.sessions():
         print(f"{row.id:4}  {row.token:16}  {row.started}  {row.status}")
     return 0
@@ -157,12 +185,11 @@ def parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     cleanup.add_argument("--run-root", default=str(RUN_ROOT), help=f"fsbench's run directory (default {RUN_ROOT})")
     cleanup.set_defaults(func=cmd_cleanup)
-    store_help = f"the result store (default {DEFAULT_STORE})"
     compare = sub.add_parser("compare", help="compare two sessions' medians: change, CI, p-value, verdict")
     compare.add_argument("base", help="session id, token, baseline name or 'last'")
     compare.add_argument("new", help="session id, token, baseline name or 'last'")
-    compare.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    compare.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    add_to_argparse(compare, BY_FLAG["--alpha"])
+    add_to_argparse(compare, BY_FLAG["--store"])
     compare.set_defaults(func=cmd_compare)
     export = sub.add_parser("export", help="write a session as JSON in pytest-benchmark's shape, or as a PTS result file")
     export.add_argument("session", help="session id, token, baseline name or 'last'")
@@ -172,14 +199,18 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--pts-save", metavar="NAME",
                         help="with --format pts: save it as PTS's result file NAME, for show-result and upload")
     export.add_argument("--force", action="store_true", help="with --pts-save: replace an existing result file")
-    export.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    export.add_argument("--suffix", nargs="?", const="", metavar="NAME",
+                        help="with --format pts: append ' (NAME)' to every system identifier, so result files of "
+                             "sessions with the same cases stay apart when PTS merges them (alone: the session's "
+                             "baseline name, else 'session N')")
+    add_to_argparse(export, BY_FLAG["--store"])
     export.set_defaults(func=cmd_export)
     upload = sub.add_parser("upload", help="upload a PTS result file to OpenBenchmarking.org with PTS's upload-result")
     upload.add_argument("result", help="the PTS result file's name (as in phoronix-test-suite list-saved-results)")
     upload.add_argument("--pts-binary", help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
     upload.set_defaults(func=cmd_upload)
     sessions = sub.add_parser("sessions", help="list the sessions in the store")
-    sessions.add_argument("--store", default=DEFAULT_STORE, help=store_help)
+    add_to_argparse(sessions, BY_FLAG["--store"])
     sessions.set_defaults(func=cmd_sessions)
     return top
 
@@ -191,6 +222,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         print(f"fsbench {args.command}: {exc}", file=sys.stderr)
         return 2
+    except FsbenchError as exc:
+        print(f"fsbench {args.command}: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

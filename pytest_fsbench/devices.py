@@ -58,8 +58,8 @@ class LoopDevices:
 
     def _one(self, image: Path, undo: UndoStack) -> Device:
         with open(image, "xb") as handle:
+            undo.push(lambda: image.unlink(missing_ok=True))  # before the truncate, which may fail
             handle.truncate(self.size_bytes)
-        undo.push(lambda: image.unlink(missing_ok=True))
         path = self.run(["losetup", "--direct-io=on", "--find", "--show", str(image)]).stdout.strip()
         undo.push(("losetup", "--detach", path))
         listing = self.run(["losetup", "--json", "--list", "--output", "NAME,DIO", path]).stdout

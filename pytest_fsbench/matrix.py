@@ -59,10 +59,11 @@ def option_variants(fs: str, opts: list[tuple[str, str, str]]) -> list[tuple[tup
 
 
 def build_matrix(
-    filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: list[str]
+    filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: list[tuple[str, str, str]]
 ) -> list[CaseSpec]:
-    """Every fs x layout x option variant, in the order the options were given."""
-    parsed = [parse_fs_opt(text) for text in fs_opts]
+    """Every fs x layout x option variant, in the order the options were given (fs_opts as
+    parse_fs_opt returns them)."""
+    parsed = list(fs_opts)
     for fs, key, value in parsed:
         if fs not in filesystems:
             raise UsageError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -32,6 +33,44 @@ class Metric:
 
 
 MB = 1_000_000
+
+#: unit -> (dimension, factor to the dimension's base unit)
+UNITS: dict[str, tuple[str, float]] = {
+    "MB/s": ("throughput", 1.0), "GB/s": ("throughput", 1000.0), "kB/s": ("throughput", 1e-3),
+    "KB/s": ("throughput", 1e-3), "MiB/s": ("throughput", 1.048576),
+    "KiB/s": ("throughput", 1.024e-3), "GiB/s": ("throughput", 1073.741824),
+    "s": ("time", 1.0), "ms": ("time", 1e-3), "us": ("time", 1e-6), "min": ("time", 60.0),
+    "ops/s": ("rate", 1.0), "IOPS": ("rate", 1.0), "%": ("percent", 1.0),
+}
+
+
+def in_mb_per_s(value: float, unit: str) -> tuple[float, str]:
+    """A throughput in any unit of UNITS as MB/s (fsbench's one throughput unit); other values
+    unchanged."""
+    dimension, factor = UNITS.get(unit, ("", 1.0))
+    return (value * factor, "MB/s") if dimension == "throughput" else (value, unit)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Metric names a workload produces (a regular expression) and their unit, so a rule about a
+    metric can be checked before anything runs."""
+
+    pattern: str
+    unit: str
+    shown: str  # the names as a person reads them, e.g. "iozone.<test>"
+
+    def matches(self, name: str) -> bool:
+        return re.fullmatch(self.pattern, name) is not None
+
+
+#: metrics measured around every run, whatever the workload
+RUN_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec(r"cpu\.(user|system|iowait)", "%", "cpu.user|system|iowait"),
+    MetricSpec(r"disk\.(read|write)", "MB", "disk.read|write"),
+    MetricSpec(r"disk\.(read|write)_ops", "ops", "disk.read_ops|write_ops"),
+    MetricSpec(r"fs\.compressratio", "x", "fs.compressratio"),
+)
 
 #: metrics that describe a run (CPU, device counters, compression) rather than measure the
 #: workload: shown beside the headline figures, gated only when a rule names them

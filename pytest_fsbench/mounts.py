@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -42,3 +43,24 @@ def mounts_under(path: Path, mountinfo: Path = MOUNTINFO) -> list[str]:
     prefix = str(path).rstrip("/") + "/"
     found = [m.target for m in parse_mountinfo(mountinfo.read_text()) if m.target.startswith(prefix)]
     return sorted(found, key=len, reverse=True)
+
+
+@dataclass(frozen=True)
+class MountOf:
+    """The mount a path lives on (findmnt --target)."""
+
+    target: str
+    source: str
+    fstype: str
+
+
+FINDMNT_COLUMNS = ("findmnt", "-J", "-o", "TARGET,SOURCE,FSTYPE", "--target")
+
+
+def parse_findmnt(text: str) -> MountOf:
+    """The mount from `findmnt -J -o TARGET,SOURCE,FSTYPE --target PATH`; ValueError otherwise."""
+    try:
+        [entry] = json.loads(text)["filesystems"]
+        return MountOf(entry["target"], entry["source"], entry["fstype"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not findmnt's answer for one path: {text.strip()[:200]!r}") from exc

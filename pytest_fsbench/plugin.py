@@ -11,146 +11,70 @@ from pathlib import Path
 
 import pytest
 
-from . import gate, matrix, tables
+from . import tables
 from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import UnsafeDevice, UsageError
 from .host import probe
+from .options import APPEND, FLAG, OPTIONAL, Option
 from .ordering import SessionResults
-from .datagen import parse_data
-from .repeat import RepeatPolicy, parse_percent
-from .runner import CACHE_POLICIES
-from .session import FsbenchSession, RunSpec, Settings
+from .session import FsbenchSession
+from .settings import OPTIONS, RunSpec, Settings, settings_from
+from .store import StoreError
 from .system import run
 from .target import Target
-from .thresholds import parse_threshold
 
 SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
+REPORTED = pytest.StashKey[set]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fsbench", "fsbench: filesystem benchmarks")
-
-    def add(flag: str, ini: str, help: str, default: str, shown: str | None = None) -> None:
-        text = f"{help} (ini {ini}; default: {shown or default})"
-        group.addoption(flag, dest=ini, default=None, help=text.replace("%", "%%"))  # argparse formats %
-        parser.addini(ini, help=help, type="string", default=default)
-
-    add("--fs", "fsbench_fs", "filesystems, comma list of ext4,xfs,btrfs,zfs", "ext4")
-    add("--layout", "fsbench_layout", "layouts, comma list of single,raid0,raid1,raid10,raid5", "single")
-    group.addoption("--fs-opt", dest="fsbench_fs_opts", action="append", default=[], metavar="FS:KEY=VALUE",
-                    help="filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
-                         "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value "
-                         "(ini fsbench_fs_opts, one per line)")
-    parser.addini("fsbench_fs_opts", help="filesystem options, one FS:KEY=VALUE per line", type="linelist", default=[])
-    add("--devices", "fsbench_devices", "real block devices to use instead of loop images; they are "
-        "overwritten, after safety checks", "", "none, sparse images on loop devices")
-    group.addoption("--wipe-devices", dest="fsbench_wipe", action="store_true", default=False,
-                    help="let fsbench overwrite --devices that hold a partition table or filesystem "
-                         "signature (never the root disk, never a mounted or held device)")
-    add("--image-dir", "fsbench_image_dir", "directory for the loop devices' sparse image files", "/var/tmp/fsbench")
-    add("--image-size", "fsbench_image_size", "size of each loop image, e.g. 2G", "2G")
-    add("--cache", "fsbench_cache", "cache policies before each measured run, comma list of drop "
-        "(sync + drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm", "drop")
-    add("--data", "fsbench_data", "data written, comma list of zeros, random (incompressible) or N% "
-        "compressible", "random")
-    add("--store", "fsbench_store", "SQLite result store (every run of every session)", "fsbench-results/fsbench.db")
-    add("--runs", "fsbench_runs", "measured runs per case (the minimum with --until-ci)", "6")
-    add("--warmup", "fsbench_warmup", "runs first made and discarded on each target", "1")
-    add("--until-ci", "fsbench_until_ci", "dynamic mode: repeat until the 95% CI of each headline median is "
-        "within +-this % (budget: --max-runs, --max-time)", "", "off")
-    add("--max-runs", "fsbench_max_runs", "dynamic mode: most measured runs per case", "30")
-    add("--max-time", "fsbench_max_time", "dynamic mode: seconds per case after which no new run starts", "", "none")
-    group.addoption("--interleave", dest="fsbench_interleave", action="store_true", default=False,
-                    help="measure in rounds: every case once per round, --runs rounds (A B A B ...), each "
-                         "on a freshly built target, so slow drift hits all configurations alike")
-    group.addoption("--save", dest="fsbench_save", metavar="NAME", help="save this session as baseline NAME")
-    group.addoption("--compare", dest="fsbench_compare", metavar="NAME",
-                    help="compare with baseline NAME, a session id, or 'last' (the newest complete session)")
-    group.addoption("--fail-on-regression", dest="fsbench_fail_on", action="append", default=[], metavar="RULE",
-                    help="fail a case whose change vs the baseline is worse than PERCENT and significant: "
-                         "5%% (every headline metric) or dd.write:3%%; needs --compare")
-    add("--alpha", "fsbench_alpha", "significance level of the regression test", "0.05")
-    group.addoption("--resume", dest="fsbench_resume", nargs="?", const="last", metavar="SESSION",
-                    help="continue an interrupted session (default: the last one): finished tests are "
-                         "skipped, a case's completed runs are kept")
-    group.addoption("--threshold", dest="fsbench_thresholds", action="append", default=[], metavar="RULE",
-                    help="minimum or maximum per metric, e.g. dd.write>=100MB/s, btrfs:dd.write>=150MB/s "
-                         "(ini fsbench_thresholds, one per line)")
-    parser.addini("fsbench_thresholds", help="threshold rules, one per line", type="linelist", default=[])
+    for option in OPTIONS:
+        ini = f" (ini {option.dest})" if option.ini else ""
+        help = (option.help_text() + ini).replace("%", "%%")  # argparse formats %
+        if option.kind == FLAG:
+            group.addoption(option.flag, dest=option.dest, action="store_true", default=False, help=help)
+        elif option.kind == APPEND:
+            group.addoption(option.flag, dest=option.dest, action="append", default=[], metavar=option.metavar,
+                            help=help)
+        elif option.kind == OPTIONAL:
+            group.addoption(option.flag, dest=option.dest, nargs="?", const=option.const, metavar=option.metavar,
+                            help=help)
+        else:
+            group.addoption(option.flag, dest=option.dest, default=None, metavar=option.metavar, help=help)
+        if option.ini:
+            parser.addini(option.dest, help=option.help, type="linelist" if option.kind == APPEND else "string",
+                          default=[] if option.kind == APPEND else option.default)
 
 
-def _value(config: pytest.Config, name: str) -> str:
-    given = config.getoption(name)
-    return given if given is not None else config.getini(name)
+def raw_value(config: pytest.Config, option: Option):
+    """The option's text as given: command line over ini over default (lists: ini then command line)."""
+    given = config.getoption(option.dest)
+    if option.kind == APPEND:
+        return [*(config.getini(option.dest) if option.ini else []), *given]
+    if option.kind == FLAG or given is not None or not option.ini:
+        return given
+    return config.getini(option.dest)
 
 
-def settings_from(config: pytest.Config) -> Settings:
+def settings_from_config(config: pytest.Config) -> Settings:
     """Every option parsed and validated; UsageError before anything is created."""
-    filesystems = matrix.parse_filesystems(_value(config, "fsbench_fs"))
-    layouts = matrix.parse_layouts(_value(config, "fsbench_layout"))
-    fs_opts = list(config.getini("fsbench_fs_opts")) + list(config.getoption("fsbench_fs_opts"))
-    devices_text = _value(config, "fsbench_devices")
-    devices = matrix.parse_device_list(devices_text) if devices_text else ()
-    thresholds = [parse_threshold(t) for t in list(config.getini("fsbench_thresholds")) + config.getoption("fsbench_thresholds")]
-    return Settings(
-        filesystems=filesystems,
-        layouts=layouts,
-        specs=tuple(matrix.build_matrix(filesystems, layouts, fs_opts)),
-        devices=devices,
-        wipe=config.getoption("fsbench_wipe"),
-        image_dir=Path(_value(config, "fsbench_image_dir")),
-        image_size=matrix.parse_image_size(_value(config, "fsbench_image_size")),
-        thresholds=tuple(thresholds),
-        store_path=Path(config.rootpath, _value(config, "fsbench_store")),
-        repeat=repeat_policy(config),
-        interleave=config.getoption("fsbench_interleave"),
-        save=config.getoption("fsbench_save"),
-        compare=config.getoption("fsbench_compare"),
-        resume=config.getoption("fsbench_resume"),
-        regression_rules=tuple(gate.parse_rule(r) for r in config.getoption("fsbench_fail_on")),
-        alpha=parse_alpha(_value(config, "fsbench_alpha")),
-        args=tuple(config.invocation_params.args),
-        caches=matrix.parse_list(_value(config, "fsbench_cache"), CACHE_POLICIES, "cache policy", "--cache"),
-        datas=tuple(dict.fromkeys(str(parse_data(d)) for d in _value(config, "fsbench_data").split(","))),
-    )
+    check_path_spelling(config.invocation_params.args)
+    return settings_from(lambda option: raw_value(config, option), Path(config.rootpath),
+                         tuple(config.invocation_params.args))
 
 
-def _int(text: str, option: str) -> int:
-    if not text.strip().isdigit():
-        raise UsageError(f"{option}={text!r}: give a whole number")
-    return int(text)
-
-
-def repeat_policy(config: pytest.Config) -> RepeatPolicy:
-    until = _value(config, "fsbench_until_ci")
-    max_time = _value(config, "fsbench_max_time")
-    policy = RepeatPolicy(
-        runs=_int(_value(config, "fsbench_runs"), "--runs"),
-        warmup=_int(_value(config, "fsbench_warmup"), "--warmup"),
-        until_ci=parse_percent(until, "--until-ci") if until else None,
-        max_runs=_int(_value(config, "fsbench_max_runs"), "--max-runs"),
-        max_seconds=float(_int(max_time, "--max-time")) if max_time else None,
-    )
-    if config.getoption("fsbench_interleave") and policy.until_ci is not None:
-        raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
-    return policy
-
-
-def parse_alpha(text: str) -> float:
-    try:
-        alpha = float(text)
-    except ValueError:
-        alpha = -1.0
-    if not 0 < alpha < 0.5:
-        raise UsageError(f"--alpha={text!r}: give a significance level between 0 and 0.5, e.g. 0.05")
-    return alpha
-
-
-def check_gate_options(settings: Settings) -> None:
-    if settings.regression_rules and not settings.compare:
-        raise UsageError("--fail-on-regression needs a baseline: add --compare NAME (or --compare last)")
+def check_path_spelling(args: tuple[str, ...], options=OPTIONS) -> None:
+    """pytest settles its rootdir from the path-like words of the command line before it knows
+    fsbench's options, so `--devices /dev/sdb` makes /dev the rootdir; only `--devices=/dev/sdb`
+    is safe."""
+    flags = {option.flag for option in options if option.path}
+    for arg, following in zip(args, args[1:]):
+        if arg in flags and not following.startswith("-"):
+            raise UsageError(f"write {arg}={following} (with '='): pytest would take {following} for a test path "
+                             "and choose its rootdir from it")
 
 
 def check_real_devices(settings: Settings) -> Settings:
@@ -169,11 +93,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fsbench_threshold(*rules): thresholds for this test, e.g. 'dd.write>=100MB/s'")
     config.addinivalue_line("markers", "root: needs root (loop devices, mkfs, mount)")
     try:
-        settings = check_real_devices(settings_from(config))
-        check_gate_options(settings)
-        config.stash[SESSION] = FsbenchSession(settings, probe(), run)
+        settings = check_real_devices(settings_from_config(config))
+        session = FsbenchSession(settings, probe(), run)
+        if settings.resume or settings.compare or settings.save:
+            session.open_store()  # a bad --resume/--compare is a usage error before collection
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION] = session
+    config.stash[REPORTED] = set()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
     _install_signal_handlers(config)
 
@@ -189,14 +116,30 @@ def _install_signal_handlers(config: pytest.Config) -> None:
     config.stash[OLD_HANDLERS] = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
 
 
+def is_case(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "fsbench_spec" in callspec.params
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own sessionfinish has torn every target down
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     fsbench = session.config.stash.get(SESSION, None)
     if fsbench is None:
         return
-    note = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+    collected = {case_key(item.nodeid) for item in session.items if is_case(item)}
+    left = collected - session.config.stash[REPORTED] - fsbench.finished_tests
+    try:
+        problems = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, tests_left=len(left))
+    except StoreError as exc:
+        problems = [f"the session's end could not be recorded: {exc}"]
+    if exitstatus != pytest.ExitCode.INTERRUPTED:
+        problems += fsbench.unapplied_thresholds()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
-    if note and reporter is not None:
-        reporter.write_line(f"fsbench: {note}")
+    for problem in problems:
+        if reporter is not None:
+            reporter.write_line(f"fsbench: {problem}", red=True)
+    if problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -256,15 +199,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """With real devices, print which devices each case will overwrite before anything runs."""
+    """Before anything runs: open and check the result store when there are cases to measure,
+    and with real devices print which devices each case will overwrite."""
     fsbench = session.config.stash[SESSION]
+    cases = [item for item in session.items if is_case(item)]
+    if cases:
+        try:
+            fsbench.open_store()
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if not fsbench.settings.device_infos or reporter is None:
         return
     from .safety import format_plan
 
-    specs = {item.callspec.params["fsbench_spec"] for item in session.items
-             if hasattr(item, "callspec") and "fsbench_spec" in item.callspec.params}
+    specs = {item.callspec.params["fsbench_spec"] for item in cases}
     infos = fsbench.settings.device_infos
     plan = [(spec.id, list(infos[: spec.devices_needed])) for spec in sorted(specs, key=lambda s: s.id)]
     reporter.write_line("fsbench plan, cases run one after another on these devices:")
@@ -313,14 +262,23 @@ def fsbench_results(request: pytest.FixtureRequest) -> SessionResults:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
-    """Remember in the store which fsbench tests finished, so --resume can skip them."""
+    """Remember which fsbench tests finished: in the store, so --resume can skip them, and here,
+    so the session is complete only when every case reported. A store that fails here fails the
+    test, never pytest itself."""
     outcome = yield
     report = outcome.get_result()
-    callspec = getattr(item, "callspec", None)
-    if callspec is None or "fsbench_spec" not in callspec.params or report.when != "call":
+    if not is_case(item) or report.when == "teardown" or (report.when == "setup" and report.passed):
+        return
+    key = case_key(item.nodeid)
+    item.config.stash[REPORTED].add(key)
+    if report.when != "call":
         return
     session = item.config.stash[SESSION]
-    session.store.record_test(session.session_id, case_key(item.nodeid), report.outcome)
+    try:
+        session.store.record_test(session.session_id, key, report.outcome)
+    except StoreError as exc:
+        report.outcome = "failed"
+        report.longrepr = f"fsbench could not record this test: {exc}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

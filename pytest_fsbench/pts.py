@@ -21,13 +21,14 @@ import json
 import os
 import re
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from lxml import etree
 
-from .errors import UsageError
-from .metrics import Direction, Metric
+from .errors import FsbenchError, UsageError
+from .metrics import Direction, Metric, in_mb_per_s
 
 #: environment variable naming the phoronix-test-suite launcher
 BINARY_ENV = "FSBENCH_PTS"
@@ -68,6 +69,20 @@ def find_pts(explicit: str | None = None) -> str | None:
     return shutil.which("phoronix-test-suite")
 
 
+def install_dir(launcher: str) -> Path | None:
+    """The PTS tree a launcher runs (the directory holding pts-core/): the launcher's own
+    directory, or one a wrapper script names (PTS's install-sh writes such a wrapper)."""
+    candidates = [Path(launcher).resolve().parent]
+    try:
+        text = Path(launcher).read_text(errors="replace")[:8192]
+    except OSError:
+        text = ""
+    for found in re.findall(r"/[\w./+-]+", text):
+        path = Path(found)
+        candidates += [path, path.parent]
+    return next((c for c in candidates if (c / "pts-core").is_dir()), None)
+
+
 def user_path(env: dict[str, str] | None = None, uid: int | None = None) -> Path:
     """PTS's user directory (profiles, suites, results, installed tests)."""
     env = dict(os.environ) if env is None else env
@@ -99,21 +114,32 @@ def available_profiles(profiles_dir: Path = PROFILES_DIR) -> dict[str, Path]:
     return found
 
 
-def install_definitions(user: Path, profiles_dir: Path = PROFILES_DIR, suites_dir: Path = SUITES_DIR) -> list[str]:
+def install_definitions(user: Path, profiles_dir: Path = PROFILES_DIR, suites_dir: Path = SUITES_DIR,
+                        system_tools: bool = False) -> list[str]:
     """Copy fsbench's profiles and suites into PTS's local repositories, replacing fsbench's own
-    copies that differ; returns what changed (nothing when all are current)."""
+    copies that differ; returns what changed (nothing when all are current).
+
+    With system_tools the profiles are copied without their downloads.xml: PTS refuses a package
+    with a URL whenever network use is off, even an optional one, but installs a profile that
+    downloads nothing, and install.sh then uses the system's tool (FSBENCH_PTS_SYSTEM_TOOLS=1).
+    The profiles in test-profiles/ keep their pinned downloads for connected users."""
     changed = []
-    for src_root, dst_root in ((profiles_dir, user / "test-profiles" / "local"),
-                               (suites_dir, user / "test-suites" / "local")):
-        for src in sorted(src_root.glob("fsbench-*")):
-            dst = dst_root / src.name
-            if dst.is_dir() and _same_tree(src, dst):
-                continue
-            if dst.exists():
-                shutil.rmtree(dst)
-            dst_root.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(src, dst)
-            changed.append(str(dst))
+    with tempfile.TemporaryDirectory() as staging:
+        for src_root, dst_root in ((profiles_dir, user / "test-profiles" / "local"),
+                                   (suites_dir, user / "test-suites" / "local")):
+            for src in sorted(src_root.glob("fsbench-*")):
+                wanted = Path(staging) / src_root.name / src.name
+                shutil.copytree(src, wanted)
+                if system_tools:
+                    (wanted / "downloads.xml").unlink(missing_ok=True)
+                dst = dst_root / src.name
+                if dst.is_dir() and _same_tree(wanted, dst):
+                    continue
+                if dst.exists():
+                    shutil.rmtree(dst)
+                dst_root.mkdir(parents=True, exist_ok=True)
+                shutil.copytree(wanted, dst)
+                changed.append(str(dst))
     return changed
 
 
@@ -166,6 +192,11 @@ class PtsRun:
     def install_argv(self) -> list[str]:
         return self._argv("batch-install")
 
+    @property
+    def install_dir(self) -> Path:
+        """Where PTS installs (and runs) the profile under the install root."""
+        return self.install_root / "local" / f"{self.profile}-{self.version}"
+
     def run_argv(self) -> list[str]:
         return self._argv("internal-run")
 
@@ -202,6 +233,51 @@ def option_choices(definition: Path, options: tuple[tuple[str, str], ...]) -> tu
     return tuple(choices)
 
 
+class PtsInstallFailed(FsbenchError):
+    """PTS did not install a profile (it still exits 0); the message carries PTS's reason."""
+
+
+def install_failure(install_dir: Path, output: str) -> str | None:
+    """Why PTS did not install the profile in install_dir, from its pts-install.json (status and
+    errors), the installer's log and PTS's output; None when it is installed."""
+    record = install_dir / "pts-install.json"
+    try:
+        installation = json.loads(record.read_text())["test_installation"]
+    except (OSError, ValueError, KeyError):
+        tail = "\n".join(output.strip().splitlines()[-15:])
+        return f"PTS wrote no installation record {record}; its output ends:\n{tail}"
+    if installation.get("status", "INSTALLED") == "INSTALLED":
+        return None
+    reasons = "; ".join((installation.get("errors") or {}).get("install") or ["no reason given"])
+    log = install_dir / "install-failed.log"
+    tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-15:]) if log.exists() else ""
+    return f"PTS did not install {install_dir.name} ({installation.get('status')}): {reasons}" + (
+        f"\ninstall-failed.log ends:\n{tail}" if tail else "")
+
+
+_FILE_SYSTEM = re.compile(r"File-System: ([^,(]+?)\s*(?:[,(]|$)")
+
+
+def software_filesystem(composite: Path, system: str) -> str | None:
+    """The File-System PTS wrote in the Software line of one system of a result file."""
+    for entry in etree.parse(str(composite)).iter("System"):
+        if entry.findtext("Identifier") == system:
+            match = _FILE_SYSTEM.search(entry.findtext("Software") or "")
+            return match.group(1).strip() if match else None
+    return None
+
+
+def names_filesystem(pts_name: str | None, fs: str, stat_type: str) -> bool:
+    """Whether PTS's File-System (from `stat -f -c %T` of its install root) names the target's
+    filesystem: fsbench's name for it, or the statfs type itself. stat reports every ext* as
+    "ext2/ext3", which PTS turns into a guess from the machine's mounts, so for those any ext*
+    name is PTS's way of saying it (findmnt, checked beside this, tells them apart)."""
+    if pts_name is None:
+        return False
+    allowed = {fs, stat_type} | ({"ext2", "ext3", "ext4"} if stat_type == "ext2/ext3" else set())
+    return pts_name in allowed
+
+
 @dataclass(frozen=True)
 class PtsResult:
     """One Result of a PTS result file, with one system's entry."""
@@ -215,6 +291,13 @@ class PtsResult:
     value: float
     samples: tuple[float, ...]
     run_seconds: tuple[float, ...]
+    arguments: str = ""
+
+    def as_record(self) -> dict[str, object]:
+        """What an export needs to describe the result as PTS did (value: PTS's, the mean)."""
+        return {"identifier": self.identifier, "title": self.title, "app_version": self.app_version,
+                "arguments": self.arguments, "description": self.description, "scale": self.scale,
+                "proportion": self.proportion, "value": self.value}
 
 
 def read_results(composite: Path, system: str) -> list[PtsResult]:
@@ -226,7 +309,9 @@ def read_results(composite: Path, system: str) -> list[PtsResult]:
             if entry.findtext("Identifier") != system:
                 continue
             raw = entry.findtext("RawString") or ""
-            samples = tuple(float(v) for v in raw.split(":") if v.strip())
+            value = float(entry.findtext("Value") or "nan")
+            # PTS leaves RawString empty when the test ran once: the Value is the one sample
+            samples = tuple(float(v) for v in raw.split(":") if v.strip()) or ((value,) if value == value else ())
             extra = json.loads(entry.findtext("JSON") or "{}")
             run_seconds = tuple(float(v) for v in str(extra.get("test-run-times", "")).split(":") if v)
             results.append(PtsResult(
@@ -236,17 +321,19 @@ def read_results(composite: Path, system: str) -> list[PtsResult]:
                 description=result.findtext("Description") or "",
                 scale=result.findtext("Scale") or "",
                 proportion=result.findtext("Proportion") or "HIB",
-                value=float(entry.findtext("Value") or "nan"),
+                value=value,
                 samples=samples,
                 run_seconds=run_seconds,
+                arguments=result.findtext("Arguments") or "",
             ))
     return results
 
 
 def to_metrics(profile: str, results: list[PtsResult], index: int) -> list[Metric]:
     """The index-th sample of each result as fsbench metrics: name pts.<profile without
-    "fsbench-">, the PTS description as the `result` parameter, PTS's scale and proportion."""
+    "fsbench-">, the PTS description as the `result` parameter, PTS's proportion, and PTS's
+    scale, throughput converted to MB/s (IOzone's profile reports MiB/s)."""
     short = profile.removeprefix("fsbench-")
-    return [Metric(f"pts.{short}", r.samples[index], r.scale,
+    return [Metric(f"pts.{short}", *in_mb_per_s(r.samples[index], r.scale),
                    Direction.LOWER if r.proportion == "LIB" else Direction.HIGHER, {"result": r.description})
             for r in results if index < len(r.samples)]

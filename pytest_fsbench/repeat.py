@@ -40,9 +40,11 @@ def parse_percent(text: str, option: str) -> float:
     return float(match.group(1))
 
 
-def stop_reason(policy: RepeatPolicy, headline: Sequence[Sequence[float]], elapsed: float) -> str | None:
-    """Why to stop now, or None to run again. headline: the samples of each headline metric."""
-    n = min((len(s) for s in headline), default=0)
+def stop_reason(policy: RepeatPolicy, runs: int, headline: Sequence[Sequence[float]], elapsed: float) -> str | None:
+    """Why to stop now, or None to run again. runs: measured runs so far; headline: the samples of
+    each headline metric (a tool may leave one out of a run, e.g. bonnie++'s "+++++", so runs
+    are counted, not samples)."""
+    n = runs
     if n < policy.runs:
         return None
     if policy.until_ci is None:

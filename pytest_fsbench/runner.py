@@ -17,8 +17,6 @@ from .workloads.base import Workload
 
 CACHE_POLICIES = ("drop", "remount", "direct", "warm")
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
-#: scratch files (workload definitions, generated source data) live in memory, off every disk
-SCRATCH_PARENT = Path("/dev/shm")
 
 
 class Unsupported(FsbenchError):
@@ -71,17 +69,25 @@ def compression_ratio(target: Target, run: Runner) -> list[Metric]:
 
 
 def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop") -> Measurement:
-    """Prepare, apply the cache policy, run the measured command and parse its output."""
+    """Prepare, apply the cache policy, run the measured command and parse its output.
+
+    The measured files live in the target's work directory; scratch (workload definitions, data
+    staged for the run) in a private directory of the session's scratch, off the target. Staged
+    input is read back after the cache policy, so the measured command reads it from memory.
+    """
     workload = for_policy(workload, cache)
-    workdir = target.mountpoint / "fsbench"
-    workdir.mkdir(exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="fsbench-", dir=SCRATCH_PARENT) as name:
+    workdir = target.workdir()
+    target.check_holds(workdir, run)
+    target.scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="run-", dir=target.scratch) as name:
         scratch = Path(name)
         for filename, text in workload.files().items():
             (scratch / filename).write_text(text)
         for argv in workload.prepare_argvs(workdir, scratch):
             run(argv, timeout=workload.timeout)
         done = apply_cache_policy(cache, target, run)
+        for argv in getattr(workload, "staged_argvs", lambda _: [])(scratch):
+            run(argv, timeout=workload.timeout)
         devices = target.member_devices()
         before = monitor.snapshot(devices)
         completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)

@@ -11,68 +11,23 @@ import platform
 import secrets
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-from . import __version__
+from . import __version__, processes
 from .case import CaseSpec
-from .mounts import mounts_under
 from .devices import BlockDevices, DeviceProvider, LoopDevices
+from .errors import UsageError
 from .filesystems import driver
-from .gate import RegressionRule
 from .host import Host
-from .repeat import RepeatPolicy
+from .mounts import mounts_under
+from .settings import Settings
+from .stats import min_runs_for
 from .store import Store
 from .system import Runner
 from .target import Target, build_target
-from .thresholds import Threshold
 from .zfsd import ZfsFuseDaemon
 
 RUN_ROOT = Path("/run/fsbench")
-
-
-@dataclass(frozen=True)
-class Settings:
-    filesystems: tuple[str, ...]
-    layouts: tuple[str, ...]
-    specs: tuple[CaseSpec, ...]
-    devices: tuple[str, ...] = ()
-    device_infos: tuple = ()  # safety.DeviceInfo of each --devices entry, once checked
-    wipe: bool = False
-    image_dir: Path = Path("/var/tmp/fsbench")
-    image_size: int = 2 << 30
-    thresholds: tuple[Threshold, ...] = ()
-    caches: tuple[str, ...] = ("drop",)
-    datas: tuple[str, ...] = ("random",)
-    store_path: Path = Path("fsbench-results/fsbench.db")
-    repeat: RepeatPolicy = RepeatPolicy()
-    interleave: bool = False
-    save: str | None = None
-    compare: str | None = None
-    resume: str | None = None
-    regression_rules: tuple[RegressionRule, ...] = ()
-    alpha: float = 0.05
-    args: tuple[str, ...] = ()
-
-    def run_specs(self) -> list[RunSpec]:
-        show_cache = self.caches != ("drop",)
-        show_data = self.datas != ("random",)
-        return [RunSpec(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """How a case is measured: the cache policy and the data it writes."""
-
-    cache: str = "drop"
-    data: str = "random"
-    show_cache: bool = False
-    show_data: bool = False
-
-    @property
-    def id(self) -> str:
-        parts = ([f"cache={self.cache}"] if self.show_cache else []) + ([f"data={self.data}"] if self.show_data else [])
-        return "-".join(parts) or "default"
 
 
 def git_commit() -> str | None:
@@ -97,6 +52,18 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def session_is_live(token: str, manifest: dict) -> bool:
+    """Whether the session that wrote this row still runs (on this machine: its process lives;
+    a session of another machine is taken as live)."""
+    if manifest.get("hostname", platform.node()) != platform.node():
+        return True
+    process = manifest.get("process")
+    if process:
+        return processes.identity_alive(str(process))
+    pid = token.split("-", 1)[0]
+    return pid.isdigit() and processes.alive(int(pid))
+
+
 class FsbenchSession:
     def __init__(self, settings: Settings, host: Host, run: Runner, run_root: Path = RUN_ROOT) -> None:
         self.settings = settings
@@ -104,8 +71,10 @@ class FsbenchSession:
         self.run = run
         self.token = f"{os.getpid()}-{secrets.token_hex(2)}"
         self.rundir = run_root / self.token
+        # staged data and workload files: on disk beside the images, named so cleanup finds them
+        self.scratch = settings.image_dir / f"fsbench-{self.token}-scratch"
         self.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        self.zfsd = ZfsFuseDaemon(run, self.rundir / "zfs-fuse.pid")
+        self.zfsd = ZfsFuseDaemon(run, self.token)
         self.results: list = []  # bench.CaseResult of each measured workload, for the summary
         self._count = 0
         self._store: Store | None = None
@@ -114,23 +83,45 @@ class FsbenchSession:
         self.finished_tests: set[str] = set()
         self.baseline_id: int | None = None
         self._baseline: dict | None = None
-        if settings.resume or settings.compare or settings.save:
-            self.open_store()  # a bad --resume/--compare is a usage error before anything runs
+        self.thresholds_applied: set[str] = set()  # texts of the thresholds some measured value met
 
     def open_store(self) -> None:
-        """Open the result store and start (or reopen) this session's row in it; once."""
+        """Open the result store and start (or reopen) this session's row in it; once. A store
+        that cannot be used, a --resume or --compare that names nothing usable is a UsageError."""
         if self._store is not None:
             return
         settings = self.settings
-        self._store = store = Store(settings.store_path)
-        if settings.resume:
-            self._session_id = store.last_unfinished() if settings.resume == "last" else store.resolve(settings.resume)
-            store.reopen_session(self._session_id)
-            self.finished_tests = store.finished_tests(self._session_id)
-        else:
-            self._session_id = store.start_session(self.token, {"argv": list(settings.args)}, self.host_manifest())
-        if settings.compare:
-            self.baseline_id = store.resolve(settings.compare, before=self._session_id)
+        store = Store(settings.store_path)
+        try:
+            if settings.resume:
+                self._session_id = (store.last_unfinished(session_is_live) if settings.resume == "last"
+                                    else store.resolve(settings.resume))
+                store.reopen_session(self._session_id)
+                self.finished_tests = store.finished_tests(self._session_id)
+            else:
+                self._session_id = store.start_session(self.token, {"argv": list(settings.args)}, self.host_manifest())
+            if settings.compare:
+                self.baseline_id = store.resolve(settings.compare, before=self._session_id)
+                self._check_baseline(store)
+        except BaseException:
+            store.close()
+            raise
+        self._store = store
+
+    def _check_baseline(self, store: Store) -> None:
+        """A baseline without samples, or with too few runs for the gate to ever fire, cannot
+        gate anything."""
+        if not store.measured_runs(self.baseline_id):
+            raise UsageError(f"--compare {self.settings.compare}: session {self.baseline_id} holds no measured "
+                             "runs (every case was skipped or failed); compare with a session that measured")
+        if not self.settings.regression_rules:
+            return
+        fewest = min((len(s.values) for s in store.series(self.baseline_id)), default=0)
+        needed = min_runs_for(self.settings.alpha)
+        if min(fewest, self.settings.repeat.runs) < needed:
+            raise UsageError(f"--fail-on-regression: with {fewest} baseline and {self.settings.repeat.runs} new runs "
+                             f"a change can never be significant at --alpha={self.settings.alpha:g}; it needs at "
+                             f"least {needed} runs on each side (--runs={needed}, and a baseline measured so)")
 
     @property
     def store(self) -> Store:
@@ -152,18 +143,31 @@ class FsbenchSession:
             self._baseline = {s.key: s for s in self.store.series(self.baseline_id)}
         return self._baseline
 
-    def finish(self, interrupted: bool) -> str | None:
-        """Mark the session complete or interrupted; save it as a baseline if asked. Returns a
-        note for the user when the baseline was not saved."""
+    def finish(self, interrupted: bool, tests_left: int) -> list[str]:
+        """Mark the session complete, or interrupted when it was interrupted or a case did not
+        finish its runs (tests_left: collected tests that never reported); save it as a baseline
+        if asked. Returns the problems that fail the session."""
         if self._store is None:
-            return None
-        self.store.finish_session(self.session_id, "interrupted" if interrupted else "complete")
+            return []
+        unfinished = self.store.unfinished_cases(self.session_id)
+        complete = not interrupted and not unfinished and not tests_left
+        self.store.finish_session(self.session_id, "complete" if complete else "interrupted")
         if self.settings.save is None:
-            return None
-        if interrupted:
-            return f"not saved as baseline {self.settings.save!r}: the session was interrupted (--resume finishes it)"
+            return []
+        if not complete:
+            left = f"{len(unfinished)} case(s) did not finish their runs" if unfinished else "it was interrupted"
+            return [f"not saved as baseline {self.settings.save!r}: {left} (--resume finishes it)"]
+        if not self.store.measured_runs(self.session_id):
+            return [f"not saved as baseline {self.settings.save!r}: no case was measured (all were skipped "
+                    "or failed), so it could gate nothing"]
         self.store.save_baseline(self.settings.save, self.session_id)
-        return None
+        return []
+
+    def unapplied_thresholds(self) -> list[str]:
+        """The --threshold rules that applied to no measured value: they checked nothing."""
+        return [f"threshold {t.text!r} applied to no measured value: no case of this session measured "
+                f"{t.metric}{' in ' + t.scope if t.scope else ''}, so it checked nothing"
+                for t in self.settings.thresholds if t.text not in self.thresholds_applied]
 
     def provider(self) -> DeviceProvider:
         if self.settings.devices:
@@ -183,33 +187,54 @@ class FsbenchSession:
             "hostname": platform.node(), "kernel": self.host.kernel, "ram_bytes": self.host.ram_bytes,
             "cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
             "fsbench": __version__, "fsbench_commit": git_commit(), "zfs_implementation": self.host.zfs_impl,
-            "devices": "loop" if not self.settings.devices else "block",
+            "devices": "loop" if not self.settings.devices else "block", "process": processes.identity(),
         }
 
     def _prepare_rundir(self) -> None:
         if self.rundir.exists():
             return
-        self.rundir.mkdir(parents=True)
-        state = {"pid": os.getpid(), "token": self.token, "image_dir": str(self.settings.image_dir),
-                 "started": self.started}
+        for _ in range(5):  # another session's close may remove the empty run root meanwhile
+            with contextlib.suppress(FileNotFoundError):
+                self.rundir.mkdir(parents=True)
+                break
+        state = {"pid": os.getpid(), "process": processes.identity(), "token": self.token,
+                 "image_dir": str(self.settings.image_dir), "started": self.started}
         (self.rundir / "state.json").write_text(json.dumps(state))
+
+    def uses_zfs_fuse(self, spec: CaseSpec) -> bool:
+        return spec.fs == "zfs" and self.host.zfs_impl == "zfs-fuse"
+
+    def daemon_failure(self, spec: CaseSpec) -> str | None:
+        """Why a zfs-fuse case failed when its daemon is the cause, else None."""
+        if not self.uses_zfs_fuse(spec) or self.zfsd.answers():
+            return None
+        return (f"{spec.id}: the zfs-fuse daemon stopped answering during the case (it died or was killed), "
+                "taking the pool with it")
 
     @contextlib.contextmanager
     def target(self, spec: CaseSpec) -> Iterator[Target]:
         self._prepare_rundir()
         fs = driver(spec.fs, self.host)
-        if spec.fs == "zfs" and self.host.zfs_impl == "zfs-fuse":
+        if self.uses_zfs_fuse(spec):
             self.zfsd.ensure()
         self._count += 1
         name = f"fsbench-{self.token}-{self._count}"
-        with build_target(spec, fs, self.provider(), self.run, self.rundir, name) as target:
+        with build_target(spec, fs, self.provider(), self.run, self.rundir, name, self.scratch) as target:
             target.manifest["host"] = self.host_manifest()
-            yield target
+            try:
+                yield target
+            finally:
+                if self.uses_zfs_fuse(spec):
+                    self.zfsd.ensure()  # a daemon that died mid-case is restarted, so teardown can run
 
     def close(self) -> None:
-        """End of session: stop a zfs-fuse daemon we started, remove the run directory."""
-        self.zfsd.stop()
+        """End of session: release the zfs-fuse daemon (stopped if nobody else uses it), remove
+        the scratch and run directories."""
+        self.zfsd.release()
         if self._store is not None:
             self._store.close()
+        shutil.rmtree(self.scratch, ignore_errors=True)
         if self.rundir.exists() and not mounts_under(self.rundir):
             shutil.rmtree(self.rundir, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                self.rundir.parent.rmdir()  # the run root, when no other session has a directory there

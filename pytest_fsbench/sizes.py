@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import re
 
+#: slack for metadata and allocation when estimating how much room a workload needs
+MARGIN = 64 << 20
+
 _UNITS = {"": 1, "B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
 _RAM_RULE = re.compile(r"^\s*(\d+)\s*x\s*RAM\s*$", re.IGNORECASE)
@@ -28,6 +31,14 @@ def format_size(nbytes: int) -> str:
         if nbytes % unit == 0:
             return f"{nbytes // unit}{suffix}"
     return str(nbytes)
+
+
+def human_size(nbytes: int) -> str:
+    """An approximate size for messages: 85899345920 -> '80.0G', 1536 -> '1.5K'."""
+    for suffix in ("T", "G", "M", "K"):
+        if nbytes >= _UNITS[suffix]:
+            return f"{nbytes / _UNITS[suffix]:.1f}{suffix}"
+    return f"{nbytes}B"
 
 
 def is_ram_rule(text: str) -> bool:

@@ -7,14 +7,17 @@ flight. The schema is versioned (PRAGMA user_version) and upgraded by the MIGRAT
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
+import shutil
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import FsbenchError, UsageError
 from .metrics import Direction, Metric
+from .sizes import human_size
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema
@@ -43,6 +46,57 @@ MIGRATIONS: tuple[str, ...] = (
         name TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id), created TEXT NOT NULL);
     """,
 )
+
+
+#: a store on a filesystem with less free space than this is refused before a session starts
+MIN_FREE_BYTES = 16 << 20
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(FsbenchError):
+    """The result store failed while in use (disk full, I/O error, a lock held too long)."""
+
+
+def _guarded(method: Callable) -> Callable:
+    """Turn SQLite's exceptions into StoreError naming the store."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise StoreError(f"result store {self.path}: {exc}") from exc
+
+    return wrapper
+
+
+def check_store_file(path: Path) -> None:
+    """UsageError unless path is an SQLite file holding fsbench's tables (for reading)."""
+    if not path.exists():
+        raise UsageError(f"no result store at {path}; run benchmarks first, or pass --store PATH")
+    if path.is_dir():
+        raise UsageError(f"--store={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
+    with open(path, "rb") as handle:
+        header = handle.read(len(SQLITE_HEADER))
+    if not header:
+        raise UsageError(f"the result store {path} is an empty file, not an fsbench store; name another --store")
+    if header != SQLITE_HEADER:
+        raise UsageError(f"{path} is not an SQLite database, so not an fsbench result store; name another --store")
+
+
+def check_store_place(path: Path) -> None:
+    """UsageError unless a session can write to a store at path (checked before anything runs)."""
+    if path.is_dir():
+        raise UsageError(f"--store={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
+    if path.exists() and path.stat().st_size:
+        check_store_file(path)
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if existing != path and not existing.is_dir():
+        raise UsageError(f"--store={path}: {existing} is a file, not a directory; name another --store")
+    free = shutil.disk_usage(existing).free
+    if free < MIN_FREE_BYTES:
+        raise UsageError(f"--store={path}: only {human_size(free)} free on its filesystem, and a session needs "
+                         f"at least {human_size(MIN_FREE_BYTES)}; free some space or name another --store")
 
 
 def now() -> str:
@@ -89,35 +143,60 @@ class SessionRow:
 
 
 class Store:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    """The result store. Opened for writing (a session) it is made if missing; opened for reading
+    (create=False) it must already be an fsbench store, and nothing is written to a file that is
+    not one."""
+
+    def __init__(self, path: Path, *, create: bool = True) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None)  # autocommit; transactions explicit
-        self.db.execute("PRAGMA foreign_keys = ON")
-        self.db.execute("PRAGMA journal_mode = WAL")
-        migrate(self.db)
+        if create:
+            check_store_place(path)
+        else:
+            check_store_file(path)
+        try:
+            if create:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)  # autocommit; transactions explicit
+        except (OSError, sqlite3.Error) as exc:
+            raise UsageError(f"--store={path}: cannot open it ({exc}); name a writable place") from None
+        try:
+            check_schema(self.db, path, create)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute("PRAGMA journal_mode = WAL")
+            migrate(self.db)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            raise UsageError(f"the result store {path} cannot be used: {exc}; name another --store") from None
+        except UsageError:
+            self.db.close()
+            raise
 
     def close(self) -> None:
         self.db.close()
 
     # --- sessions ------------------------------------------------------------------------------
 
+    @_guarded
     def start_session(self, token: str, args: dict[str, object], manifest: dict[str, object]) -> int:
         cur = self.db.execute(
             "INSERT INTO sessions (token, started, status, args, manifest) VALUES (?, ?, 'running', ?, ?)",
             (token, now(), canonical(args), canonical(manifest)))
         return int(cur.lastrowid)
 
+    @_guarded
     def reopen_session(self, session_id: int) -> None:
         self.db.execute("UPDATE sessions SET status = 'running', finished = NULL WHERE id = ?", (session_id,))
 
+    @_guarded
     def finish_session(self, session_id: int, status: str) -> None:
         self.db.execute("UPDATE sessions SET status = ?, finished = ? WHERE id = ?", (status, now(), session_id))
 
+    @_guarded
     def sessions(self) -> list[SessionRow]:
         rows = self.db.execute("SELECT id, token, started, finished, status FROM sessions ORDER BY id")
         return [SessionRow(*row) for row in rows]
 
+    @_guarded
     def resolve(self, ref: str, *, before: int | None = None) -> int:
         """A session by id, token, baseline name, or 'last' (the newest complete one)."""
         if ref == "last":
@@ -128,7 +207,8 @@ class Store:
                 args = (before,)
             row = self.db.execute(query + " ORDER BY id DESC LIMIT 1", args).fetchone()
             if row is None:
-                raise UsageError(f"no complete session in {self.path} to compare with; run once with --save NAME first")
+                raise UsageError(f"'last': no complete session in {self.path} yet; finish a session first, or name "
+                                 "one (fsbench sessions lists them)")
             return int(row[0])
         row = self.db.execute("SELECT session_id FROM baselines WHERE name = ?", (ref,)).fetchone()
         if row is None:
@@ -139,19 +219,49 @@ class Store:
             raise UsageError(f"no baseline or session {ref!r} in {self.path}{known}")
         return int(row[0])
 
-    def last_unfinished(self) -> int:
-        row = self.db.execute("SELECT id FROM sessions WHERE status != 'complete' ORDER BY id DESC LIMIT 1").fetchone()
-        if row is None:
-            raise UsageError(f"--resume: no interrupted session in {self.path}")
-        return int(row[0])
+    @_guarded
+    def last_unfinished(self, is_live: Callable[[str, dict], bool]) -> int:
+        """The newest session that did not complete and whose process is gone (is_live(token,
+        manifest) tells a session still running elsewhere, which must not be taken over)."""
+        rows = self.db.execute("SELECT id, token, manifest FROM sessions WHERE status != 'complete' ORDER BY id DESC")
+        for session_id, token, manifest in rows:
+            if not is_live(token, json.loads(manifest)):
+                return int(session_id)
+        raise UsageError(f"--resume: no interrupted session in {self.path}")
 
+    @_guarded
+    def measured_runs(self, session_id: int) -> int:
+        """How many measured (not warm-up) runs the session holds."""
+        return int(self.db.execute("SELECT COUNT(*) FROM runs r JOIN cases c ON r.case_row = c.id"
+                                   " WHERE c.session_id = ? AND r.warmup = 0", (session_id,)).fetchone()[0])
+
+    @_guarded
+    def case_runs(self, case_row: int) -> int:
+        """How many measured runs one case holds (a resumed case keeps its earlier ones)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ? AND warmup = 0",
+                                   (case_row,)).fetchone()[0])
+
+    @_guarded
+    def unfinished_cases(self, session_id: int) -> list[str]:
+        """Tests whose case is still running: not done, skipped or failed (interrupted cases)."""
+        rows = self.db.execute("SELECT test FROM cases WHERE session_id = ? AND status = 'running'"
+                               " ORDER BY id", (session_id,))
+        return [row[0] for row in rows]
+
+    @_guarded
     def save_baseline(self, name: str, session_id: int) -> None:
         self.db.execute("INSERT INTO baselines (name, session_id, created) VALUES (?, ?, ?) "
                         "ON CONFLICT(name) DO UPDATE SET session_id = excluded.session_id, created = excluded.created",
                         (name, session_id, now()))
 
+    @_guarded
+    def baseline_names(self, session_id: int) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT name FROM baselines WHERE session_id = ? ORDER BY name",
+                                                  (session_id,))]
+
     # --- cases and runs ----------------------------------------------------------------------------
 
+    @_guarded
     def case_row(self, session_id: int, test: str, case_id: str, spec: dict[str, object], workload: str,
                  workload_params: dict[str, str], cache: str, data: str, manifest: dict[str, object]) -> int:
         """The row of this case in this session, created if new (a resumed case keeps its runs)."""
@@ -166,9 +276,7 @@ class Store:
             (session_id, test, case_id, canonical(spec), workload, params, cache, data, canonical(manifest)))
         return int(cur.lastrowid)
 
-    def completed_runs(self, case_row: int) -> int:
-        return int(self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ? AND warmup = 0", (case_row,)).fetchone()[0])
-
+    @_guarded
     def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
                 metrics: Iterable[Metric]) -> None:
         """One run and its metrics, committed together."""
@@ -182,20 +290,29 @@ class Store:
                 "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
                 [(cur.lastrowid, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
 
-    def finish_case(self, case_row: int, status: str, stopped_by: str | None) -> None:
+    @_guarded
+    def finish_case(self, case_row: int, status: str, stopped_by: str | None,
+                    manifest: dict[str, object] | None = None) -> None:
+        """The case's status and what stopped its runs; the target's manifest as it ended (what
+        was learnt while measuring, e.g. the mount the files were on)."""
         self.db.execute("UPDATE cases SET status = ?, stopped_by = ? WHERE id = ?", (status, stopped_by, case_row))
+        if manifest is not None:
+            self.db.execute("UPDATE cases SET manifest = ? WHERE id = ?", (canonical(manifest), case_row))
 
+    @_guarded
     def record_test(self, session_id: int, test: str, outcome: str) -> None:
         self.db.execute("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?) "
                         "ON CONFLICT(session_id, test) DO UPDATE SET outcome = excluded.outcome",
                         (session_id, test, outcome))
 
+    @_guarded
     def finished_tests(self, session_id: int) -> set[str]:
         rows = self.db.execute("SELECT test FROM tests WHERE session_id = ? AND outcome IN ('passed', 'failed')", (session_id,))
         return {row[0] for row in rows}
 
     # --- reading ---------------------------------------------------------------------------------
 
+    @_guarded
     def series(self, session_id: int, *, test: str | None = None, case_row: int | None = None) -> list[Series]:
         """Measured (not warm-up) samples of every metric in a session, one Series per key."""
         query = ("SELECT c.test, c.workload, c.workload_params, m.name, m.params, c.case_id, m.unit, m.direction,"
@@ -216,6 +333,7 @@ class Store:
         return [Series(key, case_id, unit, Direction(direction), tuple(values), _options_text(spec))
                 for key, (case_id, unit, direction, spec, values) in grouped.items()]
 
+    @_guarded
     def session_export(self, session_id: int) -> dict[str, object]:
         row = self.db.execute("SELECT token, started, finished, status, args, manifest FROM sessions WHERE id = ?",
                               (session_id,)).fetchone()
@@ -231,6 +349,17 @@ class Store:
 def _options_text(spec_json: str) -> str:
     options = json.loads(spec_json).get("options", {})
     return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
+
+
+def check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
+    """UsageError unless the database is fsbench's (or, when creating, still empty)."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    if version == 0 and tables:
+        raise UsageError(f"{path} is an SQLite database of something else (tables {', '.join(tables[:5])}); "
+                         "name another --store")
+    if version == 0 and not create:
+        raise UsageError(f"the result store {path} holds no fsbench results yet; run benchmarks first")
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -13,6 +13,7 @@ from .case import CaseSpec
 from .devices import Device, DeviceProvider
 from .errors import CommandError, FsbenchError, ParseError
 from .filesystems import BuildContext, Filesystem
+from .mounts import FINDMNT_COLUMNS, MountOf, mounts_under, parse_findmnt
 from .system import Runner
 from .undo import UndoStack
 
@@ -21,6 +22,10 @@ log = logging.getLogger("fsbench.target")
 
 class TeardownError(FsbenchError):
     """Something made for a target could not be removed; the message names it."""
+
+
+class NotOnTarget(FsbenchError):
+    """What was to be measured on the target lives on another filesystem."""
 
 
 @dataclass
@@ -32,15 +37,33 @@ class Target:
     context: BuildContext
     devices: tuple[Device, ...]
     commands: list[tuple[str, ...]]
+    scratch: Path  # the session's scratch directory, off the target
     manifest: dict[str, object] = field(default_factory=dict)
 
     @property
     def mountpoint(self) -> Path:
         return Path(self.context.mountpoint)
 
+    def workdir(self) -> Path:
+        """The directory the measured files live in, made on the target's filesystem."""
+        workdir = self.mountpoint / "fsbench"
+        workdir.mkdir(exist_ok=True)
+        return workdir
+
     @property
     def id(self) -> str:
         return self.spec.id
+
+    def check_holds(self, path: Path, run: Runner) -> MountOf:
+        """The mount path is on, which must be this target's; NotOnTarget naming both otherwise (a
+        number measured elsewhere must never be filed under this target's name)."""
+        mount = parse_findmnt(run([*FINDMNT_COLUMNS, str(path)], timeout=60).stdout)
+        if mount.target != str(self.mountpoint):
+            raise NotOnTarget(f"{self.id}: {path} is on {mount.target} ({mount.source}, {mount.fstype}), not on "
+                              f"the target mounted at {self.mountpoint}; nothing measured there is this case's")
+        self.manifest["measured_on"] = {"path": str(path), "mountpoint": mount.target, "source": mount.source,
+                                        "fstype": mount.fstype}
+        return mount
 
     def member_devices(self) -> list[str]:
         """The devices that carry the target's I/O (the disks under an md array or pool)."""
@@ -91,11 +114,12 @@ def build_target(
     run: Runner,
     rundir: Path,
     name: str,
+    scratch: Path,
 ) -> Iterator[Target]:
     """Yield a mounted target; on exit (also on error or Ctrl-C) undo everything that was done."""
     undo = UndoStack(run)
     try:
-        yield _build(spec, driver, provider, run, rundir, name, undo)
+        yield _build(spec, driver, provider, run, rundir, name, scratch, undo)
     except BaseException as exc:
         for error in undo.unwind():
             exc.add_note(f"teardown of {spec.id} ({name}) also failed: {error}")
@@ -105,14 +129,23 @@ def build_target(
         raise TeardownError(f"teardown of {spec.id} ({name}) left something behind: " + "; ".join(errors))
 
 
-def _build(spec, driver, provider, run, rundir, name, undo) -> Target:
+def unmount_if_mounted(mountpoint: Path, run: Runner) -> None:
+    """A mount the plan's own undo could not remove (a FUSE mount whose daemon died): unmount it,
+    lazily when it is busy."""
+    if str(mountpoint) not in mounts_under(mountpoint.parent):
+        return
+    if run(["umount", str(mountpoint)], check=False, timeout=120).returncode != 0:
+        run(["umount", "--lazy", str(mountpoint)], timeout=120)
+
+
+def _build(spec, driver, provider, run, rundir, name, scratch, undo) -> Target:
     workdir = rundir / "dev" / name
     mountpoint = rundir / "mnt" / name
     workdir.mkdir(parents=True)
     undo.push(lambda: shutil.rmtree(workdir, ignore_errors=True))
     mountpoint.mkdir(parents=True)
     # rmdir, never rmtree: if the unmount failed, the directory still holds the filesystem
-    undo.push(mountpoint.rmdir)
+    undo.push(lambda: unmount_if_mounted(mountpoint, run), mountpoint.rmdir)
     devices = provider.acquire(spec.devices_needed, name, undo)
     context = BuildContext(name, tuple(d.path for d in devices), str(mountpoint), str(workdir))
     commands = []
@@ -122,10 +155,10 @@ def _build(spec, driver, provider, run, rundir, name, undo) -> Target:
             run(list(step.argv))
         except BaseException:
             # a failed step may have done half its work (a pool made, then an error)
-            undo.push(*step.undo, best_effort=True)
+            undo.push(*step.undo, best_effort=True, gone=step.gone)
             raise
-        undo.push(*step.undo)
-    target = Target(spec, driver, context, tuple(devices), commands)
+        undo.push(*step.undo, gone=step.gone)
+    target = Target(spec, driver, context, tuple(devices), commands, scratch)
     target.manifest = {
         "case": spec.to_dict(),
         "devices": [d.to_dict() for d in devices],

@@ -5,20 +5,12 @@ or to a case id (and the cases whose id starts with it)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .case import CaseSpec
 from .errors import UsageError
-from .metrics import Metric
-
-#: unit -> (dimension, factor to the dimension's base unit)
-UNITS: dict[str, tuple[str, float]] = {
-    "MB/s": ("throughput", 1.0), "GB/s": ("throughput", 1000.0), "kB/s": ("throughput", 1e-3),
-    "KB/s": ("throughput", 1e-3), "MiB/s": ("throughput", 1.048576),
-    "KiB/s": ("throughput", 1.024e-3), "GiB/s": ("throughput", 1073.741824),
-    "s": ("time", 1.0), "ms": ("time", 1e-3), "us": ("time", 1e-6), "min": ("time", 60.0),
-    "ops/s": ("rate", 1.0), "IOPS": ("rate", 1.0), "%": ("percent", 1.0),
-}
+from .metrics import UNITS, Metric, MetricSpec
 
 _RULE = re.compile(
     r"^(?P<metric>[A-Za-z_][\w.]*)\s*(?P<op>>=|<=)\s*(?P<num>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<unit>\S*)$"
@@ -34,12 +26,13 @@ class Threshold:
     unit: str | None
     text: str
 
-    def applies_to(self, spec: CaseSpec, metric: Metric) -> bool:
-        if metric.name != self.metric:
-            return False
+    def applies_to_case(self, spec: CaseSpec) -> bool:
         if self.scope is None:
             return True
         return self.scope in (spec.fs, spec.id) or spec.id.startswith(self.scope + "-")
+
+    def applies_to(self, spec: CaseSpec, metric: Metric) -> bool:
+        return metric.name == self.metric and self.applies_to_case(spec)
 
     def violation(self, spec: CaseSpec, metric: Metric) -> str | None:
         """A failure message when metric breaks this threshold, else None."""
@@ -76,6 +69,23 @@ def parse_threshold(text: str) -> Threshold:
         raise UsageError(f"threshold {text!r}: unknown unit {unit!r}; use one of {', '.join(UNITS)}")
     return Threshold(scope.strip() or None, match.group("metric"), match.group("op"),
                      float(match.group("num")), unit, text.strip())
+
+
+def check_measurable(threshold: Threshold, known: Sequence[MetricSpec]) -> None:
+    """UsageError unless some workload measures the threshold's metric in a unit it can be
+    compared with (checked before anything runs)."""
+    found = [spec for spec in known if spec.matches(threshold.metric)]
+    if not found:
+        names = ", ".join(spec.shown for spec in known)
+        raise UsageError(f"threshold {threshold.text!r}: no workload measures a metric {threshold.metric!r}; "
+                         f"metrics are {names}")
+    if threshold.unit is None:
+        return
+    dimension = UNITS[threshold.unit][0]
+    for spec in found:
+        if spec.unit and UNITS.get(spec.unit, ("", 0))[0] != dimension:
+            raise UsageError(f"threshold {threshold.text!r} is in {threshold.unit} but {threshold.metric} is "
+                             f"measured in {spec.unit}; give the value in {spec.unit}")
 
 
 def violations(thresholds: list[Threshold], spec: CaseSpec, metrics: list[Metric]) -> list[str]:

@@ -6,58 +6,59 @@ import logging
 import time
 from collections.abc import Callable
 
-from .errors import FsbenchError
+from .errors import CommandError, FsbenchError
 from .system import Runner
 
 log = logging.getLogger("fsbench.undo")
 
-RETRIES = 4
-RETRY_DELAY = 1.0
+#: waits between tries of a removal command; zfs-fuse says "busy" for a few seconds after I/O
+RETRY_DELAYS = (0.5, 1.0, 2.0, 2.0, 3.0)
 
 Undo = tuple[str, ...] | Callable[[], None]
 
 
-def run_with_retries(run: Runner, argv: list[str]) -> None:
+def run_with_retries(run: Runner, argv: list[str], gone: tuple[str, ...] = ()) -> None:
     """Run a removal command, trying again a few times: a device or pool is often "busy" for a
-    moment after the last file on it closes."""
-    for attempt in range(RETRIES):
+    moment after the last file on it closes. A failure whose output says the thing is already
+    gone (one of `gone`, e.g. "no such pool") is success."""
+    for delay in (*RETRY_DELAYS, None):
         try:
             run(argv, timeout=120)
             return
-        except FsbenchError:
-            if attempt == RETRIES - 1:
+        except CommandError as exc:
+            if any(text in exc.output for text in gone):
+                return
+            if delay is None:
                 raise
-            time.sleep(RETRY_DELAY)
+            time.sleep(delay)
 
 
 class UndoStack:
     def __init__(self, run: Runner) -> None:
         self._run = run
-        self._items: list[tuple[Undo, bool]] = []
+        self._items: list[tuple[Undo, bool, tuple[str, ...]]] = []
 
-    def push(self, *items: Undo, best_effort: bool = False) -> None:
+    def push(self, *items: Undo, best_effort: bool = False, gone: tuple[str, ...] = ()) -> None:
         """Record undo actions; several pushed together run in the order given. A best-effort
-        action's failure is logged, not reported (used for half-done steps)."""
-        self._items.extend((item, best_effort) for item in reversed(items))
+        action's failure is logged, not reported (used for half-done steps); `gone`: outputs of
+        a failed undo command that mean there was nothing left to undo."""
+        self._items.extend((item, best_effort, gone) for item in reversed(items))
 
     def unwind(self) -> list[str]:
         """Undo everything, newest first. Returns the errors (each undo is still tried)."""
         errors = []
         while self._items:
-            item, best_effort = self._items.pop()
+            item, best_effort, gone = self._items.pop()
             try:
                 if callable(item):
                     item()
                 else:
-                    self._run_with_retries(list(item))
+                    run_with_retries(self._run, list(item), gone)
             except (FsbenchError, OSError) as exc:
                 log.log(logging.INFO if best_effort else logging.ERROR, "undo failed: %s", exc)
                 if not best_effort:
                     errors.append(str(exc).splitlines()[0])
         return errors
-
-    def _run_with_retries(self, argv: list[str]) -> None:
-        run_with_retries(self._run, argv)
 
     def __len__(self) -> int:
         return len(self._items)

@@ -17,13 +17,13 @@ from pytest_fsbench import pts
 
 
 def schema_dir() -> Path | None:
-    """PTS's XML schemas (PTS's own files, so not part of fsbench): $FSBENCH_PTS_SCHEMAS, the
-    copies beside this checkout or this machine's workspace, or the installed PTS's."""
-    candidates = [os.environ.get("FSBENCH_PTS_SCHEMAS"),
-                  pts.REPO_ROOT.parent / "shared" / "pts-schemas", "/work/shared/pts-schemas"]
+    """PTS's XML schemas (PTS's own files, so not part of fsbench): $FSBENCH_PTS_SCHEMAS, or the
+    installed PTS's."""
+    candidates = [os.environ.get("FSBENCH_PTS_SCHEMAS")]
     launcher = pts.find_pts()
-    if launcher:
-        candidates.append(Path(launcher).resolve().parent / "pts-core" / "openbenchmarking.org" / "schemas")
+    tree = pts.install_dir(launcher) if launcher else None
+    if tree:
+        candidates.append(tree / "pts-core" / "openbenchmarking.org" / "schemas")
     for candidate in candidates:
         if candidate and (Path(candidate) / "test-profile.xsd").is_file():
             return Path(candidate)

@@ -19,7 +19,7 @@ from collections import defaultdict
 from lxml import etree
 
 from .. import __version__
-from ..metrics import Direction, is_headline
+from ..metrics import UNITS, Direction, is_headline
 from ..stats import summarize
 from ..store import Store
 
@@ -68,10 +68,52 @@ def software_string(manifest: dict, spec: dict) -> str:
     return ", ".join(parts) or "unknown"
 
 
-def composite_tree(store: Store, session_id: int, title: str | None = None) -> etree._ElementTree:
+def _result_head(result: etree._Element, head: dict[str, str]) -> None:
+    for tag in ("Identifier", "Title", "AppVersion", "Arguments", "Description", "Scale", "Proportion"):
+        etree.SubElement(result, tag).text = head[tag]
+    etree.SubElement(result, "DisplayFormat").text = "BAR_GRAPH"
+
+
+def native_head(test_name: str, workload: str, workload_params: str, metric: str, params: str, first) -> dict:
+    """How a result measured by fsbench itself is described."""
+    wp, mp = json.loads(workload_params), json.loads(params)
+    return {"Identifier": f"fsbench/{workload}", "Title": f"fsbench {metric}"[:TITLE_MAX], "AppVersion": "",
+            "Arguments": " ".join(f"{k}={v}" for k, v in sorted(wp.items())),
+            "Description": " - ".join([f"{k}: {v}" for k, v in sorted({**wp, **mp}.items())] + [test_name]),
+            "Scale": first.unit, "Proportion": "LIB" if first.direction == Direction.LOWER else "HIB"}
+
+
+def pts_record(case: dict, params: str) -> dict | None:
+    """For a case PTS ran: its result as PTS described it (kept in the case's manifest)."""
+    description = json.loads(params).get("result")
+    return next((r for r in case["manifest"].get("pts_results", []) if r["description"] == description), None)
+
+
+def pts_head(record: dict) -> dict:
+    """A result PTS ran, described as PTS did, so it lines up with PTS's own result files."""
+    return {"Identifier": record["identifier"], "Title": record["title"], "AppVersion": record["app_version"],
+            "Arguments": record["arguments"], "Description": record["description"], "Scale": record["scale"],
+            "Proportion": record["proportion"]}
+
+
+def session_label(store: Store, session_id: int) -> str:
+    """A session's name for identifiers that must stay distinct when result files are merged: the
+    baseline name it was saved as, else "session N"."""
+    names = store.baseline_names(session_id)
+    return names[0] if names else f"session {session_id}"
+
+
+def composite_tree(store: Store, session_id: int, title: str | None = None,
+                   suffix: str | None = None) -> etree._ElementTree:
+    """suffix: appended to every system identifier ("ext4-single (base)"), so two sessions with the
+    same cases stay apart in PTS's merge-results, which does not rename colliding identifiers."""
     meta = store.session_export(session_id)
     session = meta["session"]
     cases = meta["cases"]
+
+    def ident(case_id: str) -> str:
+        return (f"{case_id} ({suffix})" if suffix else case_id)[:128]
+
     root = etree.Element("PhoronixTestSuite")
     gen = etree.SubElement(root, "Generated")
     etree.SubElement(gen, "Title").text = (title or f"fsbench session {session_id}")[:126]
@@ -79,23 +121,25 @@ def composite_tree(store: Store, session_id: int, title: str | None = None) -> e
     etree.SubElement(gen, "TestClient").text = f"fsbench {__version__}"
     etree.SubElement(gen, "Description").text = (
         f"fsbench session {session_id} ({session['token']}), started {session['started']}: "
-        f"{' '.join(session['args'].get('argv', []))}")[:2048]
+        f"{' '.join(session['args'].get('argv', []))}. Each Value is the median of the runs (PTS's own "
+        "result files give the mean); RawString holds every run.")[:2048]
 
     systems: dict[str, dict] = {}
     for case in cases:
         systems.setdefault(case["case_id"], case)
     for case_id, case in systems.items():
         system = etree.SubElement(root, "System")
-        etree.SubElement(system, "Identifier").text = case_id[:128]
+        etree.SubElement(system, "Identifier").text = ident(case_id)
         etree.SubElement(system, "Hardware").text = hardware_string(case["manifest"])
         etree.SubElement(system, "Software").text = software_string(case["manifest"], case["spec"])
         etree.SubElement(system, "User").text = "root"
         etree.SubElement(system, "TimeStamp").text = _timestamp(session["started"])
         etree.SubElement(system, "TestClientVersion").text = f"fsbench {__version__}"
-        etree.SubElement(system, "Notes").text = f"cache: {case['cache']}, data: {case['data']}"
+        etree.SubElement(system, "Notes").text = f"cache: {case['cache']}, data: {case['data']}; Value: median of the runs"
         etree.SubElement(system, "JSON").text = json.dumps(
             {"fsbench-manifest": case["manifest"], "fsbench-spec": case["spec"]}, sort_keys=True)
 
+    by_test = {case["test"]: case for case in cases}
     groups: dict[tuple, list] = defaultdict(list)
     for series in store.series(session_id):
         if not is_headline(series.key.metric) or not series.values:
@@ -103,28 +147,23 @@ def composite_tree(store: Store, session_id: int, title: str | None = None) -> e
         test_name = series.key.test.split("::")[-1].split("[")[0]
         groups[(test_name, series.key.workload, series.key.workload_params, series.key.metric, series.key.params)].append(series)
     for (test_name, workload, workload_params, metric, params), members in groups.items():
-        first = members[0]
+        record = pts_record(by_test[members[0].key.test], params) if workload.startswith("pts.") else None
+        head = pts_head(record) if record else native_head(test_name, workload, workload_params, metric, params,
+                                                           members[0])
+        # PTS-run throughput is stored in MB/s; shown again in the profile's own unit
+        factor = UNITS.get(head["Scale"], ("", 1.0))[1] if members[0].unit != head["Scale"] else 1.0
         result = etree.SubElement(root, "Result")
-        etree.SubElement(result, "Identifier").text = f"fsbench/{workload}"
-        etree.SubElement(result, "Title").text = f"fsbench {metric}"[:TITLE_MAX]
-        etree.SubElement(result, "AppVersion").text = ""
-        wp = json.loads(workload_params)
-        mp = json.loads(params)
-        etree.SubElement(result, "Arguments").text = " ".join(f"{k}={v}" for k, v in sorted(wp.items()))
-        etree.SubElement(result, "Description").text = " - ".join(
-            [f"{k}: {v}" for k, v in sorted({**wp, **mp}.items())] + [test_name])
-        etree.SubElement(result, "Scale").text = first.unit
-        etree.SubElement(result, "Proportion").text = "LIB" if first.direction == Direction.LOWER else "HIB"
-        etree.SubElement(result, "DisplayFormat").text = "BAR_GRAPH"
+        _result_head(result, head)
         data = etree.SubElement(result, "Data")
         for series in members:
+            values = [v / factor for v in series.values]
             entry = etree.SubElement(data, "Entry")
-            etree.SubElement(entry, "Identifier").text = series.case_id[:128]
-            etree.SubElement(entry, "Value").text = _value(summarize(series.values).median)
-            etree.SubElement(entry, "RawString").text = ":".join(_value(v) for v in series.values)
+            etree.SubElement(entry, "Identifier").text = ident(series.case_id)
+            etree.SubElement(entry, "Value").text = _value(summarize(values).median)
+            etree.SubElement(entry, "RawString").text = ":".join(_value(v) for v in values)
     return etree.ElementTree(root)
 
 
-def composite_xml(store: Store, session_id: int, title: str | None = None) -> bytes:
-    tree = composite_tree(store, session_id, title)
+def composite_xml(store: Store, session_id: int, title: str | None = None, suffix: str | None = None) -> bytes:
+    tree = composite_tree(store, session_id, title, suffix)
     return etree.tostring(tree, xml_declaration=True, encoding="UTF-8", pretty_print=True)

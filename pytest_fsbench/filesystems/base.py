@@ -35,6 +35,7 @@ class Step:
 
     argv: Argv
     undo: tuple[Argv, ...] = ()
+    gone: tuple[str, ...] = ()  # what an undo command prints when there was nothing left to undo
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,8 @@ class Filesystem:
     options: ClassVar[dict[str, OptionSpec]]
     layouts: ClassVar[frozenset[str]] = frozenset(LAYOUT_DEVICES)
     version_argv: ClassVar[Argv] = ()
+    #: rewriting a file in place needs room for a second copy until the old blocks are freed
+    copy_on_write: ClassVar[bool] = False
 
     def check_option(self, key: str, value: str) -> None:
         """Raise ValueError with a one-line reason if key=value is not valid for this fs."""

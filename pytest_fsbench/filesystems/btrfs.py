@@ -20,6 +20,7 @@ class Btrfs(Filesystem):
     kernel_name: ClassVar[str] = "btrfs"
     tools: ClassVar[dict[str, str]] = {"mkfs.btrfs": "btrfs-progs", "btrfs": "btrfs-progs"}
     version_argv: ClassVar[Argv] = ("mkfs.btrfs", "--version")
+    copy_on_write: ClassVar[bool] = True
     options: ClassVar[dict[str, OptionSpec]] = {
         "mkfs": MKFS_OPT,
         "mount": MOUNT_OPT,

@@ -48,6 +48,7 @@ def _vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
 class Zfs(Filesystem):
     name: ClassVar[str] = "zfs"
     kernel_name: ClassVar[str] = ""  # a module or fuse: checked in unavailable()
+    copy_on_write: ClassVar[bool] = True
     tools: ClassVar[dict[str, str]] = {"zpool": "zfsutils-linux or zfs-fuse", "zfs": "zfsutils-linux or zfs-fuse"}
     options: ClassVar[dict[str, OptionSpec]] = {
         "compression": OptionSpec("compression", "dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4 or zstd[-1..19]")),
@@ -102,7 +103,11 @@ class Zfs(Filesystem):
         links = [Step(("ln", "-sf", dev, f"{ctx.workdir}/{dev.rsplit('/', 1)[-1]}")) for dev in ctx.devices]
         # real devices are wiped (wipefs, which knows ZFS labels) by their provider afterwards;
         # zfs-fuse has no `zpool labelclear`
-        return [*links, Step(self.create_argv(spec, ctx), (("zpool", "destroy", "-f", ctx.name),))]
+        # never `destroy -f`: forced while a write is still in flight, it hangs zfs-fuse for every
+        # pool it serves; a plain destroy says "busy" instead, and the undo stack tries again.
+        # "no such pool": a zfs-fuse daemon that died took the pool with it (cachefile=none)
+        destroy = Step(self.create_argv(spec, ctx), (("zpool", "destroy", ctx.name),), ("no such pool",))
+        return [*links, destroy]
 
     def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
         return ("zpool", "import", "-o", "cachefile=none", "-d", ctx.workdir, ctx.name)

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..errors import ParseError
-from ..metrics import Direction, Metric
+from ..metrics import Direction, Metric, MetricSpec
+from ..sizes import MARGIN
 
 CSV_VERSION = "1.98"
 CSV_COLUMNS = 50
@@ -63,6 +64,14 @@ FILE_TESTS: tuple[tuple[int, str, str], ...] = (
 )
 #: latency column for each test, in the same order as IO_TESTS + FILE_TESTS
 LATENCY_COLUMNS: tuple[int, ...] = tuple(range(38, 50))
+_KIB = "|".join(t for _, t, kind in IO_TESTS if kind == "kib")
+_OPS = "|".join(t for _, t, kind in IO_TESTS + FILE_TESTS if kind == "ops")
+METRICS = (
+    MetricSpec(rf"bonnie\.({_KIB})", "MB/s", f"bonnie.{_KIB}"),
+    MetricSpec(rf"bonnie\.({_OPS})", "ops/s", f"bonnie.{_OPS}"),
+    MetricSpec(rf"bonnie\.({_KIB}|{_OPS})\.cpu", "%", "bonnie.<test>.cpu"),
+    MetricSpec(rf"bonnie\.({_KIB}|{_OPS})\.latency", "ms", "bonnie.<test>.latency"),
+)
 
 _DATA_LINE = re.compile(r"^\d+\.\d+[a-z]?,")
 _LATENCY = re.compile(r"^(\d+(?:\.\d+)?)(us|ms|s)$")
@@ -124,6 +133,11 @@ class Bonnie:
     def ram(self) -> int:
         """The -r value passed."""
         return self.size_mb // 2 if self.ram_mb is None else self.ram_mb
+
+    def space_needed(self, copy_on_write: bool) -> int:
+        """Bytes the target needs: the block-I/O file (twice on a copy-on-write filesystem, whose
+        rewrite test allocates new blocks before the old ones are freed) and the small files."""
+        return self.size_mb * (2 if copy_on_write else 1) * (1 << 20) + self.files_k * 1024 * 4096 + MARGIN
 
     def params(self) -> dict[str, str]:
         """The parameters that identify this run (strings)."""

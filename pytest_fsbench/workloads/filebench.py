@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..errors import ParseError, ToolMissing
-from ..metrics import Direction, Metric
+from ..metrics import Direction, Metric, MetricSpec
 
 #: environment variable naming the filebench binary
 BINARY_ENV = "FSBENCH_FILEBENCH"
@@ -59,6 +59,12 @@ BINARY_ENV = "FSBENCH_FILEBENCH"
 WORKLOADS_ENV = "FSBENCH_FILEBENCH_WORKLOADS"
 
 #: why a filebench case is skipped when the binary is absent
+METRICS = (
+    MetricSpec(r"filebench\.(ops_per_s|flowop_ops_per_s)", "ops/s", "filebench.ops_per_s|flowop_ops_per_s"),
+    MetricSpec(r"filebench\.(mb_per_s|flowop_mb_per_s)", "MB/s", "filebench.mb_per_s|flowop_mb_per_s"),
+    MetricSpec(r"filebench\.(ms_per_op|flowop_ms_per_op)", "ms", "filebench.ms_per_op|flowop_ms_per_op"),
+)
+
 MISSING_REASON = (
     "filebench not found on PATH or in $FSBENCH_FILEBENCH; build it from its upstream release: "
     "github.com/filebench/filebench (libtoolize; aclocal; autoheader; automake --add-missing; "
@@ -82,7 +88,7 @@ SCALE_VARIABLES: dict[str, dict[str, dict[str, str]]] = {
         "videoserver": {"filesize": "32m", "nthreads": "8", "numactivevids": "8", "numpassivevids": "8"},
         "webproxy": {"nfiles": "1000", "nthreads": "16"},
     },
-    "paper": {  # S1 (STUDIES.md)
+    "paper": {  # the RAID filesystems study (S1): its Filebench parameters
         "fileserver": {"nfiles": "10000", "meanfilesize": "128k", "nthreads": "50", "iosize": "1m",
                        "meanappendsize": "16k"},
         "webserver": {"nfiles": "1000", "meanfilesize": "16k", "nthreads": "100"},

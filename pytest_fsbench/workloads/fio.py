@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import ParseError
-from ..metrics import MB, Direction, Metric
+from ..metrics import MB, Direction, Metric, MetricSpec
+from ..sizes import MARGIN, parse_size
 
 PATTERNS: tuple[str, ...] = ("read", "write", "randread", "randwrite", "readwrite", "randrw")
 MIXED: frozenset[str] = frozenset({"readwrite", "randrw"})
@@ -39,6 +40,12 @@ FALLOCATE_MODES: tuple[str, ...] = ("none", "native", "posix", "keep")
 JOB_NAME = "fsbench"
 #: clat percentiles reported, as (fio's percentile, metric name suffix)
 PERCENTILES: tuple[tuple[float, str], ...] = ((50.0, "p50"), (99.0, "p99"), (99.9, "p99.9"))
+METRICS = (
+    MetricSpec(r"fio\.(read|write|trim)\.bw", "MB/s", "fio.read|write|trim.bw"),
+    MetricSpec(r"fio\.(read|write|trim)\.iops", "ops/s", "fio.read|write|trim.iops"),
+    MetricSpec(r"fio\.(read|write|trim)\.clat_p(50|99|99\.9)", "ms", "fio.<dir>.clat_p50|p99|p99.9"),
+    MetricSpec(r"fio\.cpu\.(usr|sys)", "%", "fio.cpu.usr|sys"),
+)
 
 _SIZE = re.compile(r"^[1-9][0-9]*[kmgt]?$", re.IGNORECASE)
 
@@ -135,6 +142,12 @@ class Fio:
     def fsync_at_end(self) -> bool:
         """Whether end_fsync=1 is passed."""
         return self.rw in WRITING if self.end_fsync is None else self.end_fsync
+
+    def space_needed(self, copy_on_write: bool) -> int:
+        """Bytes the target needs: one file per job, twice when jobs overwrite on a copy-on-write
+        filesystem (fio lays the file out before writing it again)."""
+        rewrites = copy_on_write and self.rw in WRITING
+        return parse_size(self.size) * self.numjobs * (2 if rewrites else 1) + MARGIN
 
     def direct_io(self) -> Fio:
         """The same run with O_DIRECT (direct=1)."""

@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..errors import ParseError
-from ..metrics import Direction, Metric
-from ..sizes import format_size, parse_size
+from ..metrics import Direction, Metric, MetricSpec
+from ..sizes import MARGIN, format_size, parse_size
 
 #: IOzone's tests, in the column order of its result table
 TESTS: tuple[str, ...] = (
@@ -53,6 +53,10 @@ THROUGHPUT_LABELS: dict[str, str] = {
 }
 #: tests IOzone does not run (or does not report) in throughput mode
 NOT_IN_THROUGHPUT: frozenset[str] = frozenset(TESTS) - frozenset(THROUGHPUT_LABELS.values())
+METRICS = (
+    MetricSpec(rf"iozone\.({'|'.join(TESTS)})", "MB/s", "iozone.<test>"),
+    MetricSpec(rf"iozone\.({'|'.join(TESTS)})\.cpu", "%", "iozone.<test>.cpu"),
+)
 #: Excel-report titles ("<title> CPU utilization report") -> test
 EXCEL_TITLES: dict[str, str] = {
     "Writer": "write", "Re-writer": "rewrite", "Reader": "read", "Re-Reader": "reread",
@@ -420,6 +424,13 @@ class Iozone:
             return argv + ["-f", str(workdir / DATA_FILE)]
         argv += ["-l", str(self.processes), "-u", str(self.processes), "-F"]
         return argv + [str(path) for path in self.data_files(workdir)]
+
+    def space_needed(self, copy_on_write: bool) -> int:
+        """Bytes the target needs: the largest file per process (auto mode: the largest file of
+        the sweep), twice for rewriting tests on a copy-on-write filesystem."""
+        largest_kb = self.auto_bounds_kb()[3] if self.auto else max(self.files_kb())
+        rewrites = copy_on_write and any(TEST_GROUP[t] in (0, 2, 4, 6) for t in self.tests)
+        return largest_kb * 1024 * (self.processes or 1) * (2 if rewrites else 1) + MARGIN
 
     def direct_io(self) -> Iozone:
         """The same run with O_DIRECT (-I)."""

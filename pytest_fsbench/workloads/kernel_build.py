@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..errors import ParseError, ToolMissing
-from ..metrics import Direction, Metric
+from ..metrics import Direction, Metric, MetricSpec
 
 #: where Debian's linux-source package puts its tarballs
 SOURCE_GLOB_DIR = Path("/usr/src")
@@ -25,6 +25,8 @@ TIME_BINARY = "/usr/bin/time"
 #: GNU time format: one line, a marker no kernel build prints, then key=value pairs
 TIME_FORMAT = "fsbench-time: elapsed=%e user=%U sys=%S exit=%x"
 SOURCE_DIR = "linux"
+METRICS = (MetricSpec(r"kernel_build\.(seconds|user_seconds|sys_seconds)", "s",
+                      "kernel_build.seconds|user_seconds|sys_seconds"),)
 
 MISSING_REASON = (
     "no kernel source tarball: pass one, or install Debian's linux-source package "
@@ -43,8 +45,19 @@ _ERROR_RE = re.compile(
     r"|^Command (?:exited with non-zero status|terminated by signal).*$",
     re.M,
 )
-_CONFIG_RE = re.compile(r"[a-z0-9_.-]*config")
+#: Kconfig's non-interactive configuration targets (`make help`); an arch's NAME_defconfig and a
+#: fragment NAME.config (e.g. kvm_guest.config) are accepted too
+CONFIG_TARGETS = ("defconfig", "tinyconfig", "allnoconfig", "allyesconfig", "allmodconfig", "alldefconfig",
+                  "randconfig", "olddefconfig", "localmodconfig", "localyesconfig")
+_CONFIG_RE = re.compile(r"[a-z0-9_]+_defconfig|[a-z0-9_-]+\.config")
 _TARGET_RE = re.compile(r"[A-Za-z0-9_./-]+")
+
+
+def check_config(config: str) -> None:
+    """ValueError unless make knows config as a non-interactive configuration target."""
+    if config not in CONFIG_TARGETS and not _CONFIG_RE.fullmatch(config):
+        raise ValueError(f"{config!r} is not a kernel configuration target make knows; use one of "
+                         f"{', '.join(CONFIG_TARGETS)}, an ARCH_defconfig or a NAME.config fragment")
 
 
 def _version_key(path: Path) -> tuple[int, ...]:
@@ -99,8 +112,7 @@ class KernelBuild:
     name: ClassVar[str] = "kernel_build"
 
     def __post_init__(self) -> None:
-        if not _CONFIG_RE.fullmatch(self.config):
-            raise ValueError(f"kernel config target must look like 'defconfig', not {self.config!r}")
+        check_config(self.config)
         if isinstance(self.jobs, bool) or not isinstance(self.jobs, int) or self.jobs < 1:
             raise ValueError(f"kernel build jobs must be a whole number >= 1, not {self.jobs!r}")
         if self.target is not None and not _TARGET_RE.fullmatch(self.target):

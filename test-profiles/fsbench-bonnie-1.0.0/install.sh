@@ -18,6 +18,10 @@ elif [ -f "$pinned.tgz" ]; then
     rm -rf "$pinned"
     bonnie_bin="$HOME/bin/bonnie++"
     bonnie_version=2.00a
+elif [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ]; then
+    echo "fsbench-bonnie: FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no bonnie++ on PATH ($PATH); install it (Debian package: bonnie++)" >&2
+    echo 1 > "$HOME/install-exit-status"
+    exit 1
 else
     echo "fsbench-bonnie: $pinned.tgz was not downloaded; check the network or the download cache," \
          "or set FSBENCH_PTS_SYSTEM_TOOLS=1 to use the system's bonnie++" >&2

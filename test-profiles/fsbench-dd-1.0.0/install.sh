@@ -20,6 +20,10 @@ elif [ -f "$pinned.tar.xz" ]; then
     rm -rf "$pinned"
     dd_bin="$HOME/bin/dd"
     dd_version="$("$dd_bin" --version | head -n 1)"
+elif [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ]; then
+    echo "fsbench-dd: FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no dd on PATH ($PATH); install it (Debian package: coreutils)" >&2
+    echo 1 > "$HOME/install-exit-status"
+    exit 1
 else
     echo "fsbench-dd: $pinned.tar.xz was not downloaded; check the network or the download cache," \
          "or set FSBENCH_PTS_SYSTEM_TOOLS=1 to use the system's dd" >&2

@@ -6,7 +6,8 @@ set -u
 pinned=filebench-1.5-alpha3-27-g22620e6
 
 if [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ] && command -v filebench >/dev/null 2>&1; then
-    filebench_bin="$(command -v filebench)"
+    # resolved: /usr/local/bin/filebench is often a link into the installation's bin/
+    filebench_bin="$(readlink -f "$(command -v filebench)")"
     workloads="$(cd "$(dirname "$filebench_bin")/../share/filebench/workloads" 2>/dev/null && pwd)"
     [ -n "$workloads" ] || { echo "fsbench-filebench: no share/filebench/workloads next to $filebench_bin" >&2; echo 1 > "$HOME/install-exit-status"; exit 1; }
     filebench_version="$("$filebench_bin" -h 2>&1 | awk '/version/ {print $NF; exit}')"
@@ -24,6 +25,10 @@ elif [ -f "$pinned.tar.gz" ]; then
     filebench_bin="$HOME/filebench/bin/filebench"
     workloads="$HOME/filebench/share/filebench/workloads"
     filebench_version=1.5-alpha3-27
+elif [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ]; then
+    echo "fsbench-filebench: FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no filebench on PATH ($PATH); build and install it from its upstream source (github.com/filebench/filebench)" >&2
+    echo 1 > "$HOME/install-exit-status"
+    exit 1
 else
     echo "fsbench-filebench: $pinned.tar.gz was not downloaded; check the network or the download cache," \
          "or set FSBENCH_PTS_SYSTEM_TOOLS=1 to use the system's filebench" >&2

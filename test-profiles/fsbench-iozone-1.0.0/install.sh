@@ -23,6 +23,10 @@ elif [ -f "$pinned.tar" ]; then
     rm -rf "$pinned"
     iozone_bin="$HOME/bin/iozone"
     iozone_version=3.465
+elif [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ]; then
+    echo "fsbench-iozone: FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no iozone on PATH ($PATH); install it (Debian package: iozone3)" >&2
+    echo 1 > "$HOME/install-exit-status"
+    exit 1
 else
     echo "fsbench-iozone: $pinned.tar was not downloaded; check the network or the download cache," \
          "or set FSBENCH_PTS_SYSTEM_TOOLS=1 to use the system's iozone" >&2

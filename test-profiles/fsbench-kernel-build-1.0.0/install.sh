@@ -14,6 +14,10 @@ if [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ] && ls /usr/src/linux-source-*.tar.* 
 elif [ -f "$pinned.tar.xz" ]; then
     mkdir linux-src && tar -xf "$pinned.tar.xz" -C linux-src --strip-components=1 || exit 1
     kernel_version=6.8
+elif [ "${FSBENCH_PTS_SYSTEM_TOOLS:-0}" = 1 ]; then
+    echo "fsbench-kernel-build: FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no /usr/src/linux-source-*.tar.*; install it (Debian package: linux-source)" >&2
+    echo 1 > "$HOME/install-exit-status"
+    exit 1
 else
     echo "fsbench-kernel-build: $pinned.tar.xz was not downloaded; check the network or the download cache," \
          "or set FSBENCH_PTS_SYSTEM_TOOLS=1 to use /usr/src/linux-source-*.tar.*" >&2

@@ -1,31 +1,30 @@
-"""Real PTS (skipped where it is absent): fsbench's profiles installed and batch-run on loop-device
-targets through pytest, one result file holding every case, and an exported session that PTS
-reads. PTS's user directory is a temporary one (PTS_USER_PATH_OVERRIDE), so the user's own
-profiles and results are untouched; its download cache is PTS's usual one."""
+"""Real PTS (skipped where it is absent): fsbench's five profiles installed offline with the
+system's tools and batch-run on loop-device targets through pytest, each proven to have run on
+its target; a failed install failing the case with PTS's reason; exported sessions that PTS
+merges without mixing them up. PTS's user directory is a temporary one (PTS_USER_PATH_OVERRIDE),
+so the user's own profiles and results are untouched."""
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_fsbench import pts
 from conftest import run_pytest
+from pytest_fsbench import pts
+from pytest_fsbench.metrics import Direction, Metric
+from pytest_fsbench.store import Store
 
-pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
-DOWNLOAD_CACHE = Path("/var/cache/phoronix-test-suite/download-cache")
 LAUNCHER = pts.find_pts()
-
-
-def needs(filename: str) -> None:
-    """PTS installs a profile only with its pinned download: from the network or its cache."""
-    if not (DOWNLOAD_CACHE / filename).exists():
-        pytest.skip(f"{filename} is not in PTS's download cache {DOWNLOAD_CACHE} and this machine may be "
-                    "offline; fetch it with phoronix-test-suite make-download-cache on a connected machine")
 
 
 @pytest.fixture
@@ -38,35 +37,113 @@ def pts_home(tmp_path, monkeypatch) -> Path:
     return home
 
 
-def to_csv(name: str, out: Path) -> str:
-    done = subprocess.run([LAUNCHER, "result-file-to-csv", name], env={**os.environ, "OUTPUT_FILE": str(out)},
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+def pts_command(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([LAUNCHER, *args], env={**os.environ, **(env or {})}, capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+
+
+def to_csv(name: str, out: Path) -> list[list[str]]:
+    done = pts_command("result-file-to-csv", name, env={"OUTPUT_FILE": str(out)})
     assert out.exists(), done.stdout + done.stderr
-    return out.read_text()
+    return list(csv.reader(io.StringIO(out.read_text())))
 
 
-@pytest.mark.parametrize("profile,options,download", [
-    ("fsbench-dd", "test=write;file-size=256;cache=direct", "coreutils-9.1.tar.xz"),
-    ("fsbench-iozone", "record-size=1m;file-size=512;test=-i0 #WRITE;cache=-I", "iozone3_465.tar"),
-])
-def test_pytest_runs_a_profile_through_pts_into_one_result_file(pts_home, tmp_path, no_leftovers, profile, options, download):
-    needs(download)
+def case_manifests(db: Path) -> dict[str, dict]:
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT case_id, manifest FROM cases").fetchall()
+    con.close()
+    return {case_id: json.loads(manifest) for case_id, manifest in rows}
+
+
+PROFILES = [
+    pytest.param("fsbench-dd", "test=write;file-size=256;cache=direct", "ext4,btrfs", id="dd"),
+    pytest.param("fsbench-iozone", "record-size=1m;file-size=512;test=-i0 #WRITE;cache=-I", "ext4", id="iozone"),
+    pytest.param("fsbench-filebench", "personality=varmail;run-time=15;file-set=quick", "ext4", id="filebench"),
+    pytest.param("fsbench-bonnie", "file-size=1024;files=16", "ext4", id="bonnie", marks=pytest.mark.slow),
+    pytest.param("fsbench-kernel-build", "config=tinyconfig;jobs=cores", "ext4", id="kernel-build",
+                 marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("profile, options, filesystems", PROFILES)
+def test_each_profile_installs_offline_and_runs_on_its_target(pts_home, tmp_path, no_leftovers, profile, options,
+                                                              filesystems):
     name = f"fsbench-test-{profile.removeprefix('fsbench-')}"
-    done = run_pytest(["--fs=ext4,btrfs", "--layout=single", "-k", "test_pts", "--runs", "2",
+    db = tmp_path / "fsbench.db"
+    done = run_pytest([f"--fs={filesystems}", "--layout=single", "-k", "test_pts", "--runs=1",
                        f"--pts-profile={profile}", f"--pts-options={options}", f"--pts-result={name}",
-                       f"--store={tmp_path / 'fsbench.db'}", "--image-size=2G"], cwd=REPO, timeout=1800)
+                       "--pts-system-tools", f"--store={db}", f"--image-dir={tmp_path / 'images'}"],
+                      cwd=REPO, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     composite = pts.result_file(name, pts_home)
-    assert {e.identifier for e in pts.read_results(composite, "ext4-single")} == {f"local/{profile}-1.0.0"}
-    assert len(pts.read_results(composite, "btrfs-single")[0].samples) == 2
-    csv = to_csv(name, tmp_path / "out.csv")
-    assert '"ext4-single","btrfs-single"' in csv
+    manifests = case_manifests(db)
+    for fs in filesystems.split(","):
+        system = f"{fs}-single"
+        results = pts.read_results(composite, system)
+        assert results and all(r.identifier == f"local/{profile}-1.0.0" and len(r.samples) == 1 for r in results)
+        assert pts.software_filesystem(composite, system) == fs
+        measured = manifests[system]["measured_on"]
+        assert measured["fstype"] == fs and measured["source"].startswith("/dev/loop")
+        assert measured["path"] == f"{measured['mountpoint']}/pts/local/{profile}-1.0.0"
+        assert [r["value"] for r in manifests[system]["pts_results"]] == [r.value for r in results]
+    assert not list(pts_home.glob("installed-tests/**/pts-install.json")), "PTS installed in its own directory"
 
-    exported = f"{name}-export"
-    subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "export", "last", "--format", "pts",
-                    "--pts-save", exported, "--store", str(tmp_path / "fsbench.db")], check=True, timeout=60)
-    csv = to_csv(exported, tmp_path / "export.csv")
-    assert '"ext4-single","btrfs-single"' in csv and "fsbench pts." in csv
+
+@pytest.mark.root
+def test_an_install_that_fails_fails_the_case_with_pts_reason(pts_home, tmp_path, no_leftovers):
+    found = shutil.which("filebench")
+    if found is None:
+        pytest.skip("needs filebench on PATH, to hide it")
+    hidden = str(Path(found).parent)
+    if shutil.which("php") and str(Path(shutil.which("php")).parent) == hidden:
+        pytest.skip(f"filebench shares {hidden} with php, so it cannot be hidden from PTS alone")
+    path = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if d.rstrip("/") != hidden)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--fs=ext4", "-k", "test_pts",
+                           "--runs=1", "--pts-profile=fsbench-filebench", "--pts-system-tools",
+                           f"--pts-binary={LAUNCHER}", f"--store={tmp_path / 'fsbench.db'}",
+                           f"--image-dir={tmp_path / 'images'}"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, "PATH": path})
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert ("ext4-single: PTS did not install fsbench-filebench-1.0.0 (INSTALL_FAILED): The installer exited "
+            "with a non-zero exit status.") in done.stdout
+    assert "FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no filebench on PATH" in done.stdout
+
+
+def two_sessions(db: Path) -> list[int]:
+    """Two sessions of the same two cases with different, known samples."""
+    store = Store(db)
+    ids = []
+    for token, base in (("first-1111", 400.0), ("second-2222", 200.0)):
+        session = store.start_session(token, {"argv": []}, {})
+        for fs, offset in (("ext4", 0.0), ("btrfs", 50.0)):
+            row = store.case_row(session, f"benchmarks/test_dd.py::test_dd_write[{fs}-single-1M]", f"{fs}-single",
+                                 {"fs": fs, "layout": "single", "options": {}}, "dd", {"bs": "1M"}, "drop", "random", {})
+            for step in (0.0, 10.0, 20.0):
+                store.add_run(row, False, "t", 1.0, "drop",
+                              [Metric("dd.write", base + offset + step, "MB/s", Direction.HIGHER, {"bs": "1M"})])
+            store.finish_case(row, "done", "runs")
+        store.finish_session(session, "complete")
+        ids.append(session)
+    store.close()
+    return ids
+
+
+def test_merged_exports_keep_both_sessions_apart(pts_home, tmp_path):
+    db = tmp_path / "fsbench.db"
+    first, second = two_sessions(db)
+    for session, name in ((first, "fsbench-test-first"), (second, "fsbench-test-second")):
+        subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "export", str(session), "--format", "pts",
+                        "--suffix", "--pts-save", name, f"--store={db}"], check=True, timeout=60)
+    merged = pts_command("merge-results", "fsbench-test-first", "fsbench-test-second")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    [name] = [p.name for p in (pts_home / "test-results").iterdir() if p.name.startswith("merge-")]
+    rows = to_csv(name, tmp_path / "merged.csv")
+    header = next(r for r in rows if len(r) > 2 and r[2] == "ext4-single (session 1)")
+    assert header[2:] == ["ext4-single (session 1)", "btrfs-single (session 1)", "ext4-single (session 2)",
+                          "btrfs-single (session 2)"]
+    [values] = [r for r in rows if r and r[0].startswith("fsbench dd.write")]
+    assert [float(v) for v in values[2:]] == [410.0, 460.0, 210.0, 260.0]  # each session's medians
 
 
 def test_upload_without_the_result_file_says_what_to_do(pts_home):

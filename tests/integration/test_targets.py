@@ -13,7 +13,8 @@ from pytest_fsbench.case import FILESYSTEMS, LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.host import probe
 from pytest_fsbench.runner import execute
-from pytest_fsbench.session import FsbenchSession, Settings
+from pytest_fsbench.session import FsbenchSession
+from pytest_fsbench.settings import Settings
 from pytest_fsbench.system import run
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 

@@ -1,9 +1,16 @@
 import os
 from pathlib import Path
 
+import pytest
+
+from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.cleanup import loop_backing_files, stale
-from pytest_fsbench.mounts import mounts_under
 from pytest_fsbench.devices import loop_direct_io
+from pytest_fsbench.filesystems import BuildContext
+from pytest_fsbench.filesystems.btrfs import Btrfs
+from pytest_fsbench.mounts import MountOf, mounts_under, parse_findmnt
+from pytest_fsbench.system import Completed
+from pytest_fsbench.target import NotOnTarget, Target
 
 MOUNTINFO = (
     "22 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n"
@@ -36,3 +43,43 @@ def test_only_names_of_dead_sessions_are_stale():
     assert stale("fsbench-999999999-abcd-1-0.img")
     assert not stale("tank")
     assert not stale("fsbench-data")
+
+
+FINDMNT = Path(__file__).parents[1] / "data" / "findmnt"
+
+
+def test_findmnt_names_the_mount_a_path_is_on():
+    assert parse_findmnt((FINDMNT / "on-target.json").read_text()) == MountOf("/tmp/fm/mnt", "/dev/loop0", "btrfs")
+    assert parse_findmnt((FINDMNT / "root-disk.json").read_text()) == MountOf("/", "/dev/vda", "ext4")
+
+
+class Recorder:
+    """A runner that answers findmnt with a captured output (the guard's only command)."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer, self.calls = answer, []
+
+    def __call__(self, argv, **kwargs):
+        self.calls.append(argv)
+        return Completed(tuple(argv), 0, self.answer, "", 0.0)
+
+
+def fake_target(mountpoint: str) -> Target:
+    context = BuildContext("fsbench-1-abcd-1", ("/dev/loop0",), mountpoint, "/tmp/dev")
+    return Target(CaseSpec("btrfs", "single"), Btrfs(), context, (), [], Path("/tmp/scratch"))
+
+
+def test_the_guard_accepts_a_path_on_the_target_and_records_it():
+    target = fake_target("/tmp/fm/mnt")
+    run = Recorder((FINDMNT / "on-target.json").read_text())
+    target.check_holds(Path("/tmp/fm/mnt/pts/local"), run)
+    assert run.calls == [["findmnt", "-J", "-o", "TARGET,SOURCE,FSTYPE", "--target", "/tmp/fm/mnt/pts/local"]]
+    assert target.manifest["measured_on"]["source"] == "/dev/loop0"
+
+
+def test_the_guard_refuses_a_path_on_the_root_disk_naming_both():
+    target = fake_target("/tmp/fm/mnt")
+    with pytest.raises(NotOnTarget) as caught:
+        target.check_holds(Path("/var/lib/phoronix-test-suite"), Recorder((FINDMNT / "root-disk.json").read_text()))
+    assert str(caught.value) == ("btrfs-single: /var/lib/phoronix-test-suite is on / (/dev/vda, ext4), not on the "
+                                 "target mounted at /tmp/fm/mnt; nothing measured there is this case's")

@@ -74,9 +74,9 @@ def test_no_source_raises_tool_missing_at_prepare():
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"config": "menuconfig; rm"}, "kernel config target must look like"),
-        ({"config": ""}, "kernel config target must look like"),
-        ({"config": "defconfig\n"}, "kernel config target must look like"),
+        ({"config": "menuconfig; rm"}, "is not a kernel configuration target make knows"),
+        ({"config": ""}, "is not a kernel configuration target make knows"),
+        ({"config": "defconfig\n"}, "is not a kernel configuration target make knows"),
         ({"jobs": 0}, "jobs must be a whole number"),
         ({"jobs": True}, "jobs must be a whole number"),
         ({"jobs": "4"}, "jobs must be a whole number"),

@@ -7,6 +7,10 @@ from pytest_fsbench.matrix import (
 )
 
 
+def opts(*texts: str) -> list[tuple[str, str, str]]:
+    return [parse_fs_opt(text) for text in texts]
+
+
 def test_filesystems_in_order_without_duplicates():
     assert parse_filesystems("zfs,btrfs,zfs") == ("zfs", "btrfs")
 
@@ -58,12 +62,12 @@ def test_bad_fs_opt_is_one_line(text, message):
 
 def test_option_for_filesystem_not_selected():
     with pytest.raises(UsageError, match="is for zfs, which --fs does not include"):
-        build_matrix(("ext4",), ("single",), ["zfs:compression=gzip"])
+        build_matrix(("ext4",), ("single",), opts("zfs:compression=gzip"))
 
 
 def test_matrix_is_fs_by_variant_by_layout():
     specs = build_matrix(("btrfs", "zfs"), ("single", "raid10"),
-                         ["zfs:compression=off", "zfs:compression=gzip", "zfs:recordsize=64K"])
+                         opts("zfs:compression=off", "zfs:compression=gzip", "zfs:recordsize=64K"))
     assert [s.id for s in specs] == [
         "btrfs-single", "btrfs-raid10",
         "zfs-single-compression=off", "zfs-raid10-compression=off",
@@ -75,14 +79,14 @@ def test_matrix_is_fs_by_variant_by_layout():
 
 
 def test_a_single_option_keeps_the_case_id():
-    [spec] = build_matrix(("ext4",), ("single",), ["ext4:mount=sync"])
+    [spec] = build_matrix(("ext4",), ("single",), opts("ext4:mount=sync"))
     assert spec.id == "ext4-single" and spec.option("mount") == "sync"
     assert spec.to_dict()["options"] == {"mount": "sync"}
 
 
 def test_case_id_has_no_spaces():
     assert CaseSpec("xfs", "single", (("mkfs", "-m crc=1"),)).id == "xfs-single-mkfs=-m_crc=1"
-    specs = build_matrix(("xfs",), ("single",), ["xfs:mkfs=-m crc=1", "xfs:mkfs=-m crc=0"])
+    specs = build_matrix(("xfs",), ("single",), opts("xfs:mkfs=-m crc=1", "xfs:mkfs=-m crc=0"))
     assert [s.id for s in specs] == ["xfs-single-mkfs=-m_crc=1", "xfs-single-mkfs=-m_crc=0"]
 
 

@@ -75,7 +75,7 @@ def test_zfs_vdevs_and_properties(layout, vdevs):
 
 def test_zfs_teardown_destroys_the_pool():
     undo = driver("zfs", HOST).plan(CaseSpec("zfs", "raid1"), dataclasses.replace(CTX, devices=DEVS[:2]))[-1].undo
-    assert [" ".join(a) for a in undo] == ["zpool destroy -f fsbench-1-abcd-1"]
+    assert [" ".join(a) for a in undo] == ["zpool destroy fsbench-1-abcd-1"]
 
 
 def test_zfs_cache_eviction_is_export_import():

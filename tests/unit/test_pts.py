@@ -120,3 +120,74 @@ def test_export_is_a_valid_pts_result_file_with_medians_and_samples(tmp_path):
     entries = {e.findtext("Identifier"): e for e in result.iter("Entry")}
     assert entries["ext4-single"].findtext("Value") == "410"
     assert entries["btrfs-single"].findtext("RawString") == "300:310:290"
+
+
+def test_system_tools_copies_install_offline_without_downloads(tmp_path):
+    pts.install_definitions(tmp_path, system_tools=True)
+    local = tmp_path / "test-profiles" / "local"
+    assert not list(local.glob("*/downloads.xml")) and (local / "fsbench-dd-1.0.0" / "install.sh").exists()
+    assert pts.install_definitions(tmp_path, system_tools=True) == []
+    # switching back restores the pinned downloads for a connected machine
+    assert str(local / "fsbench-iozone-1.0.0") in pts.install_definitions(tmp_path)
+    assert (local / "fsbench-iozone-1.0.0" / "downloads.xml").exists()
+
+
+def test_an_install_pts_refused_offline_is_a_failure_with_its_reason():
+    output = (DATA / "install-offline" / "output.txt").read_text()
+    reason = pts.install_failure(DATA / "install-offline", output)
+    assert reason == ("PTS did not install install-offline (INSTALL_FAILED): Internet support is needed to acquire "
+                      "files and it's disabled or not available.; Downloading of needed test files failed.")
+
+
+def test_a_failed_install_script_is_a_failure_with_the_log_tail():
+    reason = pts.install_failure(DATA / "install-failed", (DATA / "install-failed" / "output.txt").read_text())
+    assert "(INSTALL_FAILED): The installer exited with a non-zero exit status." in reason
+    assert "install-failed.log ends:\nfsbench-filebench: FSBENCH_PTS_SYSTEM_TOOLS=1, but there is no filebench" in reason
+
+
+def test_no_install_record_is_a_failure_with_pts_output(tmp_path):
+    reason = pts.install_failure(tmp_path, "line 1\nPTS said this last\n")
+    assert reason.startswith(f"PTS wrote no installation record {tmp_path / 'pts-install.json'}")
+    assert reason.endswith("PTS said this last")
+    (tmp_path / "pts-install.json").write_text('{"test_installation": {"status": "INSTALLED"}}')
+    assert pts.install_failure(tmp_path, "") is None
+
+
+def test_the_software_line_names_each_targets_filesystem():
+    composite = DATA / "iozone-ext4-btrfs-composite.xml"
+    assert pts.software_filesystem(composite, "btrfs-single") == "btrfs"
+    assert pts.software_filesystem(composite, "ext4-single") == "ext4"
+    assert pts.software_filesystem(composite, "xfs-single") is None
+    assert pts.names_filesystem("btrfs", "btrfs", "btrfs")
+    assert not pts.names_filesystem("ext4", "btrfs", "btrfs")  # PTS measured its own directory's disk
+    assert pts.names_filesystem("ext4", "ext3", "ext2/ext3")  # stat names every ext* alike
+    assert pts.names_filesystem("fuseblk", "zfs", "fuseblk")
+    assert not pts.names_filesystem(None, "xfs", "xfs")
+
+
+def test_a_pts_run_case_is_exported_as_pts_described_it_in_its_own_unit(tmp_path):
+    composite = DATA / "iozone-ext4-btrfs-composite.xml"
+    store = Store(tmp_path / "fsbench.db")
+    sid = store.start_session("t-2", {"argv": []}, {})
+    for system in ("ext4-single", "btrfs-single"):
+        [result] = pts.read_results(composite, system)
+        fs = system.split("-")[0]
+        row = store.case_row(sid, f"benchmarks/test_pts.py::test_pts[{system}]", system,
+                             {"fs": fs, "layout": "single", "options": {}}, "pts.fsbench-iozone",
+                             {"profile": result.identifier}, "profile", "random", {"pts_results": [result.as_record()]})
+        for i in range(len(result.samples)):
+            store.add_run(row, False, "t", 1.0, "profile", pts.to_metrics("fsbench-iozone", [result], i))
+    stored = [s for s in store.series(sid) if s.case_id == "btrfs-single"][0]
+    assert stored.unit == "MB/s" and stored.values[0] == pytest.approx(224.712890625 * 1.048576)
+    doc = etree.fromstring(composite_xml(store, sid, suffix="s2"))
+    [exported] = doc.iter("Result")
+    assert exported.findtext("Identifier") == "local/fsbench-iozone-1.0.0" and exported.findtext("Scale") == "MiB/s"
+    assert exported.findtext("Description") == "Record Size: 1MB - File Size: 512MB - Test: Write - Cache: Direct I/O"
+    entries = {e.findtext("Identifier"): e.findtext("RawString") for e in exported.iter("Entry")}
+    assert entries == {"ext4-single (s2)": "316.821:418.598", "btrfs-single (s2)": "224.713:317.904"}
+    assert [s.findtext("Identifier") for s in doc.iter("System")] == ["ext4-single (s2)", "btrfs-single (s2)"]
+
+
+def test_a_result_of_one_run_is_its_value():
+    [result] = pts.read_results(DATA / "dd-one-run-composite.xml", "ext4-single")
+    assert result.samples == (result.value,) and len(result.run_seconds) == 1

@@ -12,25 +12,28 @@ LOOSE = [100.0, 140.0, 70.0, 120.0, 90.0, 60.0, 150.0]
 
 def test_fixed_runs():
     policy = RepeatPolicy(runs=3)
-    assert stop_reason(policy, [[1.0, 2.0]], 0) is None
-    assert stop_reason(policy, [[1.0, 2.0, 3.0]], 0) == "runs"
-    assert stop_reason(policy, [[1.0, 2.0, 3.0], [1.0]], 0) is None  # every headline metric counts
+    assert stop_reason(policy, 2, [[1.0, 2.0]], 0) is None
+    assert stop_reason(policy, 3, [[1.0, 2.0, 3.0]], 0) == "runs"
+    # runs are counted, not samples: a metric a tool leaves out of some runs (bonnie++'s +++++)
+    # must not keep the case running forever
+    assert stop_reason(policy, 3, [[1.0, 2.0, 3.0], [1.0]], 0) == "runs"
 
 
 def test_dynamic_runs_stop_on_precision_or_budget():
     policy = RepeatPolicy(runs=6, until_ci=2.0, max_runs=7, max_seconds=60)
-    assert stop_reason(policy, [TIGHT[:5]], 0) is None  # below the minimum
-    assert stop_reason(policy, [TIGHT[:6]], 0) == "ci"
-    assert stop_reason(policy, [LOOSE[:6]], 0) is None
-    assert stop_reason(policy, [LOOSE[:6]], 61) == "time"
-    assert stop_reason(policy, [LOOSE], 0) == "max-runs"
+    assert stop_reason(policy, 5, [TIGHT[:5]], 0) is None  # below the minimum
+    assert stop_reason(policy, 6, [TIGHT[:6]], 0) == "ci"
+    assert stop_reason(policy, 6, [LOOSE[:6]], 0) is None
+    assert stop_reason(policy, 6, [LOOSE[:6]], 61) == "time"
+    assert stop_reason(policy, 7, [LOOSE], 0) == "max-runs"
+    assert stop_reason(policy, 7, [LOOSE, [1.0]], 0) == "max-runs"
 
 
 def test_pts_rule_stops_on_three_lucky_runs():
     # three close runs out of a noisy set: PTS's sigma% rule stops, the median CI rule cannot
     lucky = [100.0, 101.0, 100.5]
     assert pts_would_stop(lucky)
-    assert stop_reason(RepeatPolicy(runs=3, until_ci=3.5), [lucky], 0) is None
+    assert stop_reason(RepeatPolicy(runs=3, until_ci=3.5), 3, [lucky], 0) is None
 
 
 @pytest.mark.parametrize("kwargs", [{"runs": 0}, {"warmup": -1}, {"runs": 10, "max_runs": 5}])

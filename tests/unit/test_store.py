@@ -4,7 +4,7 @@ import pytest
 
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.metrics import Direction, Metric
-from pytest_fsbench.store import MIGRATIONS, Store
+from pytest_fsbench.store import MIGRATIONS, Store, StoreError
 
 
 def write(value: float) -> list[Metric]:
@@ -34,7 +34,7 @@ def test_runs_are_committed_one_by_one(store, tmp_path):
     other.close()
     [cpu, dd] = sorted(store.series(session), key=lambda s: s.key.metric)
     assert dd.values == (100.0,) and dd.unit == "MB/s" and dd.direction is Direction.HIGHER  # warm-up left out
-    assert store.completed_runs(row) == 1
+    assert store.measured_runs(session) == 1
 
 
 def test_a_resumed_case_keeps_its_row(store):
@@ -59,9 +59,67 @@ def test_baselines_and_references(store):
 
 def test_last_needs_a_complete_session(store):
     store.start_session("a", {}, {})
-    with pytest.raises(UsageError, match="no complete session"):
+    with pytest.raises(UsageError, match="'last': no complete session"):
         store.resolve("last")
-    assert store.last_unfinished() == 1
+    assert store.last_unfinished(lambda token, manifest: False) == 1
+
+
+def test_resume_never_takes_a_live_session(store):
+    dead = store.start_session("dead", {}, {})
+    store.start_session("live", {}, {})
+    assert store.last_unfinished(lambda token, manifest: token == "live") == dead
+    with pytest.raises(UsageError, match="no interrupted session"):
+        store.last_unfinished(lambda token, manifest: True)
+
+
+def test_unfinished_cases_and_measured_runs(store):
+    session = store.start_session("a", {}, {})
+    row = case(store, session)
+    assert store.unfinished_cases(session) == ["t[ext4-single]"] and store.measured_runs(session) == 0
+    store.add_run(row, True, "t0", 1.0, "drop", write(1.0))
+    assert store.measured_runs(session) == 0  # a warm-up is not a measured run
+    store.add_run(row, False, "t1", 1.0, "drop", write(2.0))
+    store.finish_case(row, "failed", None)
+    assert store.unfinished_cases(session) == [] and store.measured_runs(session) == 1
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "is an empty file, not an fsbench store"),
+    (b"not a database at all, just text\n" * 10, "is not an SQLite database"),
+])
+def test_reading_refuses_what_is_not_a_store_and_writes_nothing(tmp_path, content, message):
+    path = tmp_path / "x.db"
+    path.write_bytes(content)
+    with pytest.raises(UsageError, match=message):
+        Store(path, create=False)
+    assert path.read_bytes() == content
+
+
+def test_reading_refuses_a_missing_store_and_another_programs_database(tmp_path):
+    with pytest.raises(UsageError, match="no result store at"):
+        Store(tmp_path / "missing.db", create=False)
+    assert not (tmp_path / "missing.db").exists()
+    other = tmp_path / "other.db"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE recipes (name TEXT)")
+    db.close()
+    for create in (True, False):
+        with pytest.raises(UsageError, match="SQLite database of something else .*recipes"):
+            Store(other, create=create)
+
+
+def test_writing_refuses_a_directory_or_a_file_as_parent(tmp_path):
+    with pytest.raises(UsageError, match="is a directory; name the store's file"):
+        Store(tmp_path)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(UsageError, match="afile is a file, not a directory"):
+        Store(tmp_path / "afile" / "fsbench.db")
+
+
+def test_a_failing_store_raises_store_error(store):
+    store.db.execute("DROP TABLE runs")  # a fault SQLite reports, caused here by hand
+    with pytest.raises(StoreError, match="result store .*: no such table: runs"):
+        store.measured_runs(1)
 
 
 def test_finished_tests(store):

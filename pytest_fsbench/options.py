@@ -1,0 +1,145 @@
+"""Every option fsbench takes, in one table: the pytest plugin and the `fsbench` command add them
+from here and parse their values with the same functions, so a value is checked the same way
+everywhere and arrives typed.
+
+A parser takes the text and returns the typed value, or raises ValueError with the reason (the
+option's name and value are put in front of it) or UsageError with a whole message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import UsageError
+
+#: option kinds: one value; a flag; a repeatable value; a value that may be left out (const)
+VALUE, FLAG, APPEND, OPTIONAL = "value", "flag", "append", "optional"
+
+
+@dataclass(frozen=True)
+class Option:
+    flag: str
+    parse: Callable[[str], Any]
+    default: str | None
+    help: str
+    kind: str = VALUE
+    ini: bool = True  # also a pytest ini setting, named like dest
+    metavar: str | None = None
+    const: str | None = None  # OPTIONAL: the value when the flag is given alone
+    path: bool = False  # the value names a file or directory
+    shown_default: str | None = None  # the default as the help text states it
+
+    @property
+    def dest(self) -> str:
+        return "fsbench_" + self.flag.lstrip("-").replace("-", "_")
+
+    def value(self, text: str) -> Any:
+        """The typed value of text; UsageError naming the option and the value."""
+        try:
+            return self.parse(text)
+        except UsageError:
+            raise
+        except ValueError as exc:
+            raise UsageError(f"{self.flag}={text!r}: {exc}") from None
+
+    def values(self, texts: Iterable[str]) -> tuple:
+        return tuple(self.value(t) for t in texts)
+
+    def help_text(self) -> str:
+        shown = self.shown_default if self.shown_default is not None else self.default
+        suffix = f" (default: {shown})" if shown not in (None, "") and self.kind != FLAG else ""
+        return self.help + suffix
+
+
+def add_to_argparse(parser: argparse.ArgumentParser | argparse._ArgumentGroup, option: Option) -> None:
+    """Add option to an argparse parser (the `fsbench` command); parse the value afterwards with
+    option.value, never with argparse's type=, so the messages are the plugin's."""
+    kwargs: dict[str, Any] = {"dest": option.dest, "help": option.help_text().replace("%", "%%")}
+    metavar = option.metavar or option.flag.lstrip("-").replace("-", "_").upper()
+    if option.kind == FLAG:
+        parser.add_argument(option.flag, action="store_true", **kwargs)
+    elif option.kind == APPEND:
+        parser.add_argument(option.flag, action="append", default=[], metavar=metavar, **kwargs)
+    elif option.kind == OPTIONAL:
+        parser.add_argument(option.flag, nargs="?", const=option.const, default=option.default,
+                            metavar=metavar, **kwargs)
+    else:
+        parser.add_argument(option.flag, default=option.default, metavar=metavar, **kwargs)
+
+
+# --- parsers shared by several options ------------------------------------------------------------
+
+
+def whole(text: str) -> int:
+    if not text.strip().isdigit():
+        raise ValueError("give a whole number")
+    return int(text)
+
+
+def positive(text: str) -> int:
+    value = whole(text)
+    if value < 1:
+        raise ValueError("give a whole number of 1 or more")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError("give a number of seconds, e.g. 600") from None
+    if not value > 0 or value == float("inf"):
+        raise ValueError("give a number of seconds above 0, e.g. 600")
+    return value
+
+
+_PERCENT = re.compile(r"\s*(\d+(?:\.\d+)?)\s*%?\s*")
+
+
+def percent_below_100(text: str) -> float:
+    match = _PERCENT.fullmatch(text)
+    if not match or not 0 < float(match.group(1)) < 100:
+        raise ValueError("give a percentage above 0 and below 100, e.g. 5%")
+    return float(match.group(1))
+
+
+def alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 0.5:
+        raise ValueError("give a significance level above 0 and below 0.5, e.g. 0.05")
+    return value
+
+
+def name(text: str) -> str:
+    if not text.strip() or text != text.strip():
+        raise ValueError("give a name without leading or trailing spaces")
+    return text
+
+
+def path(text: str) -> Path:
+    if not text.strip():
+        raise ValueError("give a path")
+    return Path(text)
+
+
+def directory_for_files(text: str) -> Path:
+    """A directory fsbench may create files in: an existing writable directory, or one it can make
+    (nothing is made here)."""
+    where = path(text)
+    if where.exists() and not where.is_dir():
+        raise ValueError("is not a directory; name a directory (it is made if missing)")
+    existing = next(p for p in (where, *where.parents) if p.exists())
+    if not existing.is_dir():
+        raise ValueError(f"{existing} is not a directory; name a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"{existing} is not writable here (read-only or no permission); name another directory")
+    return where

@@ -1,0 +1,192 @@
+"""A session's settings: the plugin's options table, each value parsed and checked, and the checks
+that need several options at once. Every bad value is a UsageError before anything is built."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gate, matrix
+from .case import CaseSpec
+from .datagen import parse_data
+from .errors import UsageError
+from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, name, path
+from .options import percent_below_100, positive, positive_seconds, whole
+from .repeat import RepeatPolicy
+from .runner import CACHE_POLICIES
+from .sizes import format_size, human_size
+from .thresholds import Threshold, check_measurable, parse_threshold
+from .workloads import KNOWN_METRICS
+
+DEFAULT_STORE = "fsbench-results/fsbench.db"
+DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
+
+
+def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """An option whose empty value means off."""
+    return lambda text: parse(text) if text.strip() else None
+
+
+def _caches(text: str) -> tuple[str, ...]:
+    return matrix.parse_list(text, CACHE_POLICIES, "cache policy", "--cache")
+
+
+def _datas(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(parse_data(d)) for d in text.split(",")))
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--fs", matrix.parse_filesystems, "ext4", "filesystems, comma list of ext4,xfs,btrfs,zfs"),
+    Option("--layout", matrix.parse_layouts, "single", "layouts, comma list of single,raid0,raid1,raid10,raid5"),
+    Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
+           "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
+           kind=APPEND, metavar="FS:KEY=VALUE"),
+    Option("--devices", _optional(matrix.parse_device_list), "", "real block devices to use instead of loop "
+           "images; they are overwritten, after safety checks", path=True,
+           shown_default="none, sparse images on loop devices"),
+    Option("--wipe-devices", bool, None, "let fsbench overwrite --devices that hold a partition table or "
+           "filesystem signature (never the root disk, never a mounted or held device)", kind=FLAG, ini=False),
+    Option("--image-dir", directory_for_files, DEFAULT_IMAGE_DIR, "directory for the loop devices' sparse image "
+           "files (and staged data)", path=True),
+    Option("--image-size", matrix.parse_image_size, "4G", "size of each loop image (sparse: only what is "
+           "written takes room), e.g. 8G"),
+    Option("--cache", _caches, "drop", "cache policies before each measured run, comma list of drop (sync + "
+           "drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm"),
+    Option("--data", _datas, "random", "data written, comma list of zeros, random (incompressible) or N% "
+           "compressible"),
+    Option("--store", path, DEFAULT_STORE, "SQLite result store (every run of every session)", path=True),
+    Option("--runs", positive, "6", "measured runs per case (the minimum with --until-ci)"),
+    Option("--warmup", whole, "1", "runs first made and discarded on each target"),
+    Option("--until-ci", _optional(percent_below_100), "", "dynamic mode: repeat until the 95% CI of each "
+           "headline median is within +-this % (budget: --max-runs, --max-time)", shown_default="off"),
+    Option("--max-runs", positive, "30", "dynamic mode: most measured runs per case"),
+    Option("--max-time", _optional(positive_seconds), "", "dynamic mode: seconds per case after which no new "
+           "run starts", shown_default="none"),
+    Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
+           "...), each on a freshly built target, so slow drift hits all configurations alike", kind=FLAG,
+           ini=False),
+    Option("--save", name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
+    Option("--compare", name, None, "compare with baseline NAME, a session id, or 'last' (the newest "
+           "complete session)", ini=False, metavar="NAME"),
+    Option("--fail-on-regression", gate.parse_rule, None, "fail a case whose change vs the baseline is worse "
+           "than PERCENT and significant: 5% (every headline metric) or dd.write:3%; needs --compare",
+           kind=APPEND, ini=False, metavar="RULE"),
+    Option("--alpha", alpha, "0.05", "significance level of the regression test"),
+    Option("--resume", name, None, "continue an interrupted session (default: the last one): finished tests "
+           "are skipped, a case's completed runs are kept", kind=OPTIONAL, const="last", ini=False,
+           metavar="SESSION"),
+    Option("--threshold", parse_threshold, None, "minimum or maximum per metric, e.g. dd.write>=100MB/s, "
+           "btrfs:dd.write>=150MB/s (ini: one per line)", kind=APPEND, metavar="RULE"),
+)
+BY_FLAG = {option.flag: option for option in OPTIONS}
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How a case is measured: the cache policy and the data it writes."""
+
+    cache: str = "drop"
+    data: str = "random"
+    show_cache: bool = False
+    show_data: bool = False
+
+    @property
+    def id(self) -> str:
+        parts = ([f"cache={self.cache}"] if self.show_cache else []) + ([f"data={self.data}"] if self.show_data else [])
+        return "-".join(parts) or "default"
+
+
+@dataclass(frozen=True)
+class Settings:
+    filesystems: tuple[str, ...]
+    layouts: tuple[str, ...]
+    specs: tuple[CaseSpec, ...]
+    devices: tuple[str, ...] = ()
+    device_infos: tuple = ()  # safety.DeviceInfo of each --devices entry, once checked
+    wipe: bool = False
+    image_dir: Path = Path(DEFAULT_IMAGE_DIR)
+    image_size: int = 4 << 30
+    thresholds: tuple[Threshold, ...] = ()
+    caches: tuple[str, ...] = ("drop",)
+    datas: tuple[str, ...] = ("random",)
+    store_path: Path = Path(DEFAULT_STORE)
+    repeat: RepeatPolicy = field(default_factory=RepeatPolicy)
+    interleave: bool = False
+    save: str | None = None
+    compare: str | None = None
+    resume: str | None = None
+    regression_rules: tuple[gate.RegressionRule, ...] = ()
+    alpha: float = 0.05
+    args: tuple[str, ...] = ()
+
+    def run_specs(self) -> list[RunSpec]:
+        show_cache = self.caches != ("drop",)
+        show_data = self.datas != ("random",)
+        return [RunSpec(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
+
+
+def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = ()) -> Settings:
+    """Settings from each option's raw value (get(option): text, a flag's bool, or a list of
+    texts for a repeatable option); relative store paths are taken from base."""
+    value = {o.flag: (o.values(get(o)) if o.kind == APPEND else get(o) if o.kind == FLAG
+                      else None if get(o) is None else o.value(get(o)))
+             for o in OPTIONS}
+    filesystems, layouts = value["--fs"], value["--layout"]
+    settings = Settings(
+        filesystems=filesystems,
+        layouts=layouts,
+        specs=tuple(matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]))),
+        devices=value["--devices"] or (),
+        wipe=value["--wipe-devices"],
+        image_dir=value["--image-dir"],
+        image_size=value["--image-size"],
+        thresholds=value["--threshold"],
+        caches=value["--cache"],
+        datas=value["--data"],
+        store_path=base / value["--store"],
+        repeat=RepeatPolicy(runs=value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
+                            max_runs=value["--max-runs"], max_seconds=value["--max-time"]),
+        interleave=value["--interleave"],
+        save=value["--save"],
+        compare=value["--compare"],
+        resume=value["--resume"],
+        regression_rules=value["--fail-on-regression"],
+        alpha=value["--alpha"],
+        args=args,
+    )
+    check(settings)
+    return settings
+
+
+def check(settings: Settings) -> None:
+    """The checks that need several options together."""
+    if settings.interleave and settings.repeat.until_ci is not None:
+        raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
+    if settings.regression_rules and not settings.compare:
+        raise UsageError("--fail-on-regression needs a baseline: add --compare NAME (or --compare last)")
+    for threshold in settings.thresholds:
+        check_measurable(threshold, KNOWN_METRICS)
+        check_threshold_scope(threshold, settings.specs)
+    if not settings.devices:
+        check_image_room(settings.image_dir, settings.image_size)
+
+
+def check_threshold_scope(threshold: Threshold, specs: tuple[CaseSpec, ...]) -> None:
+    """A threshold scoped to a filesystem or case this session does not have could never apply."""
+    if threshold.scope is None or any(threshold.applies_to_case(spec) for spec in specs):
+        return
+    cases = ", ".join(spec.id for spec in specs)
+    raise UsageError(f"--threshold {threshold.text!r}: no case of this session is {threshold.scope!r} "
+                     f"(cases: {cases}); fix the scope or add it to --fs/--layout")
+
+
+def check_image_room(image_dir: Path, image_size: int) -> None:
+    """A sparse image bigger than the free space of its directory fails as soon as it is written."""
+    existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
+    free = shutil.disk_usage(existing).free
+    if image_size > free:
+        raise UsageError(f"--image-size={format_size(image_size)}: larger than the {human_size(free)} free in "
+                         f"{existing} (--image-dir={image_dir}); give a smaller size or another --image-dir")

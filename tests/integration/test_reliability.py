@@ -1,0 +1,235 @@
+"""Reliability under concurrency, faults and interrupts, caused for real: two live sessions on one
+zfs-fuse daemon with `fsbench cleanup` run during a third, a daemon killed mid-case, a result
+store whose filesystem fills up, two Ctrl-C in a row, kill -9 with staged data on disk. Each
+ends with nothing of fsbench's left on the machine."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import run_pytest
+from pytest_fsbench import processes, zfsd
+from pytest_fsbench.host import probe
+
+pytestmark = pytest.mark.root
+REPO = Path(__file__).resolve().parents[2]
+HOST = probe()
+needs_zfs_fuse = pytest.mark.skipif(HOST.zfs_impl != "zfs-fuse", reason="needs zfs-fuse (Debian package zfs-fuse)")
+
+
+def session_args(tmp_path: Path, name: str, runs: int = 3) -> list[str]:
+    return [f"--image-dir={tmp_path / name / 'images'}", "--image-size=512M",
+            f"--store={tmp_path / name / 'fsbench.db'}", f"--runs={runs}", "--warmup=1"]
+
+
+STARTED: list[subprocess.Popen] = []
+
+
+def start(args: list[str], cwd: Path = REPO, env: dict | None = None) -> subprocess.Popen:
+    """pytest in a child process with its own process group (a terminal's Ctrl-C reaches the
+    whole group: pytest and the tool it runs)."""
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+                            env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    STARTED.append(proc)
+    return proc
+
+
+@pytest.fixture(autouse=True)
+def interrupt_what_a_failed_test_started(no_leftovers):
+    """A test that fails while its sessions run interrupts them (as Ctrl-C would), so they tear
+    their targets down before the leftover check (no_leftovers, set up first, checks last)."""
+    yield
+    while STARTED:
+        proc = STARTED.pop()
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.communicate(timeout=300)
+
+
+def wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert proc.poll() is None, f"the session ended before {what}:\n{proc.communicate()[0][-3000:]}"
+        assert time.monotonic() < deadline, f"{what}: not within {timeout:g}s"
+        time.sleep(0.1)
+
+
+def query(db: Path, sql: str) -> list[tuple]:
+    if not db.exists():
+        return []
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchall()
+    except sqlite3.OperationalError:  # the schema is being made
+        return []
+    finally:
+        con.close()
+
+
+def measured_runs(db: Path) -> int:
+    rows = query(db, "SELECT COUNT(*) FROM runs WHERE warmup = 0")
+    return rows[0][0] if rows else 0
+
+
+def registered_users() -> list[str]:
+    return zfsd.live_users(zfsd.ZFSD_ROOT)
+
+
+def cleanup() -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True,
+                          text=True, timeout=300)
+
+
+HOLD_TARGET = """
+import os, time
+from pathlib import Path
+
+def test_hold(fsbench_target):
+    (fsbench_target.mountpoint / "data").write_bytes(b"x" * 4096)
+    Path(os.environ["FSBENCH_READY"]).write_text(str(fsbench_target.mountpoint))
+    time.sleep(300)
+"""
+
+
+@needs_zfs_fuse
+def test_two_live_sessions_share_the_zfs_daemon_and_cleanup_spares_them(tmp_path, no_leftovers):
+    dd = ["benchmarks/test_dd.py", "--fs=zfs,btrfs", "--layout=single,raid1", "--dd-size=32M"]
+    first = start([*dd, *session_args(tmp_path, "a")])
+    wait_for(lambda: len(registered_users()) == 1, first, "the first session registered on the daemon")
+    second = start([*dd, *session_args(tmp_path, "b")])
+    wait_for(lambda: len(registered_users()) == 2, second, "the second session registered on the daemon")
+
+    # a third session is killed with its zfs target built; cleanup runs while the others measure
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "test_hold.py").write_text(HOLD_TARGET)
+    ready = tmp_path / "c" / "ready"
+    third = start(["test_hold.py", "--fs=zfs", *session_args(tmp_path, "c")], cwd=tmp_path / "c",
+                  env={"FSBENCH_READY": str(ready)})
+    wait_for(ready.exists, third, "the third session's target")
+    os.killpg(third.pid, signal.SIGKILL)
+    third.communicate(timeout=60)
+    assert first.poll() is None and second.poll() is None, "the measuring sessions must still be running"
+    swept = cleanup()
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    assert f"removing mounts: {ready.read_text()}" in swept.stdout
+    assert "daemons:" not in swept.stdout  # the daemon serves two live sessions
+
+    for proc in (first, second):
+        out, _ = proc.communicate(timeout=600)
+        assert proc.returncode == 0, out[-3000:]
+        assert "8 passed" in out
+    assert zfsd.started_pid(zfsd.ZFSD_ROOT) is None, "the daemon fsbench started outlived its last user"
+    assert not Path("/run/fsbench").exists() or not list(Path("/run/fsbench").iterdir())
+
+
+DAEMON_DIES = """
+import os, time
+from pathlib import Path
+from pytest_fsbench.workloads.dd import DdWrite
+
+def test_1_daemon_dies(fsbench):
+    Path(os.environ["FSBENCH_READY"]).write_text(fsbench.session.token)
+    while not Path(os.environ["FSBENCH_GO"]).exists():
+        time.sleep(0.1)
+    fsbench.run(DdWrite(total_size="16M"))
+
+def test_2_next_case(fsbench):
+    fsbench.run(DdWrite(total_size="16M"))
+"""
+
+
+@needs_zfs_fuse
+def test_a_dead_zfs_daemon_fails_its_case_and_the_next_case_gets_a_new_one(tmp_path, no_leftovers):
+    (tmp_path / "test_daemon.py").write_text(DAEMON_DIES)
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    proc = start(["test_daemon.py", "--fs=zfs", "--runs=1", "--warmup=0", f"--image-dir={tmp_path / 'images'}",
+                  "--image-size=512M", f"--store={tmp_path / 'fsbench.db'}"], cwd=tmp_path,
+                 env={"FSBENCH_READY": str(ready), "FSBENCH_GO": str(go)})
+    try:
+        wait_for(ready.exists, proc, "the first case's target")
+        daemon = zfsd.started_pid(zfsd.ZFSD_ROOT)
+        if daemon is None or registered_users() != [ready.read_text()]:
+            pytest.skip("the zfs-fuse daemon here is not fsbench's alone (the system's, or other sessions "
+                        "use it): killing it would break what this test does not own")
+        os.kill(daemon, signal.SIGKILL)
+        while processes.alive(daemon):
+            time.sleep(0.05)
+    finally:
+        go.write_text("")
+    out, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 1, out[-3000:]
+    assert "1 failed, 1 passed" in out
+    assert "zfs-single: the zfs-fuse daemon stopped answering during the case (it died or was killed)" in out
+
+
+def test_a_store_that_fills_up_fails_the_case_and_leaves_nothing(tmp_path, no_leftovers):
+    storefs = tmp_path / "storefs"
+    storefs.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24M", "fsbench-test-store", str(storefs)], check=True)
+    try:
+        db = storefs / "fsbench.db"
+        proc = start(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4,btrfs", "--layout=single,raid1",
+                      "--dd-size=32M", "--runs=4", f"--image-dir={tmp_path / 'images'}", "--image-size=512M",
+                      f"--store={db}"])
+        wait_for(lambda: measured_runs(db) >= 1, proc, "the first measured run")
+        with open(storefs / "filler", "wb") as filler:  # the store's filesystem fills up mid-session
+            try:
+                while True:
+                    filler.write(b"\0" * (1 << 20))
+                    filler.flush()
+            except OSError:
+                pass
+        out, _ = proc.communicate(timeout=600)
+    finally:
+        subprocess.run(["umount", str(storefs)], check=True)
+    assert proc.returncode == 1, out[-3000:]
+    assert "INTERNALERROR" not in out
+    assert "database or disk is full" in out
+    assert not list((tmp_path / "images").glob("*")), "images or staged data left behind"
+
+
+def test_two_interrupts_in_a_row_leave_a_session_to_resume(tmp_path, no_leftovers):
+    args = ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=256M", "--runs=6",
+            f"--image-dir={tmp_path / 'images'}", "--image-size=1G", f"--store={tmp_path / 'fsbench.db'}"]
+    db = tmp_path / "fsbench.db"
+    proc = start(args)
+    wait_for(lambda: measured_runs(db) >= 1, proc, "the first measured run")
+    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: pytest and dd alike
+    time.sleep(0.3)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=300)
+    assert query(db, "SELECT status FROM sessions") == [("interrupted",)]
+    assert measured_runs(db) < 6
+
+    resumed = run_pytest([*args, "--resume"], cwd=REPO)
+    assert resumed.returncode == 0, resumed.stdout[-3000:]
+    assert query(db, "SELECT id, status FROM sessions") == [(1, "complete")]
+    assert query(db, "SELECT status, stopped_by FROM cases") == [("done", "runs")]
+    assert measured_runs(db) == 6
+
+
+def test_kill_9_leaves_staged_data_on_disk_that_cleanup_removes(tmp_path, no_leftovers):
+    images = tmp_path / "images"
+    in_ram = set(Path("/dev/shm").iterdir())
+    proc = start(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=256M", "--runs=6",
+                  f"--image-dir={images}", "--image-size=1G", f"--store={tmp_path / 'fsbench.db'}"])
+    staged = lambda: list(images.glob("fsbench-*-scratch/run-*/dd-source.dat"))  # noqa: E731
+    wait_for(lambda: bool(staged()), proc, "dd's staged source data")
+    assert set(Path("/dev/shm").iterdir()) <= in_ram, "staged data must not be held in RAM"
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    assert staged()
+    swept = cleanup()
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    assert "removing scratch: " in swept.stdout
+    assert not list(images.glob("*")), list(images.glob("*"))

@@ -1,0 +1,235 @@
+"""Every bad input is one line naming the value and what to do, given before anything is built
+(pytest's usage error, exit 4; the `fsbench` command's, exit 2), and it destroys nothing."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import run_pytest
+from pytest_fsbench.metrics import Direction, Metric
+from pytest_fsbench.store import Store
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
+    """The one ERROR line of a pytest run that must stop before building anything."""
+    images = tmp_path / "images"
+    done = run_pytest(["benchmarks/test_dd.py", f"--image-dir={images}", f"--store={tmp_path / 'fsbench.db'}",
+                       *args], cwd=cwd)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1, done.stderr
+    assert not images.exists() or not list(images.iterdir()), "something was built"
+    return errors[0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--image-size=100T"], "--image-size=100T: larger than the "),
+    (["--dd-size=100M", "--dd-bs=3M"], "--dd-size=100M is not a multiple of --dd-bs=3M"),
+    (["--until-ci=100%"], "--until-ci='100%': give a percentage above 0 and below 100"),
+    (["--max-time=0"], "--max-time='0': give a number of seconds above 0"),
+    (["--runs=0"], "--runs='0': give a whole number of 1 or more"),
+    (["--alpha=7"], "--alpha='7': give a significance level above 0 and below 0.5"),
+    (["--threshold=dd.write>=5s"], "threshold 'dd.write>=5s' is in s but dd.write is measured in MB/s"),
+    (["--threshold=dd.wrte>=1MB/s"], "threshold 'dd.wrte>=1MB/s': no workload measures a metric 'dd.wrte'"),
+    (["--fs=ext4", "--threshold=xfs-single:dd.write>=1MB/s"],
+     "--threshold 'xfs-single:dd.write>=1MB/s': no case of this session is 'xfs-single'"),
+    (["--devices", "/dev/null"], "write --devices=/dev/null (with '='): pytest would take /dev/null for a test path"),
+    (["--image-dir", "/tmp"], "write --image-dir=/tmp (with '=')"),
+])
+def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
+    assert message in usage_error(args, tmp_path)
+
+
+def test_kernel_config_make_does_not_know(tmp_path):
+    done = run_pytest(["benchmarks/test_kernel_build.py", "--kernel-config=fooconfig",
+                       f"--image-dir={tmp_path / 'images'}"], cwd=REPO)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "'fooconfig' is not a kernel configuration target make knows" in done.stderr
+    assert not (tmp_path / "images").exists()
+
+
+def test_image_dir_that_is_a_file(tmp_path):
+    (tmp_path / "afile").write_text("keep me")
+    done = run_pytest(["benchmarks/test_dd.py", f"--image-dir={tmp_path / 'afile'}"], cwd=REPO)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "is not a directory; name a directory" in done.stderr
+    assert (tmp_path / "afile").read_text() == "keep me"
+
+
+@pytest.mark.root
+def test_image_dir_on_a_read_only_filesystem(tmp_path):
+    readonly = tmp_path / "ro"
+    readonly.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1M", "fsbench-test-ro", str(readonly)], check=True)
+    try:
+        done = run_pytest(["benchmarks/test_dd.py", f"--image-dir={readonly / 'images'}",
+                           f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    finally:
+        subprocess.run(["umount", str(readonly)], check=True)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"{readonly} is not writable here (read-only or no permission)" in done.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    (None, "is a directory; name the store's file"),
+    (b"this is not a database\n" * 100, "is not an SQLite database, so not an fsbench result store"),
+])
+def test_a_store_that_cannot_be_used_is_refused_before_anything_is_built(tmp_path, content, message):
+    store = tmp_path / "store"
+    if content is None:
+        store.mkdir()
+    else:
+        store.write_bytes(content)
+    done = run_pytest(["benchmarks/test_dd.py", f"--store={store}", f"--image-dir={tmp_path / 'images'}"], cwd=REPO)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert message in done.stderr
+    assert content is None or store.read_bytes() == content
+    assert not (tmp_path / "images").exists()
+
+
+def saved_baseline(path: Path, name: str, runs: int) -> None:
+    """A store holding one complete session of dd.write samples saved as a baseline (made through
+    the store's own interface: the data are fixed, so the outcome is certain)."""
+    store = Store(path)
+    session = store.start_session("fixture-1234", {"argv": []}, {"hostname": "elsewhere"})
+    row = store.case_row(session, "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "ext4-single",
+                         {"fs": "ext4", "layout": "single", "options": {}}, "dd", {"bs": "1M"}, "drop", "random", {})
+    for i in range(runs):
+        store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", 100.0 + i, "MB/s", Direction.HIGHER)])
+    store.finish_case(row, "done", "runs")
+    store.finish_session(session, "complete")
+    store.save_baseline(name, session)
+    store.close()
+
+
+def test_a_gate_that_can_never_fire_is_refused(tmp_path):
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    message = usage_error(["--runs=3", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    assert "with 6 baseline and 3 new runs a change can never be significant at --alpha=0.05" in message
+    assert "it needs at least 4 runs on each side" in message
+
+
+def test_a_baseline_without_measured_runs_is_refused(tmp_path):
+    path = tmp_path / "fsbench.db"
+    store = Store(path)
+    store.finish_session(store.start_session("empty-1234", {}, {}), "complete")
+    store.close()
+    assert "--compare 1: session 1 holds no measured runs" in usage_error(["--compare=1"], tmp_path)
+
+
+ALL_SKIP = """
+import pytest
+
+def test_case(fsbench_spec):
+    pytest.skip("nothing to measure here")
+"""
+
+
+def test_saving_a_session_that_measured_nothing_fails(tmp_path):
+    (tmp_path / "test_skip.py").write_text(ALL_SKIP)
+    done = run_pytest(["test_skip.py", f"--store={tmp_path / 'fsbench.db'}", "--save=base"], cwd=tmp_path)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
+    assert "fsbench: not saved as baseline 'base': no case was measured" in done.stdout
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    assert con.execute("SELECT COUNT(*) FROM baselines").fetchone()[0] == 0
+    con.close()
+
+
+@pytest.mark.root
+def test_a_threshold_that_applied_to_nothing_fails_the_session(tmp_path, no_leftovers):
+    done = run_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
+                       "--threshold=dd.read>=1MB/s", "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
+                       f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
+    assert "1 passed" in done.stdout
+    assert ("fsbench: threshold 'dd.read>=1MB/s' applied to no measured value: no case of this session "
+            "measured dd.read, so it checked nothing") in done.stdout
+
+
+# --- the fsbench command -----------------------------------------------------------------------------
+
+
+def fsbench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
+
+
+def one_line_error(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", ["sessions", "compare last last", "export last"])
+@pytest.mark.parametrize("content, message", [
+    (b"", "is an empty file, not an fsbench store"),
+    (b"garbage " * 100, "is not an SQLite database"),
+])
+def test_commands_refuse_what_is_not_a_store_and_write_nothing_into_it(tmp_path, command, content, message):
+    store = tmp_path / "x.db"
+    store.write_bytes(content)
+    assert message in one_line_error(fsbench(*command.split(), f"--store={store}"))
+    assert store.read_bytes() == content
+
+
+def test_compare_with_an_alpha_out_of_range(tmp_path):
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    message = one_line_error(fsbench("compare", "base", "base", "--alpha", "7", f"--store={tmp_path / 'fsbench.db'}"))
+    assert message == "fsbench compare: --alpha='7': give a significance level above 0 and below 0.5, e.g. 0.05"
+
+
+def test_compare_of_a_session_with_itself_is_unchanged(tmp_path):
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    done = fsbench("compare", "base", "base", f"--store={tmp_path / 'fsbench.db'}")
+    assert done.returncode == 0, done.stderr
+    assert "0 worse, 0 better, 1 unchanged" in done.stdout
+
+
+@pytest.mark.parametrize("output, message", [
+    ("missing/dir/out.json", "the directory {tmp}/missing/dir does not exist"),
+    (".", "is a directory; name the file to write"),
+])
+def test_export_into_a_place_that_cannot_be_written(tmp_path, output, message):
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    target = str(tmp_path / output) if output != "." else str(tmp_path)
+    error = one_line_error(fsbench("export", "base", "-o", target, f"--store={tmp_path / 'fsbench.db'}"))
+    assert message.format(tmp=tmp_path) in error
+
+
+def test_export_last_on_an_empty_store(tmp_path):
+    Store(tmp_path / "fsbench.db").close()
+    error = one_line_error(fsbench("export", "last", f"--store={tmp_path / 'fsbench.db'}"))
+    assert "'last': no complete session in" in error and "compare" not in error
+
+
+def test_export_to_pts_without_pts(tmp_path):
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    home = tmp_path / "pts-home"
+    error = one_line_error(fsbench("export", "base", "--format", "pts", "--pts-save", "mine",
+                                   f"--store={tmp_path / 'fsbench.db'}",
+                                   env={"FSBENCH_PTS": str(tmp_path / "no-pts"), "PTS_USER_PATH_OVERRIDE": str(home)}))
+    assert "phoronix-test-suite not found" in error
+    assert not home.exists()
+
+
+@pytest.mark.root
+def test_a_target_too_small_for_the_workload_is_refused_before_it_runs(tmp_path, no_leftovers):
+    """bonnie++'s defaults write a 1 GiB file and rewrite it; on btrfs (copy-on-write) the rewrite
+    needs room for a second copy, which a 1G image does not have."""
+    done = run_pytest(["benchmarks/test_bonnie.py", "--fs=btrfs", "--image-size=1G",
+                       f"--image-dir={tmp_path / 'images'}", f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
+    assert "btrfs-single: bonnie needs about 2.1G on the target and btrfs-single has" in done.stdout
+    assert "raise --image-size (now 1.0G)" in done.stdout
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0  # refused before the first run
+    con.close()
