@@ -20,7 +20,8 @@ from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy, execute
 from .session import FsbenchSession
 from .settings import RunSpec
-from .stats import Comparison, compare, summarize
+from .case import CaseSpec
+from .stats import PAIRED, Comparison, compare, summarize
 from .store import Series, now
 from .system import Completed
 from .target import NotOnTarget, Target
@@ -47,7 +48,9 @@ class CaseResult:
     case_id: str
     series: list[Series]
     stopped_by: str | None
-    comparisons: list[tuple[Series, Comparison]] = field(default_factory=list)
+    comparisons: list[tuple[Series, Comparison]] = field(default_factory=list)  # with the baseline
+    paired: list[tuple[Series, Comparison]] = field(default_factory=list)  # a --paired variant with its reference
+    verdicts: list[str] = field(default_factory=list)  # the gate's line for each gated metric
 
 
 class Bench:
@@ -192,7 +195,8 @@ class Bench:
         start, measured = time.monotonic(), 0
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
-            reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start)
+            reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start,
+                                 lambda: self._decided(row))
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
             self._measure(workload, policy, row, warmup=False)
@@ -226,24 +230,69 @@ class Bench:
             pytest.fail("\n".join(failures), pytrace=False)
 
     def _gate(self, result: CaseResult) -> list[str]:
-        baseline = self.session.baseline_series()
-        if baseline is None:
-            return []
+        """Compare with the baseline and, for a --paired variant, with its reference case; the
+        failures of the gated metrics."""
         failures = []
         for s in result.series:
-            base = baseline.get(s.key)
-            if base is None or len(base.values) < 2 or len(s.values) < 2:
-                continue
-            try:
-                cmp = compare(base.values, s.values, s.direction, self.session.settings.alpha)
-            except ValueError:  # a zero or negative sample cannot be compared on a log scale
-                continue
-            result.comparisons.append((s, cmp))
-            rule = gate.rule_for(list(self.session.settings.regression_rules), s.key.metric)
-            if rule and gate.is_regression(cmp, rule):
-                message = gate.failure_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule)
-                if base.options != s.options:
-                    message += f"; the filesystem options changed: baseline {base.options}, now {s.options}"
-                failures.append(message)
+            cmp = self.session.baseline_comparison(s)
+            if cmp is not None:
+                result.comparisons.append((s, cmp))
+                failures += self._judge(result, s, cmp, self._baseline_note(s, cmp))
+        for s, cmp in self._paired_comparisons(result.series):
+            result.paired.append((s, cmp))
+            failures += self._judge(result, s, cmp, f" (paired by round with {self.reference.id})")
         return failures
 
+    def _judge(self, result: CaseResult, s: Series, cmp: Comparison, note: str) -> list[str]:
+        settings = self.session.settings
+        rule = gate.rule_for(list(settings.regression_rules), s.key.metric)
+        if rule is None:
+            return []
+        kind = gate.verdict(cmp, rule.threshold_pct)
+        message = gate.gate_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule) + note
+        result.verdicts.append(message)
+        return [message] if gate.fails(kind, settings.on_inconclusive) else []
+
+    def _baseline_note(self, s: Series, cmp: Comparison) -> str:
+        note = ""
+        if cmp.sessions == 1:
+            note += ("; one baseline session, so drift between sessions is not in the test and its false-alarm "
+                     "rate is not controlled (--save the baseline in more sessions)")
+        base = (self.session.baseline_series() or {}).get(s.key, [])
+        if base and base[-1].options != s.options:
+            note += f"; the filesystem options changed: baseline {base[-1].options}, now {s.options}"
+        return note
+
+    @property
+    def reference(self) -> CaseSpec | None:
+        """The case this target's --paired variant is compared with (None when not a variant)."""
+        return next((a for a, b in self.session.settings.pairs if b == self.target.spec), None)
+
+    def _paired_comparisons(self, series: list[Series]) -> list[tuple[Series, Comparison]]:
+        reference = self.reference
+        if reference is None:
+            return []
+        test = self.test.replace(f"[{self.target.spec.id}", f"[{reference.id}", 1)
+        theirs = {(r.key.workload, r.key.workload_params, r.key.metric, r.key.params): r
+                  for r in self.session.store.series(self.session.session_id, test=test)}
+        pairs = []
+        for s in series:
+            ref = theirs.get((s.key.workload, s.key.workload_params, s.key.metric, s.key.params))
+            if ref is None or len(ref.values) != len(s.values) or len(s.values) < 2:
+                continue  # a round of one of them failed or left the metric out: nothing to pair
+            try:
+                pairs.append((s, compare(ref.values, s.values, s.direction, self.session.settings.alpha,
+                                         method=PAIRED)))
+            except ValueError:
+                continue
+        return pairs
+
+    def _decided(self, row: int) -> bool:
+        """Sequential mode: whether every gated metric of this case has a decided verdict."""
+        rules = list(self.session.settings.regression_rules)
+        for s in self.session.store.series(self.session.session_id, case_row=row):
+            rule = gate.rule_for(rules, s.key.metric)
+            cmp = self.session.baseline_comparison(s) if rule else None
+            if cmp is not None and cmp.sessions == 1 and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE:
+                return False
+        return True

@@ -19,7 +19,7 @@ from .export.pts import composite_xml, session_label
 from .export.json import export_session
 from .options import add_to_argparse
 from .settings import BY_FLAG
-from .stats import compare
+from .stats import SESSIONS, compare
 from .store import Store
 from .system import run
 from .tables import comparison_lines, in_summary, short_test
@@ -76,26 +76,38 @@ def output_path(text: str) -> Path | None:
     return path
 
 
-def compare_pairs(store: Store, base_id: int, new_id: int, alpha: float):
-    base = {s.key: s for s in store.series(base_id)}
+def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):
+    """Each headline series of new_id against the baseline: one session's runs, or the spread of
+    several sessions' medians."""
+    base: dict = {}
+    for base_id in base_ids:
+        for s in store.series(base_id):
+            if len(s.values) >= 2:
+                base.setdefault(s.key, []).append(s.values)
     pairs = []
     for s in store.series(new_id):
         b = base.get(s.key)
-        if b is None or len(b.values) < 2 or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
+        if b is None or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
             continue
         try:
-            pairs.append((short_test(s.key.test), s, compare(b.values, s.values, s.direction, alpha)))
+            cmp = (compare(b, s.values, s.direction, alpha, method=SESSIONS) if len(b) > 1
+                   else compare(b[0], s.values, s.direction, alpha))
         except ValueError:
             continue
+        pairs.append((short_test(s.key.test), s, cmp))
     return pairs
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
     store = open_store(args)
-    base_id, new_id = store.resolve(args.base), store.resolve(args.new)
-    print(f"fsbench compare: session {base_id} ({args.base}) -> session {new_id} ({args.new})")
-    pairs = compare_pairs(store, base_id, new_id, alpha)
+    new_id = store.resolve(args.new)
+    base_ids = [i for i in store.baseline_sessions(args.base) if i != new_id]
+    if not base_ids:
+        raise UsageError(f"fsbench compare {args.base} {args.new}: the same session twice; name two")
+    named = f"sessions {', '.join(map(str, base_ids))}" if len(base_ids) > 1 else f"session {base_ids[0]}"
+    print(f"fsbench compare: {named} ({args.base}) -> session {new_id} ({args.new})")
+    pairs = compare_pairs(store, base_ids, new_id, alpha)
     print("\n".join(comparison_lines(pairs, alpha)))
     return 0
 
@@ -176,6 +188,20 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_baseline(args: argparse.Namespace) -> int:
+    store = open_store(args)
+    if args.drop:
+        held = store.drop_baseline(args.drop)
+        print(f"fsbench baseline: forgot {args.drop} ({held} session(s); they stay in the store)")
+        return 0
+    baselines = store.baselines()
+    if not baselines:
+        print(f"fsbench baseline: no baselines in {store.path}; pytest --save=NAME makes one")
+    for name, sessions in baselines.items():
+        print(f"{name}: sessions {', '.join(map(str, sessions))}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
     sub = top.add_subparsers(dest="command", required=True)
@@ -209,6 +235,10 @@ def parser() -> argparse.ArgumentParser:
     upload.add_argument("result", help="the PTS result file's name (as in phoronix-test-suite list-saved-results)")
     upload.add_argument("--pts-binary", help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
     upload.set_defaults(func=cmd_upload)
+    baseline = sub.add_parser("baseline", help="list the baselines and their sessions, or forget one")
+    baseline.add_argument("--drop", metavar="NAME", help="forget baseline NAME (its sessions stay in the store)")
+    add_to_argparse(baseline, BY_FLAG["--store"])
+    baseline.set_defaults(func=cmd_baseline)
     sessions = sub.add_parser("sessions", help="list the sessions in the store")
     add_to_argparse(sessions, BY_FLAG["--store"])
     sessions.set_defaults(func=cmd_sessions)

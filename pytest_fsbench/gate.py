@@ -1,16 +1,31 @@
 """Regression gating: rules like '5%' (every headline metric) or 'dd.write:3%', applied to a
-comparison with the baseline's samples. A case fails only on a change that is worse than the
-threshold *and* statistically significant."""
+comparison with the baseline. Three verdicts:
+
+- regression: significantly worse (one-sided, at alpha) and the estimated change beyond the allowed %;
+- within bounds: the interval's worse end lies inside the allowed % (no worse change of that size:
+  a non-inferiority test at alpha);
+- inconclusive: neither; the data cannot tell, and more runs would.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
 from .errors import UsageError
-from .metrics import is_headline
-from .stats import Comparison, format_comparison, regression
+from .metrics import Direction, is_headline
+from scipy.special import stdtrit
+
+from .stats import SESSIONS, Comparison, format_comparison
 from .tables import params_text
+
+REGRESSION, WITHIN, INCONCLUSIVE = "regression", "within bounds", "inconclusive"
+#: what a CI job does with an inconclusive verdict (--inconclusive)
+ON_INCONCLUSIVE = ("fail", "pass")
+#: the most runs a "more runs would decide it" estimate names
+MORE_RUNS_CAP = 500
+
 
 @dataclass(frozen=True)
 class RegressionRule:
@@ -22,7 +37,16 @@ def parse_rule(text: str) -> RegressionRule:
     match = re.fullmatch(r"\s*(?:(?P<metric>[A-Za-z_][\w.]*)\s*:)?\s*(?P<pct>\d+(?:\.\d+)?)\s*%?\s*", text)
     if not match:
         raise UsageError(f"--fail-on-regression {text!r}: expected PERCENT or METRIC:PERCENT, e.g. 5% or dd.write:3%")
-    return RegressionRule(match.group("metric"), float(match.group("pct")))
+    pct = float(match.group("pct"))
+    if not 0 < pct < 100:
+        raise UsageError(f"--fail-on-regression {text!r}: the allowed change must be above 0 and below 100%")
+    return RegressionRule(match.group("metric"), pct)
+
+
+def parse_on_inconclusive(text: str) -> str:
+    if text not in ON_INCONCLUSIVE:
+        raise UsageError(f"--inconclusive={text!r}: choose fail (an undecided gate fails the case) or pass")
+    return text
 
 
 def rule_for(rules: list[RegressionRule], metric: str) -> RegressionRule | None:
@@ -37,12 +61,94 @@ def rule_for(rules: list[RegressionRule], metric: str) -> RegressionRule | None:
     return None
 
 
-def failure_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison, rule: RegressionRule) -> str:
+def _worse_pct(pct: float, direction: Direction) -> float:
+    """A percent change as how much worse it is (positive = worse)."""
+    return -pct if direction is Direction.HIGHER else pct
+
+
+def verdict(cmp: Comparison, allowed_pct: float) -> str:
+    if cmp.verdict == "worse" and _worse_pct(cmp.shift_pct, cmp.direction) > allowed_pct:
+        return REGRESSION
+    if _worse_pct(cmp.worse_end_pct, cmp.direction) < allowed_pct:
+        return WITHIN
+    return INCONCLUSIVE
+
+
+def more_runs_factor(cmp: Comparison, allowed_pct: float) -> float:
+    """Roughly how many times the present runs a decision needs, from the interval's present
+    width shrinking as 1/sqrt(runs): inf when the estimate sits on the allowed limit."""
+    estimate = _worse_log(cmp.shift_pct, cmp.direction)
+    ends = [_worse_log(end, cmp.direction) for end in cmp.pct_ci]
+    have, need = _distance(estimate, min(ends), max(ends), _worse_log(_signed(allowed_pct, cmp.direction),
+                                                                         cmp.direction))
+    if not (math.isfinite(have) and need > 0):
+        return math.inf
+    return max(1.0, (have / need) ** 2)
+
+
+def _signed(allowed_pct: float, direction: Direction) -> float:
+    """The allowed change as a percent change in the metric's own sense."""
+    return -allowed_pct if direction is Direction.HIGHER else allowed_pct
+
+
+def _worse_log(pct: float, direction: Direction) -> float:
+    """A percent change as log-ratio worseness (positive = worse; -100 % is infinitely worse)."""
+    if pct <= -100:
+        return math.inf if direction is Direction.HIGHER else -math.inf
+    x = math.log1p(pct / 100)
+    return -x if direction is Direction.HIGHER else x
+
+
+def _distance(estimate: float, better_end: float, worse_end: float, allowed: float) -> tuple[float, float]:
+    """(half-width the decision has to lose, half-width it may keep), on the worseness scale."""
+    if estimate > allowed:  # needs significance: the better end to pass 0
+        return estimate - better_end, estimate
+    return worse_end - estimate, allowed - estimate  # needs the worse end inside the allowed change
+
+
+def sessions_needed(cmp: Comparison, allowed_pct: float, most: int = 50) -> int | None:
+    """The smallest number of baseline sessions whose prediction interval (t on k - 1 degrees of
+    freedom, times sqrt(1 + 1/k)) would decide the verdict, with the present spread; None when no
+    number up to most would (the interval cannot shrink below 1.645 sd)."""
+    k = cmp.sessions
+    estimate = _worse_log(cmp.shift_pct, cmp.direction)
+    ends = sorted(_worse_log(end, cmp.direction) for end in cmp.pct_ci)
+    have, need = _distance(estimate, ends[0], ends[1], _worse_log(_signed(allowed_pct, cmp.direction), cmp.direction))
+    spread = have / (stdtrit(k - 1, 1 - cmp.alpha) * math.sqrt(1 + 1 / k))
+    for more in range(k + 1, most + 1):
+        if stdtrit(more - 1, 1 - cmp.alpha) * spread * math.sqrt(1 + 1 / more) < need:
+            return more
+    return None
+
+
+def more_runs_text(cmp: Comparison, allowed_pct: float) -> str:
+    if cmp.method == SESSIONS:
+        k = sessions_needed(cmp, allowed_pct)
+        if k is None:
+            return ("with the baseline sessions' spread, no number of sessions would decide it (the estimate is "
+                    "too close to the allowed change); compare within one session instead (--paired)")
+        return f"about {k} baseline sessions would likely decide it (now {cmp.sessions}; --save=NAME adds one)"
+    runs = min(cmp.n_baseline, cmp.n_candidate)
+    if not cmp.has_interval:
+        return f"{runs} runs a side are too few for any interval at this level; measure more runs"
+    factor = more_runs_factor(cmp, allowed_pct)
+    if not math.isfinite(factor) or factor * runs > MORE_RUNS_CAP:
+        return "the estimate is too close to the allowed change for more runs to decide it soon"
+    return f"about {math.ceil(factor * runs)} runs a side would likely decide it (now {runs})"
+
+
+def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison, rule: RegressionRule) -> str:
+    """The failure line of a case: the verdict, the change, its interval and p."""
     label = f"{metric} {params_text(params)}".rstrip()
-    return (f"{case_id} {format_comparison(label, cmp, unit)}: "
-            f"a regression beyond the {rule.threshold_pct:g}% allowed (baseline median "
-            f"{cmp.baseline_median:.4g}, new {cmp.candidate_median:.4g} {unit})")
+    kind = verdict(cmp, rule.threshold_pct)
+    line = f"{case_id} {kind}: {format_comparison(label, cmp, unit)}"
+    if kind == REGRESSION:
+        return f"{line}; worse than the {rule.threshold_pct:g}% allowed"
+    if kind == INCONCLUSIVE:
+        return (f"{line}; cannot tell whether it is within the {rule.threshold_pct:g}% allowed: "
+                f"{more_runs_text(cmp, rule.threshold_pct)}")
+    return f"{line}; within the {rule.threshold_pct:g}% allowed"
 
 
-def is_regression(cmp: Comparison, rule: RegressionRule) -> bool:
-    return regression(cmp, rule.threshold_pct)
+def fails(kind: str, on_inconclusive: str) -> bool:
+    return kind == REGRESSION or (kind == INCONCLUSIVE and on_inconclusive == "fail")

@@ -78,6 +78,52 @@ def build_matrix(
     return specs
 
 
+def paired_variant(spec: CaseSpec, paired: list[tuple[str, str, str]]) -> CaseSpec | None:
+    """spec with the --paired options of its filesystem in place of the options they replace (the
+    same key, or an alternative of it such as btrfs compress / compress-force); None when no
+    --paired option is for its filesystem. Both cases of a pair show the options that differ."""
+    mine = [(key, value) for fs, key, value in paired if fs == spec.fs]
+    if not mine:
+        return None
+    driver = DRIVERS[spec.fs]()
+    axes = [driver.option_axis(key) for key, _ in mine]
+    if len(set(axes)) < len(axes):
+        raise UsageError(f"--paired {', '.join(f'{spec.fs}:{k}={v}' for k, v in mine)}: one variant is measured "
+                         "against each case, so give each option (or its alternative) once")
+    replaced = set(axes)
+    options = tuple((k, v) for k, v in spec.options if driver.option_axis(k) not in replaced) + tuple(mine)
+    if dict(options) == dict(spec.options):
+        raise UsageError(f"--paired {','.join(f'{spec.fs}:{k}={v}' for k, v in mine)}: the same options as the "
+                         f"case it is paired with ({spec.options_text()}); give options that differ")
+    return CaseSpec(spec.fs, spec.layout, options, spec.shown)
+
+
+def build_pairs(specs: list[CaseSpec], paired: list[tuple[str, str, str]]) -> list[tuple[CaseSpec, CaseSpec]]:
+    """(reference, variant) for every case of a filesystem that --paired names; the ids of both
+    show the keys that differ."""
+    filesystems = {spec.fs for spec in specs}
+    for fs, key, value in paired:
+        if fs not in filesystems:
+            raise UsageError(f"--paired {fs}:{key}={value} is for {fs}, which --fs does not include "
+                             f"({','.join(sorted(filesystems))}); add it to --fs or drop the option")
+    pairs = []
+    for spec in specs:
+        variant = paired_variant(spec, paired)
+        if variant is None:
+            continue
+        twin = next((a for a, b in pairs if b.options == variant.options and b.layout == variant.layout
+                     and b.fs == variant.fs), None)
+        if twin is not None:
+            raise UsageError(f"--paired makes the same variant ({variant.options_text()}) of {twin.id} and of "
+                             f"{spec.id}: drop the --fs-opt values of the key --paired replaces, or pair them in "
+                             "separate sessions")
+        differ = {k for k, v in set(spec.options) ^ set(variant.options)}
+        shown = None if spec.shown is None else tuple(dict.fromkeys((*spec.shown, *sorted(differ))))
+        pairs.append((CaseSpec(spec.fs, spec.layout, spec.options, shown),
+                      CaseSpec(variant.fs, variant.layout, variant.options, shown)))
+    return pairs
+
+
 def parse_device_list(text: str) -> tuple[str, ...]:
     devices = tuple(part.strip() for part in text.split(","))
     if not text.strip() or any(not dev for dev in devices):

@@ -154,13 +154,22 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     session = config.stash[SESSION]
     s = session.settings
     where = ", ".join(s.devices) if s.devices else f"loop images of {s.image_size >> 20} MiB in {s.image_dir}"
-    runs = (f"{s.repeat.runs}+ runs until the median's 95% CI is within {s.repeat.until_ci:g}%"
-            if s.repeat.until_ci else f"{s.repeat.runs} runs") + f" after {s.repeat.warmup} warm-up"
+    runs = (f"{s.repeat.runs}+ runs until the median's 95% CI is within +-{s.repeat.until_ci:g}%"
+            if s.repeat.until_ci else f"{s.repeat.runs}+ runs until the gate decides (at most {s.repeat.max_runs})"
+            if s.repeat.sequential else f"{s.repeat.runs} runs") + f" after {s.repeat.warmup} warm-up"
     lines = [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}",
              f"fsbench: {runs}{', interleaved' if s.interleave else ''}; cache={','.join(s.caches)} "
              f"data={','.join(s.datas)}; store {s.store_path}"]
     if session.baseline_id is not None:
-        lines.append(f"fsbench: comparing with {s.compare} (session {session.baseline_id})")
+        sessions = session.baseline_ids
+        how = (f"{len(sessions)} sessions ({', '.join(map(str, sessions))}): gate on their spread" if len(sessions) > 1
+               else f"session {session.baseline_id}")
+        if s.regression_rules and len(sessions) == 1:
+            how += f", {s.gate_mode} gate" + (f" looking at {', '.join(map(str, s.repeat.looks))} runs"
+                                              if s.repeat.sequential else "")
+        lines.append(f"fsbench: comparing with {s.compare} ({how})")
+    for a, b in s.pairs:
+        lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:
         lines.append(f"fsbench: resuming session {session.session_id}; {len(session.finished_tests)} tests already done")
     return lines
@@ -179,12 +188,19 @@ class Rounds:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Interleaved: every case's round 1, then every case's round 2, ... (a stable sort)."""
+    """Interleaved: every case's round 1, then every case's round 2 in the reverse order, and so
+    on (A B, B A, A B ...), so that neither slow drift nor a case's position in the round (the
+    first after a build, the last before the next) favours one case."""
     def round_of(item: pytest.Item) -> int:
         callspec = getattr(item, "callspec", None)
         return callspec.params.get("fsbench_round", 0) if callspec else 0
 
-    items.sort(key=round_of)
+    def key(item: pytest.Item) -> tuple[int, int]:
+        r, i = round_of(item), position[id(item)]
+        return r, (-i if r and r % 2 == 0 else i)
+
+    position = {id(item): i for i, item in enumerate(items)}
+    items.sort(key=key)
 
 
 @pytest.hookimpl(tryfirst=True)  # the case id comes first in test ids: test_x[btrfs-raid1-64K]
@@ -292,6 +308,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if session.baseline_id is not None:
         terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} (session {session.baseline_id})")
         for line in tables.comparison_table(session.results, session.settings.alpha):
+            write(line)
+    paired = tables.paired_table(session.results, session.settings.alpha)
+    if paired:
+        terminalreporter.write_sep("-", "fsbench paired comparison: each --paired variant against its case, by round")
+        for line in paired:
+            write(line)
+    verdicts = tables.gate_lines(session.results)
+    if verdicts:
+        terminalreporter.write_sep("-", f"fsbench gate (--inconclusive={session.settings.on_inconclusive})")
+        for line in verdicts:
             write(line)
     write(f"store: {session.settings.store_path} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

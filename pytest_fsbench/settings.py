@@ -16,6 +16,7 @@ from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, name, path
 from .options import percent_below_100, positive, positive_seconds, whole
 from .repeat import RepeatPolicy
+from .stats import min_rounds_for
 from .runner import CACHE_POLICIES
 from .sizes import format_size, human_size
 from .thresholds import Threshold, check_measurable, parse_threshold
@@ -23,6 +24,7 @@ from .workloads import KNOWN_METRICS
 
 DEFAULT_STORE = "fsbench-results/fsbench.db"
 DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
+GATE_MODES = ("sequential", "fixed")
 
 
 def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -32,6 +34,12 @@ def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
 
 def _caches(text: str) -> tuple[str, ...]:
     return matrix.parse_list(text, CACHE_POLICIES, "cache policy", "--cache")
+
+
+def _gate_mode(text: str) -> str:
+    if text not in GATE_MODES:
+        raise UsageError(f"--gate-mode={text!r}: choose sequential or fixed")
+    return text
 
 
 def _datas(text: str) -> tuple[str, ...]:
@@ -58,11 +66,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("--data", _datas, "random", "data written, comma list of zeros, random (incompressible) or N% "
            "compressible"),
     Option("--store", path, DEFAULT_STORE, "SQLite result store (every run of every session)", path=True),
-    Option("--runs", positive, "6", "measured runs per case (the minimum with --until-ci)"),
+    Option("--runs", positive, "10", "measured runs per case (the first look of the sequential gate and of "
+           "--until-ci; rounds with --interleave or --paired)"),
     Option("--warmup", whole, "1", "runs first made and discarded on each target"),
-    Option("--until-ci", _optional(percent_below_100), "", "dynamic mode: repeat until the 95% CI of each "
-           "headline median is within +-this % (budget: --max-runs, --max-time)", shown_default="off"),
-    Option("--max-runs", positive, "30", "dynamic mode: most measured runs per case"),
+    Option("--until-ci", _optional(percent_below_100), "", "dynamic mode: repeat until both ends of each "
+           "headline median's 95% CI are within +-this % of it, looking at --runs, 10, 15, 20, ... runs "
+           "(budget: --max-runs, --max-time)", shown_default="off"),
+    Option("--max-runs", positive, "30", "dynamic modes (sequential gate, --until-ci): most measured runs per case"),
     Option("--max-time", _optional(positive_seconds), "", "dynamic mode: seconds per case after which no new "
            "run starts", shown_default="none"),
     Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
@@ -74,7 +84,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("--fail-on-regression", gate.parse_rule, None, "fail a case whose change vs the baseline is worse "
            "than PERCENT and significant: 5% (every headline metric) or dd.write:3%; needs --compare",
            kind=APPEND, ini=False, metavar="RULE"),
-    Option("--alpha", alpha, "0.05", "significance level of the regression test"),
+    Option("--alpha", alpha, "0.05", "one-sided significance level of the regression gate (its false-alarm "
+           "rate when nothing changed)"),
+    Option("--gate-mode", _gate_mode, "sequential", "with --fail-on-regression: sequential (look at --runs, 10, "
+           "15, 20, ... runs up to --max-runs and stop once every gated metric is decided; alpha is spent "
+           "across the looks) or fixed (exactly --runs runs)"),
+    Option("--inconclusive", gate.parse_on_inconclusive, "fail", "what an inconclusive gate does to its case: "
+           "fail (the runs could not show the change is within the allowed %) or pass"),
+    Option("--paired", matrix.parse_fs_opt, None, "measure every case of FS also with this option (in place of "
+           "the one it replaces), interleaved round by round on fresh targets, and compare the two paired by "
+           "round; --fail-on-regression then gates the variant against the case", kind=APPEND, ini=False,
+           metavar="FS:KEY=VALUE"),
     Option("--resume", name, None, "continue an interrupted session (default: the last one): finished tests "
            "are skipped, a case's completed runs are kept", kind=OPTIONAL, const="last", ini=False,
            metavar="SESSION"),
@@ -120,6 +140,9 @@ class Settings:
     resume: str | None = None
     regression_rules: tuple[gate.RegressionRule, ...] = ()
     alpha: float = 0.05
+    gate_mode: str = "sequential"
+    on_inconclusive: str = "fail"
+    pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
 
     def run_specs(self) -> list[RunSpec]:
@@ -135,10 +158,17 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
                       else None if get(o) is None else o.value(get(o)))
              for o in OPTIONS}
     filesystems, layouts = value["--fs"], value["--layout"]
+    specs = matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]))
+    pairs = matrix.build_pairs(specs, list(value["--paired"]))
+    if pairs:  # each reference case, then its variant, then the cases --paired does not touch
+        specs = [spec for a, b in pairs for spec in (a, b)] + [s for s in specs if not _paired(s, pairs)]
+    rules, compare = value["--fail-on-regression"], value["--compare"]
+    interleave = value["--interleave"] or bool(pairs)
+    sequential = value["--gate-mode"] == "sequential" and bool(rules and compare) and not interleave
     settings = Settings(
         filesystems=filesystems,
         layouts=layouts,
-        specs=tuple(matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]))),
+        specs=tuple(specs),
         devices=value["--devices"] or (),
         wipe=value["--wipe-devices"],
         image_dir=value["--image-dir"],
@@ -148,13 +178,16 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         datas=value["--data"],
         store_path=base / value["--store"],
         repeat=RepeatPolicy(runs=value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
-                            max_runs=value["--max-runs"], max_seconds=value["--max-time"]),
-        interleave=value["--interleave"],
+                            max_runs=value["--max-runs"], max_seconds=value["--max-time"], sequential=sequential),
+        interleave=interleave,
         save=value["--save"],
         compare=value["--compare"],
         resume=value["--resume"],
-        regression_rules=value["--fail-on-regression"],
+        regression_rules=rules,
         alpha=value["--alpha"],
+        gate_mode=value["--gate-mode"],
+        on_inconclusive=value["--inconclusive"],
+        pairs=tuple(pairs),
         args=args,
     )
     check(settings)
@@ -165,13 +198,22 @@ def check(settings: Settings) -> None:
     """The checks that need several options together."""
     if settings.interleave and settings.repeat.until_ci is not None:
         raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
-    if settings.regression_rules and not settings.compare:
-        raise UsageError("--fail-on-regression needs a baseline: add --compare NAME (or --compare last)")
+    if settings.regression_rules and not (settings.compare or settings.pairs):
+        raise UsageError("--fail-on-regression needs something to compare with: add --compare NAME (or "
+                         "--compare last), or --paired FS:KEY=VALUE")
+    if settings.pairs and settings.repeat.runs < min_rounds_for(settings.alpha):
+        raise UsageError(f"--paired with --runs={settings.repeat.runs} rounds can never show a significant "
+                         f"difference at --alpha={settings.alpha:g}; use --runs={min_rounds_for(settings.alpha)} "
+                         "or more")
     for threshold in settings.thresholds:
         check_measurable(threshold, KNOWN_METRICS)
         check_threshold_scope(threshold, settings.specs)
     if not settings.devices:
         check_image_room(settings.image_dir, settings.image_size)
+
+
+def _paired(spec: CaseSpec, pairs: list[tuple[CaseSpec, CaseSpec]]) -> bool:
+    return any(spec.fs == a.fs and spec.layout == a.layout and spec.options == a.options for a, _ in pairs)
 
 
 def check_threshold_scope(threshold: Threshold, specs: tuple[CaseSpec, ...]) -> None:

@@ -9,10 +9,10 @@ figures the published studies reported (mean, stddev, SEM, 95 % CI).
 Main entry points:
 
 - :func:`summarize` -> :class:`Summary` (one sample of runs)
-- :func:`ci_halfwidth_pct` (dynamic repetitions: run until the median is known to +-X %)
-- :func:`compare` -> :class:`Comparison` (baseline vs candidate, direction-aware verdict)
-- :func:`regression` (the gate), :func:`min_runs_for`, :func:`percent_change`,
-  :func:`format_comparison`
+- :func:`median_within` (dynamic repetitions: run until the median is known to +-X %)
+- :func:`compare` -> :class:`Comparison` (baseline vs candidate: one-sided tests with matching
+  intervals, for independent runs, paired rounds or several baseline sessions)
+- :func:`min_runs_for`, :func:`min_rounds_for`, :func:`percent_change`, :func:`format_comparison`
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from typing import Sequence
 
 import numpy as np
 from scipy import stats as _st
+from scipy.special import stdtr, stdtrit
 
 from .metrics import Direction
 
@@ -150,20 +151,18 @@ def summarize(samples: Sequence[float], confidence: float = CONFIDENCE) -> Summa
     )
 
 
-def ci_halfwidth_pct(samples: Sequence[float]) -> float:
-    """Half-width of the 95 % CI of the median, as a percentage of the median.
+def median_within(samples: Sequence[float], pct: float, confidence: float = CONFIDENCE) -> bool:
+    """Whether both ends of the median's interval at ``confidence`` lie within +-pct % of the
+    median (an interval need not be symmetric: both ends are checked, not half its width).
 
-    ``(ci_high - ci_low) / 2 / |median| * 100`` with the order-statistic interval of
-    :func:`summarize`. For the dynamic-repetitions rule "run until this is <= X %".
-
-    Returns ``inf`` while no 95 % interval exists (n <= 5: (min, max) covers less than 95 %, so
-    a lucky close pair of runs must not stop the repetitions early) and when the median is 0.
+    False while no interval at that level exists (too few runs: a lucky close pair of runs must
+    not stop the repetitions early) and when the median is 0.
     """
-    s = summarize(samples)
-    if not s.median_ci_level >= CONFIDENCE or s.median == 0:  # also catches nan (n = 1)
-        return math.inf
+    s = summarize(samples, confidence)
+    if not s.median_ci_level >= confidence or s.median == 0:  # also catches nan (n = 1)
+        return False
     low, high = s.median_ci
-    return (high - low) / 2.0 / abs(s.median) * 100.0
+    return low >= s.median - abs(s.median) * pct / 100 and high <= s.median + abs(s.median) * pct / 100
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,11 +178,8 @@ def percent_change(base: float, new: float) -> float:
 
 
 def _rank_sum_counts(scores: tuple[int, ...], m: int) -> np.ndarray:
-    """counts[s] = number of size-m subsets of ``scores`` (positive ints) whose sum is s.
-
-    This is the exact permutation distribution of a rank-sum statistic, also with ties (scores
-    are then doubled mid-ranks). Dynamic programming, O(len(scores) * m * sum).
-    """
+    """counts[s] = number of size-m subsets of ``scores`` (positive ints) whose sum is s: the exact
+    permutation distribution of a rank-sum statistic. Dynamic programming, O(len(scores) * m * sum)."""
     top = sum(sorted(scores, reverse=True)[:m])
     table = np.zeros((m + 1, top + 1))
     table[0, 0] = 1.0
@@ -193,9 +189,19 @@ def _rank_sum_counts(scores: tuple[int, ...], m: int) -> np.ndarray:
     return table[m]
 
 
-@lru_cache(maxsize=256)
-def _untied_u_cdf(m: int, n: int) -> np.ndarray:
-    """cdf[u] = P(U <= u) for the Mann-Whitney U of a sample of size m vs n, no ties, under H0."""
+def _normal_cdf(total: int, mean: float, sd: float) -> np.ndarray:
+    """cdf[s] for s = 0..total of a count statistic, by the normal approximation (continuity-corrected)."""
+    cdf = _st.norm.cdf((np.arange(total + 1) + 0.5 - mean) / sd)
+    cdf.flags.writeable = False
+    return cdf
+
+
+@lru_cache(maxsize=512)
+def rank_sum_cdf(m: int, n: int) -> np.ndarray:
+    """cdf[u] = P(U <= u) under H0 for U = the number of (candidate, baseline) pairs in one order,
+    m candidate and n baseline runs without ties (Mann-Whitney); exact up to m * n = EXACT_LIMIT."""
+    if m * n > EXACT_LIMIT:
+        return _normal_cdf(m * n, m * n / 2, math.sqrt(m * n * (m + n + 1) / 12.0))
     counts = _rank_sum_counts(tuple(range(1, m + n + 1)), m)
     offset = m * (m + 1) // 2
     u_counts = counts[offset:offset + m * n + 1]
@@ -204,56 +210,148 @@ def _untied_u_cdf(m: int, n: int) -> np.ndarray:
     return cdf
 
 
-def _exact_tied_pvalue(candidate: np.ndarray, baseline: np.ndarray) -> float:
-    """Two-sided exact permutation p-value of the rank sum, conditional on the observed ties.
+@lru_cache(maxsize=512)
+def signed_rank_cdf(n: int) -> np.ndarray:
+    """cdf[t] = P(T <= t) under H0 for T = the number of positive Walsh averages of n paired
+    differences symmetric about 0 (Wilcoxon's signed-rank statistic); exact up to n = 300."""
+    total = n * (n + 1) // 2
+    if n > 300:
+        return _normal_cdf(total, total / 2, math.sqrt(n * (n + 1) * (2 * n + 1) / 24.0))
+    counts = np.zeros(total + 1)
+    counts[0] = 1.0
+    for r in range(1, n + 1):
+        counts[r:] = counts[r:] + counts[:-r].copy()
+    cdf = np.cumsum(counts) / counts.sum()
+    cdf.flags.writeable = False
+    return cdf
 
-    Same definition as ``scipy.stats.mannwhitneyu(..., method=PermutationMethod(n_resamples=inf))``:
-    2 * min(P(U <= u), P(U >= u)), capped at 1 (the tied null distribution is not symmetric).
+
+def critical_count(cdf: np.ndarray, alpha: float) -> int:
+    """The largest count c with P(T <= c) <= alpha (-1 when even T = 0 is likelier than alpha)."""
+    return int(np.searchsorted(cdf, alpha * (1 + 1e-12), side="right")) - 1
+
+
+@dataclass(frozen=True)
+class Shift:
+    """A one-sided shift test and its matching interval, on differences oriented so that a
+    positive difference is *better*: ``estimate`` (median of the differences), ``low``/``high``
+    (each a one-sided (1 - alpha) bound, together a (1 - 2 alpha) interval), and the one-sided
+    p-values that the shift is negative (worse) or positive (better)."""
+
+    estimate: float
+    low: float
+    high: float
+    p_worse: float
+    p_better: float
+
+
+def shift_test(diffs: np.ndarray, cdf: np.ndarray, alpha: float) -> Shift:
+    """Test and interval from one set of differences and the null cdf of their positive count.
+
+    The statistic counts differences >= 0 as evidence against "worse" (ties count fully against the
+    alternative, so tied data can only make the test more conservative), and the bounds invert the
+    same test: ``p_worse <= alpha`` exactly when ``high < 0``, ``p_better <= alpha`` exactly when
+    ``low > 0``. For two samples the differences are all log(candidate) - log(baseline) pairs (the
+    Mann-Whitney test with the Hodges-Lehmann estimate and Moses' interval); for paired rounds the
+    Walsh averages of per-round log ratios (Wilcoxon's signed-rank test and Tukey's interval).
     """
-    pooled = np.concatenate([candidate, baseline])
-    doubled = np.rint(2 * _st.rankdata(pooled)).astype(int)  # mid-ranks * 2: integers
-    m = candidate.size
-    counts = _rank_sum_counts(tuple(int(v) for v in doubled), m)
-    observed = int(doubled[:m].sum())
-    total = counts.sum()
-    p_le = counts[: observed + 1].sum() / total
-    p_ge = counts[observed:].sum() / total
-    return float(min(1.0, 2.0 * min(p_le, p_ge)))
+    d = np.sort(np.asarray(diffs, dtype=float))
+    total = d.size
+    c = critical_count(cdf, alpha)
+    low = float(d[c]) if c >= 0 else -math.inf
+    high = float(d[total - 1 - c]) if c >= 0 else math.inf
+    not_worse = int(np.count_nonzero(d >= 0))
+    not_better = int(np.count_nonzero(d <= 0))
+    return Shift(float(np.median(d)), low, high, float(cdf[not_worse]), float(cdf[not_better]))
 
 
-def _moses_k(m: int, n: int, alpha: float) -> int:
-    """Largest k with P(U <= k - 1) <= alpha / 2 (0 when even k = 1 fails)."""
-    if m * n <= EXACT_LIMIT:
-        cdf = _untied_u_cdf(m, n)
-        return int(np.searchsorted(cdf, alpha / 2 * (1 + 1e-12), side="right"))
-    z = float(_st.norm.ppf(1 - alpha / 2))
-    return max(0, math.floor(m * n / 2 - z * math.sqrt(m * n * (m + n + 1) / 12.0)))
+def _oriented_logs(values: Sequence[float], direction: Direction, what: str) -> np.ndarray:
+    """log values, negated when lower is better: larger is then always better."""
+    arr = _as_array(values, what)
+    if np.any(arr <= 0):
+        raise ValueError("comparisons need positive values (throughputs, times)")
+    return np.log(arr) if Direction(direction) is Direction.HIGHER else -np.log(arr)
 
 
-def min_runs_for(alpha: float = 0.05) -> int:
-    """Smallest equal number of runs per side for which :func:`compare` can reach p < alpha.
+def rank_shift(baseline: Sequence[float], candidate: Sequence[float], direction: Direction, alpha: float) -> Shift:
+    """Two independent samples: Mann-Whitney on all pairwise log differences."""
+    base, cand = _oriented_logs(baseline, direction, "baseline"), _oriented_logs(candidate, direction, "candidate")
+    return shift_test((cand[:, None] - base[None, :]).ravel(), rank_sum_cdf(cand.size, base.size), alpha)
 
-    The two-sided exact Mann-Whitney p-value is at least 2 / C(2n, n) (complete separation;
-    ties can only raise it): n=3 -> 0.1, n=4 -> 0.029, n=5 -> 0.0079, n=6 -> 0.0022.
-    So ``min_runs_for(0.05) == 4`` and ``min_runs_for(0.01) == 5``. This is a floor, not a
-    recommendation: at n = 4 only a complete separation of all 8 runs is significant; use >= 6
-    runs per side (also the smallest n with a 95 % median interval) and more on noisy machines.
+
+def paired_shift(reference: Sequence[float], candidate: Sequence[float], direction: Direction, alpha: float) -> Shift:
+    """Paired rounds (reference[i] and candidate[i] measured in round i): signed-rank on the
+    Walsh averages of the per-round log ratios, so drift that hits both alike cancels."""
+    ref, cand = _oriented_logs(reference, direction, "reference"), _oriented_logs(candidate, direction, "candidate")
+    if ref.size != cand.size:
+        raise ValueError(f"paired samples need one value per round each, got {ref.size} and {cand.size}")
+    r = cand - ref
+    i, j = np.triu_indices(r.size)
+    return shift_test((r[i] + r[j]) / 2, signed_rank_cdf(r.size), alpha)
+
+
+def session_shift(baseline_sessions: Sequence[Sequence[float]], candidate: Sequence[float], direction: Direction,
+                  alpha: float) -> Shift:
+    """Several baseline sessions: the candidate session's median against the spread of the
+    baseline sessions' medians (log scale), a prediction interval with Student's t on k - 1
+    degrees of freedom. Session-to-session drift then widens the interval instead of raising
+    false alarms."""
+    logs = [_oriented_logs(s, direction, "baseline") for s in baseline_sessions]
+    medians = np.array([np.median(x) for x in logs])
+    k = medians.size
+    if k < 2:
+        raise ValueError("session_shift needs at least two baseline sessions")
+    cand = float(np.median(_oriented_logs(candidate, direction, "candidate")))
+    # sessions whose medians happen to agree (rounded tool output) still carry their runs'
+    # uncertainty: the spread of a session median is at least that of the median of its runs
+    within = float(np.median([np.std(x, ddof=1) * 1.2533 / math.sqrt(x.size) for x in logs if x.size > 1] or [0.0]))
+    scale = max(float(np.std(medians, ddof=1)), within, 1e-9) * math.sqrt(1 + 1 / k)
+    estimate = cand - float(medians.mean())
+    t = float(stdtrit(k - 1, 1 - alpha))  # Student's t quantile and cdf (scipy.special: fast)
+    p_worse = float(stdtr(k - 1, estimate / scale))
+    return Shift(estimate, estimate - t * scale, estimate + t * scale, p_worse, 1.0 - p_worse)
+
+
+def min_runs_for(alpha: float = 0.05, baseline_runs: int | None = None) -> int:
+    """Smallest number of new runs with which the one-sided rank test can reach p <= alpha.
+
+    The smallest one-sided p of m new vs n baseline runs is 1 / C(m + n, m) (complete
+    separation; ties only raise it). With as many runs on each side (baseline_runs None):
+    n = 3 -> 0.05, n = 4 -> 0.014, n = 5 -> 0.004, so ``min_runs_for(0.05) == 3`` and
+    ``min_runs_for(0.01) == 5``. A floor, not a recommendation. 0 when no count can (a
+    baseline too small for alpha).
     """
-    if not 0 < alpha <= 1:
-        raise ValueError(f"alpha must be in (0, 1], got {alpha}")
-    n = 1
-    while 2 / math.comb(2 * n, n) >= alpha:
-        n += 1
-    return n
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    for m in range(1, 10_000):
+        n = m if baseline_runs is None else baseline_runs
+        if 1 / math.comb(m + n, m) <= alpha:
+            return m
+    return 0
+
+
+def min_rounds_for(alpha: float = 0.05) -> int:
+    """Smallest number of paired rounds with which the one-sided signed-rank test can reach
+    p <= alpha: 1 / 2**n (every round better on one side): 5 at 0.05, 7 at 0.01."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    return max(1, math.ceil(math.log2(1 / alpha) - 1e-12))
+
+
+#: how a Comparison was computed
+RANK, PAIRED, SESSIONS = "rank-sum", "signed-rank", "sessions"
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """Baseline vs candidate for one metric (see :func:`compare`).
+    """Baseline (or reference) vs candidate for one metric.
 
-    ``pct_change`` compares the medians; ``pct_ci`` is the (1 - alpha) confidence interval of the
-    percent change and ``shift_pct`` its matching Hodges-Lehmann point estimate; ``method`` names
-    how the p-value was computed ("exact", "exact-ties" or "asymptotic").
+    ``shift_pct`` is the estimated change in percent (Hodges-Lehmann for runs, the difference of
+    medians for sessions) and ``pct_ci`` its (1 - 2 alpha) interval, each end a one-sided
+    (1 - alpha) bound, in the metric's own sense (a throughput drop is negative, a time rise
+    positive). ``p_value`` is the one-sided p-value of the side the estimate lies on; ``verdict``
+    is "worse" or "better" when that p <= alpha, else "unchanged". ``pct_change`` compares the
+    two medians, for tables.
     """
 
     baseline_median: float
@@ -269,103 +367,71 @@ class Comparison:
     direction: Direction
     alpha: float
     method: str
+    sessions: int = 1
+    has_interval: bool = True  # False: too few runs for any interval at this level (pct_ci is -100..inf)
+
+    @property
+    def worse_end_pct(self) -> float:
+        """The end of the interval on the worse side, as a percent change."""
+        return self.pct_ci[0] if self.direction is Direction.HIGHER else self.pct_ci[1]
+
+    @property
+    def level(self) -> float:
+        """Confidence level of pct_ci."""
+        return 1 - 2 * self.alpha
+
+
+def _to_pct(oriented_log: float, direction: Direction) -> float:
+    x = oriented_log if direction is Direction.HIGHER else -oriented_log
+    return float(np.expm1(x) * 100.0) if math.isfinite(x) else (math.inf if x > 0 else -100.0)
 
 
 def compare(
-    baseline: Sequence[float],
+    baseline: Sequence[float] | Sequence[Sequence[float]],
     candidate: Sequence[float],
     direction: Direction,
     alpha: float = 0.05,
+    *,
+    method: str = RANK,
 ) -> Comparison:
-    """Compare candidate runs with baseline runs of one metric; direction-aware verdict.
+    """Compare candidate runs with a baseline of one metric, one-sided in each direction.
 
-    Test: two-sided Mann-Whitney U (Wilcoxon rank-sum), not Welch's t on log values. Ranks ignore
-    how far an outlier is (one 3x-slow run cannot hide a real shift, as it does by inflating a
-    t test's variance), and the test assumes no distribution (benchmark runs are skewed and not
-    lognormal either). The p-value is exact: ``scipy.stats.mannwhitneyu(method="exact")`` without
-    ties; with ties (tools print rounded numbers) the exact permutation distribution conditional on
-    the ties, equal to scipy's ``PermutationMethod`` p-value but computed in milliseconds (scipy's
-    normal approximation would be anti-conservative here: 3 tied runs vs 3 tied runs gives p=0.047
-    where the exact p is 0.1). Beyond 50 x 50 runs the tie-corrected normal approximation is used.
-
-    Cost of exactness: a rank test has a minimum attainable p-value. With 3 vs 3 runs the smallest
-    two-sided p is 2/20 = 0.1, so 3 runs per side can NEVER be significant at alpha = 0.05 and a
-    gate on 3 runs never fires. See :func:`min_runs_for` (4 for 0.05; 6+ advisable).
-
-    Interval: Hodges-Lehmann shift of log values with its distribution-free (Moses) confidence
-    interval, reported as percent ``(exp(x) - 1) * 100``. Chosen over a bootstrap of the ratio of
-    medians: a bootstrap of a median from 3..8 values has a few distinct resampled medians and
-    under-covers, and it needs a seed; the Moses interval is exact for a multiplicative shift,
-    deterministic, and is the inversion of the same rank test, so it excludes 0 exactly when the
-    test is significant (up to ties). Level is 1 - alpha (95 % by default). When no interval at that
-    level exists (3 vs 3 at 95 %) it is (-100.0, inf): a ratio anywhere in (0, inf).
-
-    Verdict: "unchanged" unless p < alpha; otherwise the side the rank statistic found (the
-    candidate tends to be larger or smaller) read through ``direction``: for Direction.HIGHER a
-    decrease is "worse", for Direction.LOWER an increase is "worse", the opposite "better".
-
-    All values must be > 0 (throughputs, times): ValueError otherwise, or for an empty sample.
+    method RANK: baseline is the runs of one session (Mann-Whitney with Hodges-Lehmann and Moses,
+    exact, ties conservative); PAIRED: baseline is the reference runs of the same rounds
+    (signed-rank); SESSIONS: baseline is a list of sessions' runs (see :func:`session_shift`).
+    Ranks ignore how far an outlier is (one 3x-slow run cannot hide a real shift, as it does by
+    inflating a t test's variance) and assume no distribution. A rank test has a smallest
+    attainable p-value (see :func:`min_runs_for`). All values must be > 0 (ValueError otherwise).
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
     direction = Direction(direction)
-    base = _as_array(baseline, "baseline")
+    if method == SESSIONS:
+        sessions = [_as_array(s, "baseline") for s in baseline]
+        shift, pooled, k = session_shift(sessions, candidate, direction, alpha), np.concatenate(sessions), len(sessions)
+    elif method == PAIRED:
+        shift, pooled, k = paired_shift(baseline, candidate, direction, alpha), _as_array(baseline, "reference"), 1
+    elif method == RANK:
+        shift, pooled, k = rank_shift(baseline, candidate, direction, alpha), _as_array(baseline, "baseline"), 1
+    else:
+        raise ValueError(f"unknown comparison method {method!r}")
     cand = _as_array(candidate, "candidate")
-    if np.any(base <= 0) or np.any(cand <= 0):
-        raise ValueError("compare() needs positive values (throughputs, times)")
-    m, n = cand.size, base.size
-
-    exact = m * n <= EXACT_LIMIT
-    tied = np.unique(np.concatenate([cand, base])).size < m + n
-    if exact and tied:
-        u = float(_st.mannwhitneyu(cand, base, method="asymptotic").statistic)
-        p, method = _exact_tied_pvalue(cand, base), "exact-ties"
+    bounds = sorted((_to_pct(shift.low, direction), _to_pct(shift.high, direction)))
+    if shift.p_worse <= alpha:
+        verdict, p = "worse", shift.p_worse
+    elif shift.p_better <= alpha:
+        verdict, p = "better", shift.p_better
     else:
-        method = "exact" if exact else "asymptotic"
-        res = _st.mannwhitneyu(cand, base, alternative="two-sided", method=method)
-        u, p = float(res.statistic), float(res.pvalue)
-
-    diffs = np.sort((np.log(cand)[:, None] - np.log(base)[None, :]).ravel())
-    shift_pct = float(np.expm1(np.median(diffs)) * 100.0)
-    k = _moses_k(m, n, alpha)
-    if k >= 1:
-        pct_ci = (float(np.expm1(diffs[k - 1]) * 100.0), float(np.expm1(diffs[m * n - k]) * 100.0))
-    else:
-        pct_ci = (-100.0, math.inf)
-
-    base_median, cand_median = float(np.median(base)), float(np.median(cand))
-    significant = p < alpha
-    if not significant or u == m * n / 2:
-        verdict = "unchanged"
-    else:
-        increased = u > m * n / 2
-        verdict = "better" if increased == (direction is Direction.HIGHER) else "worse"
+        verdict, p = "unchanged", shift.p_worse if shift.estimate < 0 else shift.p_better
+    base_median, cand_median = float(np.median(pooled)), float(np.median(cand))
     return Comparison(
         baseline_median=base_median, candidate_median=cand_median,
-        pct_change=percent_change(base_median, cand_median), pct_ci=pct_ci, shift_pct=shift_pct,
-        p_value=p, n_baseline=n, n_candidate=m, significant=significant, verdict=verdict,
-        direction=direction, alpha=alpha, method=method,
+        pct_change=percent_change(base_median, cand_median), pct_ci=(bounds[0], bounds[1]),
+        shift_pct=_to_pct(shift.estimate, direction), p_value=min(1.0, p),
+        n_baseline=int(pooled.size), n_candidate=int(cand.size), significant=verdict != "unchanged",
+        verdict=verdict, direction=direction, alpha=alpha, method=method, sessions=k,
+        has_interval=math.isfinite(shift.low) and math.isfinite(shift.high),
     )
-
-
-def regression(cmp: Comparison, threshold_pct: float) -> bool:
-    """True when ``cmp`` is a significant change for the worse by more than ``threshold_pct``.
-
-    Uses the point estimate (percent change of the medians, the number users see) plus
-    significance, not "the whole CI beyond the threshold": with 5-10 runs on machines whose runs
-    swing widely the interval is wide, and requiring its near bound past 5 % would miss most real
-    10-15 % regressions. False alarms are already bounded by the test (at most alpha / 2 for a
-    one-sided "worse" call when nothing changed); the threshold only filters significant but
-    practically irrelevant changes. For Direction.HIGHER the median must drop by more than the
-    threshold, for Direction.LOWER rise by more than it.
-    """
-    if threshold_pct < 0 or math.isnan(threshold_pct):
-        raise ValueError(f"threshold_pct must be >= 0, got {threshold_pct}")
-    if not cmp.significant or cmp.verdict != "worse":
-        return False
-    if cmp.direction is Direction.HIGHER:
-        return cmp.pct_change < -threshold_pct
-    return cmp.pct_change > threshold_pct
 
 
 # --------------------------------------------------------------------------------------------
@@ -386,16 +452,19 @@ def _fmt_pct(x: float) -> str:
 
 
 def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
-    """One line: ``dd.write 412.3 -> 383.1 MB/s -7.1% [CI -9.8%, -4.0%] p=0.004 n=8/8 worse``.
+    """One line: ``dd.write 412.3 -> 383.1 MB/s -7.1% [90% CI -9.8%, -4.0%] p=0.004 n=8/8 worse``.
 
-    Medians baseline -> candidate, percent change of the medians, the (1 - alpha) CI of the change,
-    the p-value (``p<0.001`` below that), n baseline/candidate and the verdict.
+    Medians baseline -> candidate, the estimated change and its (1 - 2 alpha) interval (each end a
+    one-sided bound at alpha), the one-sided p-value (``p<0.001`` below that), n baseline/candidate
+    (with several baseline sessions: sessions and runs) and the verdict.
     """
     unit_part = f" {unit}" if unit else ""
     p = "p<0.001" if cmp.p_value < 0.001 else f"p={cmp.p_value:.3f}"
     low, high = cmp.pct_ci
+    n = (f"n={cmp.n_baseline}/{cmp.n_candidate}" if cmp.sessions == 1
+         else f"n={cmp.sessions} sessions ({cmp.n_baseline} runs)/{cmp.n_candidate}")
     return (
         f"{metric_name} {_fmt_value(cmp.baseline_median)} -> {_fmt_value(cmp.candidate_median)}"
-        f"{unit_part} {_fmt_pct(cmp.pct_change)} [CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "
-        f"n={cmp.n_baseline}/{cmp.n_candidate} {cmp.verdict}"
+        f"{unit_part} {_fmt_pct(cmp.shift_pct)} [{cmp.level * 100:.3g}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "
+        f"{n} {cmp.verdict}"
     )

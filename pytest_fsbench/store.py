@@ -45,6 +45,13 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE baselines (
         name TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id), created TEXT NOT NULL);
     """,
+    # 2: a baseline holds every session saved under its name (the gate then sees their spread)
+    """
+    CREATE TABLE baseline_sessions (
+        name TEXT NOT NULL, session_id INTEGER NOT NULL REFERENCES sessions(id), added TEXT NOT NULL,
+        PRIMARY KEY (name, session_id));
+    INSERT INTO baseline_sessions (name, session_id, added) SELECT name, session_id, created FROM baselines;
+    """,
 )
 
 
@@ -250,9 +257,40 @@ class Store:
 
     @_guarded
     def save_baseline(self, name: str, session_id: int) -> None:
-        self.db.execute("INSERT INTO baselines (name, session_id, created) VALUES (?, ?, ?) "
-                        "ON CONFLICT(name) DO UPDATE SET session_id = excluded.session_id, created = excluded.created",
-                        (name, session_id, now()))
+        """Add the session to baseline name (made if new); the name then also resolves to it."""
+        with self.db:
+            self.db.execute("BEGIN")
+            self.db.execute("INSERT INTO baselines (name, session_id, created) VALUES (?, ?, ?) ON CONFLICT(name) "
+                            "DO UPDATE SET session_id = excluded.session_id, created = excluded.created",
+                            (name, session_id, now()))
+            self.db.execute("INSERT OR IGNORE INTO baseline_sessions (name, session_id, added) VALUES (?, ?, ?)",
+                            (name, session_id, now()))
+
+    @_guarded
+    def baseline_sessions(self, ref: str, *, before: int | None = None) -> list[int]:
+        """The sessions of baseline ref, oldest first; a session id, token or 'last' is one session."""
+        rows = self.db.execute("SELECT session_id FROM baseline_sessions WHERE name = ? ORDER BY session_id",
+                               (ref,)).fetchall()
+        return [int(r[0]) for r in rows] if rows else [self.resolve(ref, before=before)]
+
+    @_guarded
+    def baselines(self) -> dict[str, list[int]]:
+        """Every baseline name with its sessions, oldest first."""
+        found: dict[str, list[int]] = {}
+        for name, session_id in self.db.execute("SELECT name, session_id FROM baseline_sessions ORDER BY name, session_id"):
+            found.setdefault(name, []).append(int(session_id))
+        return found
+
+    @_guarded
+    def drop_baseline(self, name: str) -> int:
+        """Forget baseline name (its sessions stay); how many sessions it held."""
+        with self.db:
+            self.db.execute("BEGIN")
+            held = self.db.execute("DELETE FROM baseline_sessions WHERE name = ?", (name,)).rowcount
+            self.db.execute("DELETE FROM baselines WHERE name = ?", (name,))
+        if not held:
+            raise UsageError(f"no baseline {name!r} in {self.path}")
+        return held
 
     @_guarded
     def baseline_names(self, session_id: int) -> list[str]:

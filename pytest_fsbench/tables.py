@@ -71,25 +71,39 @@ def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[tup
     rows = []
     for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
         marker = "*" if cmp.significant else " "
+        n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.sessions == 1 else f"{cmp.sessions}s/{cmp.n_candidate}"
         rows.append((case, s.key.metric, params_text(s.key.params), f"{cmp.baseline_median:.4g}",
-                     f"{cmp.candidate_median:.4g}", s.unit, f"{cmp.pct_change:+.1f}%{marker}",
-                     f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}",
-                     f"{cmp.n_baseline}/{cmp.n_candidate}", cmp.verdict))
+                     f"{cmp.candidate_median:.4g}", s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
+                     f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}", n, cmp.verdict))
     return rows
 
 
-def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float) -> list[str]:
-    header = ("case", "metric", "params", "base", "new", "unit", "change", "ci95", "p", "n", "verdict")
+def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:
+    level = f"{(1 - 2 * alpha) * 100:.3g}"
+    header = ("case", "metric", "params", base, "new", "unit", "change", f"ci{level}", "p", "n", "verdict")
     rows = comparison_rows(pairs)
     if not rows:
         return ["no case here has samples in the baseline to compare with"]
     counts = {v: sum(1 for r in rows if r[-1] == v) for v in VERDICT_ORDER}
+    methods = sorted({cmp.method for _, _, cmp in pairs})
     return align([header, *rows]) + [
-        f"{counts['worse']} worse, {counts['better']} better, {counts['unchanged']} unchanged; "
-        f"* = significant at alpha={alpha:g} (Mann-Whitney U); change = of the medians"]
+        f"{counts['worse']} worse, {counts['better']} better, {counts['unchanged']} unchanged; * = significant, "
+        f"one-sided at alpha={alpha:g} ({', '.join(methods)}); change = estimated shift, ci = its "
+        f"{level}% interval (each end a one-sided {(1 - alpha) * 100:g}% bound); n = runs (Ns: sessions)/runs"]
 
 
 def comparison_table(results, alpha: float) -> list[str]:
     pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.comparisons
              if in_summary(s.key.metric, s.unit)]
     return comparison_lines(pairs, alpha)
+
+
+def paired_table(results, alpha: float) -> list[str]:
+    """Each --paired variant against its reference case, paired by round."""
+    pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.paired
+             if in_summary(s.key.metric, s.unit)]
+    return comparison_lines(pairs, alpha, base="reference") if pairs else []
+
+
+def gate_lines(results) -> list[str]:
+    return [line for r in latest(results) for line in r.verdicts]

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_fsbench.cleanup import stale
+
 DATA = Path(__file__).parent / "data"
 
 
@@ -23,7 +25,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def fsbench_leftovers() -> list[str]:
-    """Everything on this machine that looks like fsbench's: mounts, loops, pools."""
+    """fsbench's mounts, loops and pools on this machine whose session is gone (what live
+    sessions, e.g. another test suite running beside this one, hold is theirs, not a leftover)."""
     found = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if "fsbench" in line]
     listing = subprocess.run(["losetup", "--json", "--list"], capture_output=True, text=True).stdout
     for entry in json.loads(listing or "{}").get("loopdevices", []):
@@ -31,7 +34,7 @@ def fsbench_leftovers() -> list[str]:
             found.append(f"{entry['name']} -> {entry['back-file']}")
     pools = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True, text=True).stdout
     found += [f"zpool {p}" for p in pools.split() if p.startswith("fsbench-")]
-    return found
+    return [item for item in found if stale(item.split()[-1] + "-")]
 
 
 @pytest.fixture

@@ -96,6 +96,11 @@ class Filesystem:
     version_argv: ClassVar[Argv] = ()
     #: rewriting a file in place needs room for a second copy until the old blocks are freed
     copy_on_write: ClassVar[bool] = False
+    #: option keys that are alternatives of another (one replaces the other in a --paired variant)
+    alternatives: ClassVar[dict[str, str]] = {}
+
+    def option_axis(self, key: str) -> str:
+        return self.alternatives.get(key, key)
 
     def check_option(self, key: str, value: str) -> None:
         """Raise ValueError with a one-line reason if key=value is not valid for this fs."""

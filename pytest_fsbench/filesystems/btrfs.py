@@ -29,6 +29,7 @@ class Btrfs(Filesystem):
             "compress-force", "mount -o compress-force=ALG", matches(_COMPRESS, COMPRESS_HELP)
         ),
     }
+    alternatives: ClassVar[dict[str, str]] = {"compress-force": "compress"}
 
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
         user_args = shlex.split(spec.option("mkfs") or "")

@@ -3,6 +3,7 @@ real thing and fail with a clear message; kill a session with kill -9 and --resu
 
 from __future__ import annotations
 
+import re
 import signal
 import sqlite3
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pytest
+from pytest_fsbench.store import Store
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
@@ -51,12 +53,80 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     worse = run_pytest([*args, "--compare=1", "--fail-on-regression=5%"], cwd=REPO)
     assert worse.returncode == 1, worse.stdout[-3000:]
     assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in worse.stdout
-    line = next(l for l in worse.stdout.splitlines() if l.startswith("btrfs-single dd.write bs=1M"))
-    assert " worse: a regression beyond the 5% allowed (baseline median " in line and "n=6/6" in line
+    line = next(l for l in worse.stdout.splitlines() if l.startswith("btrfs-single regression: dd.write bs=1M"))
+    # each of the five looks is tested at the level that keeps alpha at 0.05: a CI wider than 90 %
+    level = float(re.search(r"% \[(\d+(?:\.\d+)?)% CI ", line).group(1))
+    assert 90 < level < 97
+    assert "n=6/6 worse; worse than the 5% allowed; one baseline session" in line  # decided at the first look
+    assert "sequential gate looking at 6, 10, 15, 20, 30 runs" in worse.stdout
 
     better = run_pytest([*args, "--compare=2", "--fail-on-regression=5%"], cwd=REPO)
     assert better.returncode == 0, better.stdout[-3000:]
     assert "0 worse, 1 better, 0 unchanged" in better.stdout
+    assert "btrfs-single within bounds: dd.write" in better.stdout
+
+
+def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_leftovers):
+    """Two baselines of two sessions each, made from one measured session so that the outcome is
+    certain: sessions 100x and 120x faster (any new session is far below their spread), and
+    sessions 2x slower and 2x faster (too spread out for anything to be decided)."""
+    args = [*common(tmp_path), "--fs=btrfs", "--runs=6"]
+    saved = run_pytest([*args, "--save=measured"], cwd=REPO)
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    db = tmp_path / "fsbench.db"
+    for name, factors in (("far", (100.0, 120.0)), ("wide", (0.5, 2.0))):
+        for factor in factors:
+            session = new_session_like(db, 1, f"{name}-{factor}")
+            copy_session(db, 1, session)
+            scale_baseline(db, session, factor)
+            store = Store(db)
+            store.save_baseline(name, session)
+            store.close()
+
+    far = run_pytest([*args, "--compare=far", "--fail-on-regression=5%"], cwd=REPO)
+    assert far.returncode == 1, far.stdout[-3000:]
+    assert "comparing with far (2 sessions (2, 3): gate on their spread)" in far.stdout
+    line = next(l for l in far.stdout.splitlines() if l.startswith("btrfs-single regression: dd.write"))
+    assert "n=2 sessions (12 runs)/6 worse" in line and "[90% CI " in line and " p=" in line
+
+    wide = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%"], cwd=REPO)
+    assert wide.returncode == 1, wide.stdout[-3000:]
+    line = next(l for l in wide.stdout.splitlines() if l.startswith("btrfs-single inconclusive: dd.write"))
+    assert "cannot tell whether it is within the 5% allowed" in line and "baseline sessions" in line
+    passing = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%", "--inconclusive=pass"], cwd=REPO)
+    assert passing.returncode == 0, passing.stdout[-3000:]
+    assert "fsbench gate (--inconclusive=pass)" in passing.stdout
+    assert "btrfs-single inconclusive: dd.write" in passing.stdout
+
+
+def test_paired_rounds_in_one_session(tmp_path, no_leftovers):
+    """Two configurations measured round by round, each round on fresh targets, compared paired:
+    zstd level 15 forced on incompressible data costs btrfs most of its write throughput."""
+    done = run_pytest([*common(tmp_path), "--fs=btrfs", "--fs-opt=btrfs:compress=no", "--runs=5",
+                       "--paired=btrfs:compress-force=zstd:15", "--fail-on-regression=5%"], cwd=REPO)
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert ("fsbench: paired: btrfs-single-compress-force=zstd:15 against btrfs-single-compress=no, "
+            "5 interleaved rounds") in done.stdout
+    assert "fsbench paired comparison: each --paired variant against its case, by round" in done.stdout
+    assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-compress-force=zstd:15-1M-round5]" in done.stdout
+    line = next(l for l in done.stdout.splitlines()
+                if l.startswith("btrfs-single-compress-force=zstd:15 regression: dd.write"))
+    assert "[90% CI " in line and "p=0.031 n=5/5 worse" in line  # every round slower: 1/32
+    assert line.endswith("(paired by round with btrfs-single-compress=no)")
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    rounds = con.execute("SELECT c.case_id, COUNT(*) FROM runs r JOIN cases c ON r.case_row = c.id "
+                         "WHERE r.warmup = 0 GROUP BY c.case_id ORDER BY c.case_id").fetchall()
+    con.close()
+    assert rounds == [("btrfs-single-compress-force=zstd:15", 5), ("btrfs-single-compress=no", 5)]
+
+
+def new_session_like(db: Path, source: int, suffix: str) -> int:
+    con = sqlite3.connect(db)
+    cur = con.execute("INSERT INTO sessions (token, started, status, args, manifest) SELECT token || ?, started, "
+                      "status, args, manifest FROM sessions WHERE id = ?", (f"-{suffix}", source))
+    con.commit()
+    con.close()
+    return int(cur.lastrowid)
 
 
 def copy_session(db: Path, source: int, target: int) -> None:
@@ -87,9 +157,8 @@ def test_a_costly_mount_option_fails_the_gate(tmp_path, no_leftovers):
                          "--fail-on-regression=5%"], cwd=REPO)
     assert slower.returncode == 1, slower.stdout[-3000:]
     assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in slower.stdout
-    line = next(l for l in slower.stdout.splitlines() if l.startswith("btrfs-single dd.write bs=1M"))
-    assert " worse: a regression beyond the 5% allowed (baseline median " in line
-    assert "n=6/6" in line
+    line = next(l for l in slower.stdout.splitlines() if l.startswith("btrfs-single regression: dd.write bs=1M"))
+    assert "% CI " in line and " p=" in line and "worse; worse than the 5% allowed" in line
     assert "the filesystem options changed: baseline none, now compress-force=zstd:15" in line
 
 
@@ -98,7 +167,7 @@ def test_compare_needs_a_known_baseline(tmp_path):
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "no baseline or session 'nothing-saved'" in proc.stderr
     proc = run_pytest([*common(tmp_path), "--fail-on-regression=5%"], cwd=REPO)
-    assert "--fail-on-regression needs a baseline: add --compare NAME" in proc.stderr
+    assert "--fail-on-regression needs something to compare with: add --compare NAME" in proc.stderr
 
 
 def runs_per_case(db: Path) -> dict[str, int]:

@@ -65,3 +65,32 @@ def test_command_line_overrides_ini(pytester):
     result = pytester.runpytest_subprocess("--collect-only", "-q", "--fs=btrfs")
     assert any(line.endswith("test_case[btrfs-single]") for line in result.outlines)
     assert not any("xfs" in line for line in result.outlines)
+
+
+ROUND_CASE = """
+def test_case(fsbench_spec, fsbench_round):
+    pass
+"""
+
+
+def test_interleaved_rounds_alternate_their_order(pytester):
+    pytester.makepyfile(ROUND_CASE)
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--fs=ext4,btrfs", "--interleave", "--runs=3")
+    ids = [line.split("::")[1] for line in result.outlines if "::" in line]
+    assert ids == [
+        "test_case[ext4-single-round1]", "test_case[btrfs-single-round1]",
+        "test_case[btrfs-single-round2]", "test_case[ext4-single-round2]",
+        "test_case[ext4-single-round3]", "test_case[btrfs-single-round3]",
+    ]
+
+
+def test_paired_variants_are_interleaved_next_to_their_case(pytester):
+    pytester.makepyfile(ROUND_CASE)
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--fs=btrfs,ext4", "--runs=5",
+                                           "--fs-opt=btrfs:compress=no", "--paired=btrfs:compress-force=zstd")
+    ids = [line.split("::")[1] for line in result.outlines if "::" in line]
+    assert ids[:3] == ["test_case[btrfs-single-compress=no-round1]",
+                       "test_case[btrfs-single-compress-force=zstd-round1]", "test_case[ext4-single-round1]"]
+    assert ids[3:6] == ["test_case[ext4-single-round2]", "test_case[btrfs-single-compress-force=zstd-round2]",
+                        "test_case[btrfs-single-compress=no-round2]"]
+    assert len(ids) == 15

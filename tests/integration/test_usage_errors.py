@@ -43,6 +43,11 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
      "--threshold 'xfs-single:dd.write>=1MB/s': no case of this session is 'xfs-single'"),
     (["--devices", "/dev/null"], "write --devices=/dev/null (with '='): pytest would take /dev/null for a test path"),
     (["--image-dir", "/tmp"], "write --image-dir=/tmp (with '=')"),
+    (["--gate-mode=adaptive"], "--gate-mode='adaptive': choose sequential or fixed"),
+    (["--inconclusive=maybe"], "--inconclusive='maybe': choose fail (an undecided gate fails the case) or pass"),
+    (["--fail-on-regression=0%", "--compare=last"], "--fail-on-regression '0%': the allowed change must be above 0"),
+    (["--fs=ext4", "--paired=btrfs:compress=zstd"], "--paired btrfs:compress=zstd is for btrfs, which --fs does not"),
+    (["--fs=btrfs", "--paired=btrfs:compress=lz4"], "--fs-opt 'btrfs:compress=lz4': btrfs:compress=lz4: compress must"),
 ])
 def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
     assert message in usage_error(args, tmp_path)
@@ -95,11 +100,11 @@ def test_a_store_that_cannot_be_used_is_refused_before_anything_is_built(tmp_pat
     assert not (tmp_path / "images").exists()
 
 
-def saved_baseline(path: Path, name: str, runs: int) -> None:
-    """A store holding one complete session of dd.write samples saved as a baseline (made through
-    the store's own interface: the data are fixed, so the outcome is certain)."""
+def saved_baseline(path: Path, name: str, runs: int, token: str = "fixture-1234") -> None:
+    """A store holding one complete session of dd.write samples saved as (added to) a baseline,
+    made through the store's own interface: the data are fixed, so the outcome is certain."""
     store = Store(path)
-    session = store.start_session("fixture-1234", {"argv": []}, {"hostname": "elsewhere"})
+    session = store.start_session(token, {"argv": []}, {"hostname": "elsewhere"})
     row = store.case_row(session, "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "ext4-single",
                          {"fs": "ext4", "layout": "single", "options": {}}, "dd", {"bs": "1M"}, "drop", "random", {})
     for i in range(runs):
@@ -111,10 +116,19 @@ def saved_baseline(path: Path, name: str, runs: int) -> None:
 
 
 def test_a_gate_that_can_never_fire_is_refused(tmp_path):
-    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
-    message = usage_error(["--runs=3", "--compare=base", "--fail-on-regression=5%"], tmp_path)
-    assert "with 6 baseline and 3 new runs a change can never be significant at --alpha=0.05" in message
-    assert "it needs at least 4 runs on each side" in message
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=2)
+    message = usage_error(["--runs=2", "--gate-mode=fixed", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    assert "with 2 baseline runs and at most 2 new runs a change can never be significant at --alpha=0.05" in message
+    assert "it needs at least 5 new runs" in message  # one-sided: 1/C(7, 5) = 0.048
+    # sequential: the last look (--max-runs) counts, at the level each look is tested at
+    message = usage_error(["--runs=2", "--max-runs=4", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    assert "with 2 baseline runs and at most 4 new runs a change can never be significant" in message
+
+
+def test_paired_rounds_that_can_never_differ_are_refused(tmp_path):
+    message = usage_error(["--fs=btrfs", "--paired=btrfs:compress-force=zstd", "--runs=4"], tmp_path)
+    assert message.endswith("--paired with --runs=4 rounds can never show a significant difference at --alpha=0.05; "
+                       "use --runs=5 or more")
 
 
 def test_a_baseline_without_measured_runs_is_refused(tmp_path):
@@ -187,11 +201,24 @@ def test_compare_with_an_alpha_out_of_range(tmp_path):
     assert message == "fsbench compare: --alpha='7': give a significance level above 0 and below 0.5, e.g. 0.05"
 
 
-def test_compare_of_a_session_with_itself_is_unchanged(tmp_path):
+def test_compare_of_a_session_with_itself_is_refused(tmp_path):
     saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
-    done = fsbench("compare", "base", "base", f"--store={tmp_path / 'fsbench.db'}")
-    assert done.returncode == 0, done.stderr
-    assert "0 worse, 0 better, 1 unchanged" in done.stdout
+    error = one_line_error(fsbench("compare", "base", "base", f"--store={tmp_path / 'fsbench.db'}"))
+    assert error == "fsbench compare: fsbench compare base base: the same session twice; name two"
+
+
+def test_baselines_listed_and_dropped(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    saved_baseline(store, "base", runs=6, token="fixture-5678")
+    listed = fsbench("baseline", f"--store={store}")
+    assert listed.returncode == 0 and listed.stdout.strip() == "base: sessions 1, 2"
+    compared = fsbench("compare", "base", "2", f"--store={store}")  # the baseline without the new session
+    assert compared.returncode == 0 and "session 1 (base) -> session 2 (2)" in compared.stdout
+    dropped = fsbench("baseline", "--drop", "base", f"--store={store}")
+    assert dropped.stdout.strip() == "fsbench baseline: forgot base (2 session(s); they stay in the store)"
+    assert one_line_error(fsbench("baseline", "--drop", "base", f"--store={store}")).startswith(
+        "fsbench baseline: no baseline 'base' in")
 
 
 @pytest.mark.parametrize("output, message", [

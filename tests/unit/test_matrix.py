@@ -3,6 +3,7 @@ import pytest
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.matrix import (
+    build_pairs,
     build_matrix, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,
 )
 
@@ -104,3 +105,27 @@ def test_image_size():
         parse_image_size("100M")
     with pytest.raises(UsageError, match="is not a size"):
         parse_image_size("2 gigs")
+
+
+def test_paired_variant_replaces_the_option_it_names():
+    specs = build_matrix(("btrfs", "ext4"), ("single",), opts("btrfs:compress=no"))
+    pairs = build_pairs(specs, opts("btrfs:compress-force=zstd:15"))
+    [(reference, variant)] = pairs
+    assert reference.options == (("compress", "no"),)
+    assert variant.options == (("compress-force", "zstd:15"),)  # compress-force replaces compress
+    assert reference.id == "btrfs-single-compress=no" and variant.id == "btrfs-single-compress-force=zstd:15"
+    [(a, b)] = build_pairs(build_matrix(("ext4",), ("single",), []), opts("ext4:mount=noatime"))
+    assert (a.id, b.id) == ("ext4-single", "ext4-single-mount=noatime")
+
+
+def test_paired_errors():
+    specs = build_matrix(("btrfs",), ("single",), opts("btrfs:compress=zstd"))
+    with pytest.raises(UsageError, match="--paired btrfs:compress=zstd: the same options as the case"):
+        build_pairs(specs, opts("btrfs:compress=zstd"))
+    with pytest.raises(UsageError, match="--paired xfs:mount=noatime is for xfs, which --fs does not include"):
+        build_pairs(specs, opts("xfs:mount=noatime"))
+    with pytest.raises(UsageError, match="give each option \\(or its alternative\\) once"):
+        build_pairs(specs, opts("btrfs:compress=lzo", "btrfs:compress-force=zstd"))
+    two = build_matrix(("btrfs",), ("single",), opts("btrfs:compress=zstd", "btrfs:compress=no"))
+    with pytest.raises(UsageError, match="--paired makes the same variant \\(compress=lzo\\) of"):
+        build_pairs(two, opts("btrfs:compress=lzo"))

@@ -1,10 +1,14 @@
 import pytest
 
 from pytest_fsbench.errors import UsageError
-from pytest_fsbench.gate import RegressionRule, failure_message, is_regression, parse_rule, rule_for
+import numpy as np
+
+from pytest_fsbench import gate
+from pytest_fsbench.gate import INCONCLUSIVE, REGRESSION, WITHIN, RegressionRule, gate_message, parse_rule, rule_for
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.repeat import RepeatPolicy, parse_percent, pts_would_stop, stop_reason
-from pytest_fsbench.stats import compare
+from pytest_fsbench.sequential import looks, nominal_alpha
+from pytest_fsbench.stats import SESSIONS, compare
 
 TIGHT = [100.0, 100.5, 99.8, 100.2, 99.9, 100.1, 100.3]
 LOOSE = [100.0, 140.0, 70.0, 120.0, 90.0, 60.0, 150.0]
@@ -19,14 +23,27 @@ def test_fixed_runs():
     assert stop_reason(policy, 3, [[1.0, 2.0, 3.0], [1.0]], 0) == "runs"
 
 
-def test_dynamic_runs_stop_on_precision_or_budget():
-    policy = RepeatPolicy(runs=6, until_ci=2.0, max_runs=7, max_seconds=60)
-    assert stop_reason(policy, 5, [TIGHT[:5]], 0) is None  # below the minimum
-    assert stop_reason(policy, 6, [TIGHT[:6]], 0) == "ci"
+def test_dynamic_runs_look_only_at_the_look_points():
+    policy = RepeatPolicy(runs=6, until_ci=2.0, max_runs=10, max_seconds=60)
+    assert policy.looks == (6, 10)
+    assert policy.ci_confidence == pytest.approx(0.975)  # 5 % spread over two looks
+    assert stop_reason(policy, 5, [TIGHT[:5]], 0) is None  # below the first look
+    # 7 tight runs: their 97.5 % interval is (min, max)-ish and within 2 %, but 7 is no look point
+    assert stop_reason(policy, 7, [TIGHT], 0) is None
     assert stop_reason(policy, 6, [LOOSE[:6]], 0) is None
-    assert stop_reason(policy, 6, [LOOSE[:6]], 61) == "time"
-    assert stop_reason(policy, 7, [LOOSE], 0) == "max-runs"
-    assert stop_reason(policy, 7, [LOOSE, [1.0]], 0) == "max-runs"
+    assert stop_reason(policy, 7, [LOOSE], 61) == "time"
+    assert stop_reason(policy, 10, [LOOSE + LOOSE[:3]], 0) == "max-runs"
+    tight10 = TIGHT + [100.0, 100.1, 99.95]
+    assert stop_reason(policy, 10, [tight10], 0) == "ci"
+
+
+def test_sequential_gate_stops_once_decided():
+    policy = RepeatPolicy(runs=6, max_runs=20, sequential=True)
+    assert policy.looks == (6, 10, 15, 20)
+    assert stop_reason(policy, 6, [TIGHT[:6]], 0, decided=lambda: True) == "decided"
+    assert stop_reason(policy, 6, [TIGHT[:6]], 0, decided=lambda: False) is None
+    assert stop_reason(policy, 8, [TIGHT], 0, decided=lambda: True) is None  # between looks
+    assert stop_reason(policy, 20, [TIGHT], 0, decided=lambda: False) == "max-runs"
 
 
 def test_pts_rule_stops_on_three_lucky_runs():
@@ -36,7 +53,7 @@ def test_pts_rule_stops_on_three_lucky_runs():
     assert stop_reason(RepeatPolicy(runs=3, until_ci=3.5), 3, [lucky], 0) is None
 
 
-@pytest.mark.parametrize("kwargs", [{"runs": 0}, {"warmup": -1}, {"runs": 10, "max_runs": 5}])
+@pytest.mark.parametrize("kwargs", [{"runs": 0}, {"warmup": -1}, {"runs": 10, "max_runs": 5, "sequential": True}])
 def test_bad_policies(kwargs):
     with pytest.raises(UsageError):
         RepeatPolicy(**kwargs)
@@ -60,25 +77,89 @@ def test_rules():
     assert rule_for(rules, "cpu.user") is None  # side metrics only when named
 
 
-def test_regression_needs_size_and_significance():
-    base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
-    slower = [x * 0.9 for x in base]
-    faster = [x * 1.1 for x in base]
-    rule = RegressionRule(None, 5.0)
-    cmp = compare(base, slower, Direction.HIGHER)
-    assert is_regression(cmp, rule)
-    assert not is_regression(cmp, RegressionRule(None, 15.0))  # worse, but within what is allowed
-    assert not is_regression(compare(base, faster, Direction.HIGHER), rule)
-    # for a time, longer is worse
-    assert is_regression(compare(base, faster, Direction.LOWER), rule)
-    # a 10 % drop seen in only 3 runs each cannot be significant with a rank test
-    assert not is_regression(compare(base[:3], slower[:3], Direction.HIGHER), rule)
+BASE = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
 
 
-def test_failure_message():
-    base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2]
-    cmp = compare(base, [x * 0.9 for x in base], Direction.HIGHER)
-    message = failure_message("btrfs-raid10", "dd.write", '{"bs":"1M"}', "MB/s", cmp, RegressionRule(None, 5.0))
-    assert message.startswith("btrfs-raid10 dd.write bs=1M 100.1 -> 90.09 MB/s -10.0% [CI -10.9%, -9.1%]")
-    assert "-10.0%" in message and "p=0.002 n=6/6 worse" in message
-    assert message.endswith("a regression beyond the 5% allowed (baseline median 100.1, new 90.09 MB/s)")
+def test_three_verdicts():
+    rule = 5.0
+    slower = compare(BASE, [x * 0.9 for x in BASE], Direction.HIGHER)
+    assert gate.verdict(slower, rule) == REGRESSION
+    assert gate.verdict(slower, 15.0) == WITHIN  # worse, but its worse end is inside what is allowed
+    same = compare(BASE, [x * 1.001 for x in BASE], Direction.HIGHER)
+    assert gate.verdict(same, rule) == WITHIN
+    noisy = compare([100.0, 60.0, 140.0, 90.0, 120.0, 70.0], [70.0, 40.0, 100.0, 95.0, 60.0, 130.0],
+                    Direction.HIGHER)
+    assert gate.verdict(noisy, rule) == INCONCLUSIVE
+    assert "runs a side would likely decide it (now 6)" in gate.more_runs_text(noisy, rule)
+    # a time that rose by 10 %: worse for Direction.LOWER
+    assert gate.verdict(compare(BASE, [x * 1.1 for x in BASE], Direction.LOWER), rule) == REGRESSION
+    assert gate.verdict(compare(BASE, [x * 1.1 for x in BASE], Direction.HIGHER), rule) == WITHIN
+    assert gate.fails(REGRESSION, "pass") and gate.fails(INCONCLUSIVE, "fail")
+    assert not gate.fails(INCONCLUSIVE, "pass") and not gate.fails(WITHIN, "fail")
+
+
+def test_significant_but_small_change_with_a_wide_interval_is_inconclusive():
+    base = [96.0, 97.5, 99.0, 100.0, 101.0, 102.5, 104.0, 105.0]
+    cmp = compare(base, [v * 0.96 for v in base], Direction.HIGHER)  # -4 %, 90 % CI about -6.9 .. -1.0 %
+    assert cmp.verdict == "worse" and cmp.worse_end_pct < -5 < cmp.shift_pct
+    assert gate.verdict(cmp, 5.0) == INCONCLUSIVE
+
+
+def test_more_runs_for_sessions_speak_of_sessions():
+    cmp = compare([[100.0, 101.0], [90.0, 91.0]], [95.0, 96.0], Direction.HIGHER, method=SESSIONS)
+    assert gate.verdict(cmp, 5.0) == INCONCLUSIVE
+    assert "no number of sessions would decide it" in gate.more_runs_text(cmp, 5.0)
+    spread = compare([[100.0, 101.0, 99.0], [92.0, 93.0, 91.0], [106.0, 105.0, 107.0]], [80.0, 81.0, 79.0],
+                     Direction.HIGHER, method=SESSIONS)
+    assert gate.verdict(spread, 5.0) == INCONCLUSIVE  # -20 %, but 3 sessions cannot show it is significant
+    assert gate.more_runs_text(spread, 5.0).startswith("about ") and "baseline sessions would likely decide" in \
+        gate.more_runs_text(spread, 5.0)
+
+
+def test_too_few_runs_for_an_interval_say_so_in_both_directions():
+    for direction, base, new in ((Direction.HIGHER, [100.0, 101.0], [90.0, 91.0]),
+                                 (Direction.LOWER, [1 / 100, 1 / 101], [1 / 90, 1 / 91])):
+        cmp = compare(base, new, direction)
+        assert not cmp.has_interval and gate.verdict(cmp, 5.0) == INCONCLUSIVE
+        assert gate.more_runs_text(cmp, 5.0).startswith("2 runs a side are too few for any interval")
+
+
+def test_gate_messages_name_verdict_change_interval_and_p():
+    cmp = compare(BASE, [x * 0.9 for x in BASE], Direction.HIGHER)
+    message = gate_message("btrfs-raid10", "dd.write", '{"bs":"1M"}', "MB/s", cmp, RegressionRule(None, 5.0))
+    assert message.startswith("btrfs-raid10 regression: dd.write bs=1M 100.1 -> 90.09 MB/s -10.0% [90% CI ")
+    assert "p=0.001 n=6/6 worse" in message and message.endswith("worse than the 5% allowed")
+    within = gate_message("x", "dd.write", "{}", "MB/s", cmp, RegressionRule(None, 15.0))
+    assert "within bounds:" in within and within.endswith("within the 15% allowed")
+
+
+def test_rule_limits():
+    for bad in ("0%", "100%", "dd.write:150"):
+        with pytest.raises(UsageError, match="above 0 and below 100%"):
+            parse_rule(bad)
+    with pytest.raises(UsageError, match="--inconclusive='maybe'"):
+        gate.parse_on_inconclusive("maybe")
+
+
+def test_sequential_levels():
+    assert looks(6, 20) == (6, 10, 15, 20) and looks(6, 6) == (6,) and looks(12, 16) == (12, 15, 16) and looks(2, 4) == (2, 4)
+    assert nominal_alpha(0.05, 6, (6,)) == 0.05
+    level = nominal_alpha(0.05, 10, looks(6, 20))
+    assert 0.015 < level < 0.05  # Pocock: spent over four looks
+    assert nominal_alpha(0.05, 10, looks(6, 20)) == level  # seeded: the same everywhere
+
+
+def test_sequential_false_decisions_stay_at_alpha():
+    """No change, four looks, each at the calibrated level: any 'worse' at any look is a false
+    alarm. Checked with other random numbers than the calibration's."""
+    rng = np.random.default_rng(2024)
+    baseline_runs, points = 10, looks(6, 20)
+    level = nominal_alpha(0.05, baseline_runs, points)
+    trials, alarms, naive = 2000, 0, 0
+    for _ in range(trials):
+        base, new = rng.lognormal(0, 0.1, baseline_runs), rng.lognormal(0, 0.1, points[-1])
+        verdicts = [compare(base, new[:n], Direction.HIGHER, level).verdict for n in points]
+        alarms += "worse" in verdicts
+        naive += any(compare(base, new[:n], Direction.HIGHER, 0.05).verdict == "worse" for n in points)
+    assert alarms / trials <= 0.05 + 3 * (0.05 * 0.95 / trials) ** 0.5
+    assert naive / trials > 0.07  # looking four times at 0.05 each would not hold alpha

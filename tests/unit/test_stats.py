@@ -6,14 +6,21 @@ from scipy import stats as st
 
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.stats import (
+    PAIRED,
+    RANK,
+    SESSIONS,
     Comparison,
-    ci_halfwidth_pct,
     compare,
     format_comparison,
     median_ci_ranks,
+    median_within,
+    min_rounds_for,
     min_runs_for,
+    paired_shift,
     percent_change,
-    regression,
+    rank_shift,
+    rank_sum_cdf,
+    session_shift,
     summarize,
 )
 
@@ -68,7 +75,7 @@ def test_n1_gives_nan_spread_not_an_exception():
     for value in (s.stddev, s.sem, s.cv, *s.mean_ci, *s.median_ci, s.median_ci_level):
         assert math.isnan(value)
     assert s.outliers == ()
-    assert ci_halfwidth_pct([42.0]) == math.inf
+    assert not median_within([42.0], 50.0)
 
 
 def test_n2():
@@ -121,13 +128,18 @@ def test_median_ci_coverage_by_simulation():
     assert covered / 2000 >= 0.93  # nominal 0.979 for n = 10
 
 
-def test_ci_halfwidth_pct():
+def test_median_within_checks_both_ends():
     data = [100.0, 98.0, 103.0, 101.0, 99.0, 102.0, 97.0, 100.5, 99.5, 101.5]
-    low, high = summarize(data).median_ci  # ranks 2 and 9: 98.0, 102.0
+    low, high = summarize(data).median_ci  # ranks 2 and 9: 98.0, 102.0 around the median 100.25
     assert (low, high) == (98.0, 102.0)
-    assert ci_halfwidth_pct(data) == pytest.approx((102.0 - 98.0) / 2 / 100.25 * 100)
-    assert ci_halfwidth_pct([100.0, 100.1, 99.9, 100.0, 100.05]) == math.inf  # n=5: no 95 % CI
-    assert ci_halfwidth_pct([100.0] * 6) == 0.0
+    assert median_within(data, 2.25) and not median_within(data, 2.2)  # the low end is 2.24 % away
+    skewed = [100.0, 100.1, 100.2, 100.3, 100.4, 100.5, 100.6, 100.7, 108.0, 109.0]
+    low, high = summarize(skewed).median_ci
+    half_width = (high - low) / 2 / summarize(skewed).median * 100
+    assert half_width < 4.5 and not median_within(skewed, 4.5)  # half the width is not both ends
+    assert not median_within([100.0, 100.1, 99.9, 100.0, 100.05], 5.0)  # n = 5: no 95 % interval
+    assert median_within([100.0] * 6, 0.1)
+    assert not median_within(data, 5.0, confidence=0.999)  # n = 10 has no 99.9 % interval
 
 
 def test_percent_change():
@@ -138,84 +150,134 @@ def test_percent_change():
 
 
 def test_min_runs_for():
-    assert min_runs_for(0.05) == 4
-    assert min_runs_for() == 4
-    assert min_runs_for(0.1) == 4  # 3 vs 3 reaches p = 0.1 exactly, never below
+    # one-sided: the smallest p of n vs n runs is 1 / C(2n, n): 0.05 at n = 3, 0.0040 at n = 5
+    assert min_runs_for(0.05) == 3 and min_runs_for() == 3
     assert min_runs_for(0.01) == 5
-    assert min_runs_for(0.001) == 7  # 2/C(12,6) = 0.0022, 2/C(14,7) = 0.00058
-    for alpha in (0.1, 0.05, 0.01):
+    assert min_runs_for(0.001) == 7  # 1/C(12,6) = 0.00108, 1/C(14,7) = 0.00029
+    assert min_runs_for(0.05, baseline_runs=20) == 1  # 1/21
+    assert min_runs_for(0.01, baseline_runs=6) == 4  # 1/C(10,4) = 0.0048; 1/C(9,3) = 0.012
+    for alpha in (0.05, 0.01):
         n = min_runs_for(alpha)
-        low, high = list(range(1, n + 1)), list(range(101, 101 + n))
-        assert compare(low, high, Direction.HIGHER, alpha).p_value < alpha
-        fewer = compare(low[: n - 1], high[: n - 1], Direction.HIGHER, alpha)
-        assert fewer.p_value >= alpha and not fewer.significant
+        low, high = [10.0 + i for i in range(n)], [100.0 + i for i in range(n)]
+        assert compare(high, low, Direction.HIGHER, alpha).verdict == "worse"
+        assert compare(high[: n - 1], low[: n - 1], Direction.HIGHER, alpha).verdict == "unchanged"
 
 
-def test_three_runs_per_side_can_never_be_significant():
-    cmp = compare([100.0, 101.0, 102.0], [50.0, 51.0, 52.0], Direction.HIGHER)
-    assert cmp.p_value == pytest.approx(0.1)
-    assert cmp.verdict == "unchanged"
-    assert cmp.pct_ci == (-100.0, math.inf)  # no 95 % interval exists at 3 vs 3
-    # with ties too (scipy's normal approximation would say p = 0.047 here)
-    assert compare([1.0, 1.0, 1.0], [2.0, 2.0, 2.0], Direction.LOWER).p_value == pytest.approx(0.1)
+def test_min_rounds_for():
+    assert (min_rounds_for(0.05), min_rounds_for(0.01)) == (5, 7)  # 1/32, 1/128
+    up = [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert compare(up, [v * 0.9 for v in up], Direction.HIGHER, method=PAIRED).verdict == "worse"
+    assert compare(up[:4], [v * 0.9 for v in up[:4]], Direction.HIGHER, method=PAIRED).verdict == "unchanged"
+
+
+def test_one_slow_baseline_run_cannot_hide_a_20_percent_drop():
+    cmp = compare([100, 100.5, 101, 99.5, 99, 60], [80, 80.5, 81, 79.5, 79, 80.2], Direction.HIGHER)
+    assert cmp.verdict == "worse" and cmp.p_value == pytest.approx(0.0325, abs=1e-4)  # P(U <= 6) at 6 vs 6
+    assert cmp.pct_ci[1] < 0
 
 
 BASE = [412.0, 405.3, 418.9, 409.1, 399.7, 415.2, 420.4, 411.8]
 WORSE = [383.1, 379.4, 391.2, 386.0, 377.9, 388.8, 381.5, 395.0]
 
 
-def test_p_value_equals_scipy_exact_without_ties():
-    cmp = compare(BASE, WORSE, Direction.HIGHER)
-    assert cmp.method == "exact"
-    assert cmp.p_value == pytest.approx(st.mannwhitneyu(BASE, WORSE, method="exact").pvalue)
+def test_one_sided_p_equals_scipy_exact_without_ties():
     rng = np.random.default_rng(7)
-    for _ in range(20):
+    for _ in range(30):
         b, c = rng.lognormal(size=rng.integers(3, 12)), rng.lognormal(size=rng.integers(3, 12))
-        expected = st.mannwhitneyu(b, c, method="exact").pvalue
-        assert compare(b, c, Direction.LOWER).p_value == pytest.approx(expected, rel=1e-9)
+        shift = rank_shift(b, c, Direction.HIGHER, 0.05)
+        assert shift.p_worse == pytest.approx(st.mannwhitneyu(c, b, alternative="less", method="exact").pvalue)
+        assert shift.p_better == pytest.approx(st.mannwhitneyu(c, b, alternative="greater", method="exact").pvalue)
+        # lower is better: a larger candidate is worse
+        lower = rank_shift(b, c, Direction.LOWER, 0.05)
+        assert lower.p_worse == pytest.approx(shift.p_better)
 
 
 @pytest.mark.skipif(not hasattr(st, "PermutationMethod"), reason="scipy < 1.11")
-def test_p_value_with_ties_equals_scipy_exact_permutation():
+def test_ties_make_the_test_conservative_never_liberal():
     rng = np.random.default_rng(11)
     exact = st.PermutationMethod(n_resamples=np.inf)
     for m, n in [(4, 4), (5, 7), (6, 6)]:
         b = np.round(rng.normal(10, 1, m))
-        c = np.round(rng.normal(11, 1, n))
-        cmp = compare(b, c, Direction.HIGHER)
-        assert cmp.method == "exact-ties"
-        assert cmp.p_value == pytest.approx(st.mannwhitneyu(b, c, method=exact).pvalue, rel=1e-9)
+        c = np.round(rng.normal(9.5, 1, n))
+        tied_exact = st.mannwhitneyu(c, b, alternative="less", method=exact).pvalue
+        assert rank_shift(b, c, Direction.HIGHER, 0.05).p_worse >= tied_exact - 1e-12
 
 
-def test_large_samples_use_scipy_asymptotic():
-    rng = np.random.default_rng(3)
-    b, c = np.round(rng.normal(100, 5, 60)), np.round(rng.normal(102, 5, 60))
-    cmp = compare(b, c, Direction.HIGHER)
-    assert cmp.method == "asymptotic"
-    assert cmp.p_value == pytest.approx(st.mannwhitneyu(b, c, method="asymptotic").pvalue)
-
-
-def test_comparison_fields():
+def test_moses_bounds_are_the_ordered_differences_the_test_inverts():
     cmp = compare(BASE, WORSE, Direction.HIGHER)
-    assert isinstance(cmp, Comparison)
-    assert cmp.baseline_median == np.median(BASE) and cmp.candidate_median == np.median(WORSE)
-    assert cmp.pct_change == pytest.approx((np.median(WORSE) - np.median(BASE)) / np.median(BASE) * 100)
-    assert (cmp.n_baseline, cmp.n_candidate, cmp.alpha) == (8, 8, 0.05)
-    assert cmp.significant and cmp.p_value < 0.001  # complete separation: 2/12870
-    ratios = sorted(np.log(np.array(WORSE))[:, None].repeat(8, 1).ravel() - np.tile(np.log(BASE), 8))
-    # Moses interval at 8 vs 8, 95 %: k = 14 (P(U <= 13) = 0.0249), i.e. ratios 14 and 51 of 64
-    assert cmp.pct_ci == pytest.approx((math.expm1(ratios[13]) * 100, math.expm1(ratios[50]) * 100))
+    diffs = np.sort((np.log(WORSE)[:, None] - np.log(BASE)[None, :]).ravel())
+    # c = largest count with P(U <= c) <= 0.05 at 8 vs 8: P(U <= 15) = 0.0415, P(U <= 16) = 0.0524
+    u_cdf = rank_sum_cdf(8, 8)
+    c = int(np.flatnonzero(u_cdf <= 0.05)[-1])
+    assert c == 15
+    assert cmp.pct_ci == pytest.approx((math.expm1(diffs[c]) * 100, math.expm1(diffs[63 - c]) * 100))
+    assert cmp.level == pytest.approx(0.9)
     assert cmp.pct_ci[0] < cmp.shift_pct < cmp.pct_ci[1] < 0
+    assert cmp.shift_pct == pytest.approx(math.expm1(np.median(diffs)) * 100)
+    assert cmp.p_value == pytest.approx(1 / math.comb(16, 8))  # complete separation
 
 
-def test_ci_excludes_zero_exactly_when_significant():
+@pytest.mark.parametrize("method", [RANK, PAIRED])
+def test_interval_and_test_agree_also_with_ties(method):
     rng = np.random.default_rng(5)
-    for _ in range(200):
-        b = rng.lognormal(0, 0.2, 7)
-        c = rng.lognormal(rng.choice([0.0, 0.15, -0.15]), 0.2, 7)
-        cmp = compare(b, c, Direction.HIGHER)
-        excludes_zero = cmp.pct_ci[0] > 0 or cmp.pct_ci[1] < 0
-        assert excludes_zero == cmp.significant
+    for _ in range(300):
+        b = np.round(rng.lognormal(3, 0.1, 7), 0)  # rounded: ties, and ties across the samples
+        c = np.round(b.mean() * rng.lognormal(rng.choice([0.0, 0.08, -0.08]), 0.1, 7), 0)
+        cmp = compare(b, c, Direction.HIGHER, method=method)
+        assert (cmp.verdict == "worse") == (cmp.pct_ci[1] < 0)
+        assert (cmp.verdict == "better") == (cmp.pct_ci[0] > 0)
+
+
+def test_interval_coverage_by_simulation():
+    rng = np.random.default_rng(99)
+    covered = 0
+    for _ in range(1000):
+        b, c = rng.lognormal(0, 0.2, 6), 0.9 * rng.lognormal(0, 0.2, 6)
+        low, high = compare(b, c, Direction.HIGHER).pct_ci
+        covered += low <= -10.0 <= high
+    assert covered / 1000 >= 0.88  # nominal 90 % (exact: >= 1 - 2 alpha)
+
+
+def test_signed_rank_equals_scipy_wilcoxon():
+    rng = np.random.default_rng(17)
+    for n in (5, 8, 12, 20):
+        a = rng.lognormal(3, 0.2, n)
+        b = a * rng.lognormal(-0.05, 0.05, n)
+        shift = paired_shift(a, b, Direction.HIGHER, 0.05)
+        r = np.log(b) - np.log(a)
+        assert shift.p_worse == pytest.approx(st.wilcoxon(r, alternative="less", method="exact").pvalue)
+        assert shift.p_better == pytest.approx(st.wilcoxon(r, alternative="greater", method="exact").pvalue)
+
+
+def test_pairing_cancels_drift_that_hides_a_change_from_independent_samples():
+    drift = np.array([1.0, 1.3, 0.8, 1.6, 0.7, 1.2, 0.9, 1.5])  # the machine's speed, round by round
+    a = 400 * drift * np.array([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01])
+    b = 0.9 * 400 * drift * np.array([1.01, 1.0, 1.0, 0.99, 1.0, 1.01, 0.99, 1.0])
+    assert compare(a, b, Direction.HIGHER).verdict == "unchanged"
+    paired = compare(a, b, Direction.HIGHER, method=PAIRED)
+    assert paired.verdict == "worse" and -11 < paired.shift_pct < -9
+    with pytest.raises(ValueError, match="one value per round"):
+        compare(a, b[:-1], Direction.HIGHER, method=PAIRED)
+
+
+def test_sessions_prediction_interval():
+    sessions = [[500.0, 510, 490, 505], [350.0, 355, 345, 352], [480.0, 470, 490, 485]]
+    medians = np.array([np.median(np.log(s)) for s in sessions])
+    new = [400.0, 405, 395, 398]
+    cmp = compare(sessions, new, Direction.HIGHER, method=SESSIONS)
+    scale = medians.std(ddof=1) * math.sqrt(1 + 1 / 3)
+    t = (np.median(np.log(new)) - medians.mean()) / scale
+    assert cmp.p_value == pytest.approx(st.t(2).cdf(t)) and cmp.verdict == "unchanged"
+    assert cmp.sessions == 3 and cmp.n_baseline == 12
+    half = st.t(2).ppf(0.95) * scale
+    est = np.median(np.log(new)) - medians.mean()
+    assert cmp.pct_ci == pytest.approx((math.expm1(est - half) * 100, math.expm1(est + half) * 100))
+    # drift between sessions is in the baseline, so a new session as slow as the slowest is no alarm,
+    # while a drop far beyond the sessions' spread is
+    far = compare(sessions, [100.0, 101, 99, 100], Direction.HIGHER, method=SESSIONS)
+    assert far.verdict == "worse" and far.pct_ci[1] < 0
+    with pytest.raises(ValueError, match="two baseline sessions"):
+        session_shift([[1.0, 2.0]], [1.0, 2.0], Direction.HIGHER, 0.05)
 
 
 @pytest.mark.parametrize(
@@ -233,21 +295,6 @@ def test_verdict_is_direction_aware(direction, candidate, verdict):
     assert compare(BASE, candidate, direction).verdict == verdict
 
 
-def test_regression_gate():
-    worse = compare(BASE, WORSE, Direction.HIGHER)  # -6.7 %, significant
-    assert regression(worse, 5) is True
-    assert regression(worse, 10) is False  # significant but smaller than the threshold
-    assert regression(worse, 0) is True
-    assert regression(compare(BASE, WORSE, Direction.LOWER), 5) is False  # faster: better
-    slower = compare(BASE, [v * 1.2 for v in BASE], Direction.LOWER)  # +20 % time
-    assert regression(slower, 15) is True
-    assert regression(slower, 25) is False
-    big_but_noisy = compare([100.0, 60.0, 140.0], [70.0, 40.0, 100.0], Direction.HIGHER)  # -30 %
-    assert big_but_noisy.pct_change < -5 and regression(big_but_noisy, 5) is False
-    with pytest.raises(ValueError):
-        regression(worse, -1)
-
-
 def test_compare_rejects_bad_input():
     with pytest.raises(ValueError):
         compare([], [1.0], Direction.HIGHER)
@@ -257,45 +304,24 @@ def test_compare_rejects_bad_input():
         compare([1.0, 2.0], [1.0, float("nan")], Direction.HIGHER)
     with pytest.raises(ValueError):
         compare([1.0, 2.0], [1.0, 2.0], Direction.HIGHER, alpha=0)
+    with pytest.raises(ValueError):
+        compare([1.0, 2.0], [1.0, 2.0], Direction.HIGHER, method="t-test")
 
 
 def test_format_comparison():
     cmp = Comparison(
         baseline_median=412.3, candidate_median=383.1, pct_change=-7.08, pct_ci=(-9.81, -4.02),
         shift_pct=-7.0, p_value=0.0041, n_baseline=8, n_candidate=8, significant=True,
-        verdict="worse", direction=Direction.HIGHER, alpha=0.05, method="exact",
+        verdict="worse", direction=Direction.HIGHER, alpha=0.05, method=RANK,
     )
     assert (
         format_comparison("dd.write", cmp, "MB/s")
-        == "dd.write 412.3 -> 383.1 MB/s -7.1% [CI -9.8%, -4.0%] p=0.004 n=8/8 worse"
+        == "dd.write 412.3 -> 383.1 MB/s -7.0% [90% CI -9.8%, -4.0%] p=0.004 n=8/8 worse"
     )
     line = format_comparison("kernel_build.seconds", compare([3.0, 1.0, 2.0], [2.0, 3.0, 4.0], "lower"))
-    assert line == "kernel_build.seconds 2.000 -> 3.000 +50.0% [CI -100.0%, +inf%] p=0.500 n=3/3 unchanged"
+    assert line.startswith("kernel_build.seconds 2.000 -> 3.000 +50.0% [90% CI ")
+    assert line.endswith("n=3/3 unchanged")
     fast = compare(BASE, WORSE, Direction.HIGHER)
     assert format_comparison("x", fast).endswith("p<0.001 n=8/8 worse")
-
-
-# ---- simulations: false alarms and power of the gate ------------------------------------------
-
-TRIALS = 500
-
-
-def _rate(rng, shift: float, sigma: float, n: int = 8, threshold: float = 5.0) -> float:
-    hits = 0
-    for _ in range(TRIALS):
-        base = 400 * rng.lognormal(0.0, sigma, n)
-        cand = 400 * (1 + shift) * rng.lognormal(0.0, sigma, n)
-        hits += regression(compare(base, cand, Direction.HIGHER), threshold)
-    return hits / TRIALS
-
-
-def test_aa_false_alarm_rate():
-    # same distribution on both sides, noisy (CV ~ 20 %), 8 vs 8 runs
-    rate = _rate(np.random.default_rng(1234), shift=0.0, sigma=0.2)
-    assert rate <= 0.05 + 0.02
-
-
-def test_ab_detection_rate():
-    # candidate 15 % slower, CV 5 %, 8 vs 8 runs
-    rate = _rate(np.random.default_rng(4321), shift=-0.15, sigma=0.05)
-    assert rate >= 0.9
+    sessions = compare([[100.0, 101.0], [90.0, 92.0]], [95.0, 96.0], Direction.HIGHER, method=SESSIONS)
+    assert "n=2 sessions (4 runs)/2" in format_comparison("x", sessions)

@@ -51,8 +51,17 @@ def test_baselines_and_references(store):
     assert store.resolve("base") == first
     assert store.resolve("b") == second and store.resolve(str(first)) == first
     assert store.resolve("last", before=second) == first
-    store.save_baseline("base", second)  # a name can be saved again: it moves
+    store.save_baseline("base", second)  # a name saved again adds the session; the name resolves to it
     assert store.resolve("base") == second
+    assert store.baseline_sessions("base") == [first, second]
+    store.save_baseline("base", second)  # once each
+    assert store.baseline_sessions("base") == [first, second]
+    assert store.baseline_sessions(str(first)) == [first]  # a session is a baseline of one
+    assert store.baselines() == {"base": [first, second]}
+    assert store.drop_baseline("base") == 2
+    with pytest.raises(UsageError, match="no baseline 'base'"):
+        store.drop_baseline("base")
+    store.save_baseline("base", first)
     with pytest.raises(UsageError, match="no baseline or session 'nope' .*; baselines here: base"):
         store.resolve("nope")
 
@@ -147,3 +156,17 @@ def test_export(store):
     exported = store.session_export(session)
     assert exported["session"]["manifest"] == {"kernel": "6.1"}
     assert exported["cases"][0]["workload_params"] == {"bs": "1M"}
+
+
+def test_version_1_store_keeps_its_baseline(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(f"BEGIN; {MIGRATIONS[0]}; PRAGMA user_version = 1; COMMIT;")
+    db.execute("INSERT INTO sessions (id, token, started, status, args, manifest) VALUES (7, 't', 'x', 'complete', '{}', '{}')")
+    db.execute("INSERT INTO baselines (name, session_id, created) VALUES ('base', 7, 'x')")
+    db.commit()
+    db.close()
+    store = Store(path, create=False)
+    assert store.baseline_sessions("base") == [7]
+    assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    store.close()

@@ -1,0 +1,56 @@
+"""Group-sequential runs: look at the data at a few run counts (e.g. 6, 10, 15, 20) and stop as
+soon as the gate is decided, with each look's test at a nominal level small enough that the chance
+of any false decision over all looks stays at alpha (Pocock's design: one constant level).
+
+The level is calibrated by simulation under the null hypothesis. Ranks of continuous data under
+"no change" do not depend on the data's distribution, so uniform random numbers give the exact
+distribution of every look's p-value, whatever the benchmark's noise; the simulation is seeded,
+so the level is the same on every machine and in every session.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .stats import critical_count, rank_sum_cdf
+
+#: the run counts after the first at which a sequential gate looks (those within the budget)
+LOOK_POINTS = (10, 15, 20, 30, 40, 60, 80, 100)
+TRIALS = 20_000
+SEED = 20261123
+
+
+def looks(first: int, most: int) -> tuple[int, ...]:
+    """The run counts at which to look: the first, LOOK_POINTS between, and the budget most."""
+    points = (first, *(n for n in LOOK_POINTS if first < n < most))
+    return points + (most,) if most > first else points
+
+
+@lru_cache(maxsize=64)
+def nominal_alpha(alpha: float, baseline_runs: int, look_counts: tuple[int, ...]) -> float:
+    """The per-look one-sided level of a rank test of look_counts[i] new runs against
+    baseline_runs fixed ones such that P(some look rejects | no change) <= alpha.
+    0.0 when no level can: the looks are too small to ever reach significance."""
+    if len(look_counts) == 1:
+        return alpha
+    rng = np.random.default_rng(SEED + baseline_runs)
+    most = look_counts[-1]
+    min_p = np.ones(TRIALS)
+    for chunk in np.array_split(np.arange(TRIALS), max(1, TRIALS * most * baseline_runs // 4_000_000)):
+        base = rng.random((chunk.size, baseline_runs))
+        new = rng.random((chunk.size, most))
+        above = np.cumsum((new[:, :, None] >= base[:, None, :]).sum(axis=2), axis=1)
+        for n in look_counts:
+            p = rank_sum_cdf(n, baseline_runs)[above[:, n - 1]]
+            min_p[chunk] = np.minimum(min_p[chunk], p)
+    attainable = np.unique(min_p)
+    rates = np.searchsorted(np.sort(min_p), attainable, side="right") / TRIALS
+    allowed = attainable[rates <= alpha]
+    return float(min(alpha, allowed[-1])) if allowed.size else 0.0
+
+
+def decidable(baseline_runs: int, look_counts: tuple[int, ...], level: float) -> bool:
+    """Whether the last look can reach significance at level at all."""
+    return level > 0 and critical_count(rank_sum_cdf(look_counts[-1], baseline_runs), level) >= 0
