@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 #: devices each layout needs (RAID5 with three, the minimum that has parity striped over data)
 LAYOUT_DEVICES: dict[str, int] = {"single": 1, "raid0": 2, "raid1": 2, "raid10": 4, "raid5": 3}
-FILESYSTEMS: tuple[str, ...] = ("ext4", "xfs", "btrfs", "zfs")
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from .case import FILESYSTEMS, LAYOUT_DEVICES, CaseSpec
+from .case import LAYOUT_DEVICES, CaseSpec
+from .filesystems import FILESYSTEMS
 from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .host import Host, probe

@@ -10,10 +10,8 @@ from pathlib import Path
 
 import psutil
 
-PROGRAMS = (
-    "losetup", "mount", "umount", "wipefs", "blkid", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs",
-    "btrfs", "mdadm", "zpool", "zfs", "zfs-fuse",
-)
+#: programs fsbench itself needs; the filesystem drivers add theirs (filesystems.TOOLS)
+PROGRAMS = ("losetup", "mount", "umount", "wipefs", "blkid", "mdadm", "zfs-fuse")
 
 
 @dataclass(frozen=True)
@@ -43,12 +41,18 @@ def kernel_filesystems(text: str) -> frozenset[str]:
     return frozenset(line.split()[-1] for line in text.splitlines() if line.strip())
 
 
+def driver_tools() -> frozenset[str]:
+    from .filesystems import TOOLS  # the drivers import this module
+
+    return TOOLS
+
+
 def probe(proc: Path = Path("/proc"), sys: Path = Path("/sys")) -> Host:
     fs_text = (proc / "filesystems").read_text()
     return Host(
         kernel=platform.release(),
         filesystems=kernel_filesystems(fs_text),
-        programs=frozenset(p for p in PROGRAMS if shutil.which(p)),
+        programs=frozenset(p for p in (*PROGRAMS, *sorted(driver_tools())) if shutil.which(p)),
         has_md=(proc / "mdstat").exists(),
         zfs_module=(sys / "module" / "zfs").exists(),
         is_root=os.geteuid() == 0,

@@ -6,9 +6,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 
-from .case import FILESYSTEMS, LAYOUT_DEVICES, CaseSpec
+from .case import LAYOUT_DEVICES, CaseSpec
 from .errors import UsageError
-from .filesystems import DRIVERS
+from .filesystems import DRIVERS, FILESYSTEMS
 from .sizes import parse_size
 
 

@@ -42,10 +42,9 @@ def apply_cache_policy(policy: str, target: Target, run: Runner, drop_caches: Pa
         return "warm: caches left as they were"
     run(["sync"])
     done = []
-    # ZFS's ARC does not obey drop_caches: only exporting the pool empties it
-    if policy == "remount" or target.spec.fs == "zfs":
+    if policy == "remount" or target.driver.evict_on_every_run:
         target.evict_caches(run)
-        done.append("pool export/import" if target.spec.fs == "zfs" else "umount/mount")
+        done.append(target.driver.evict_description)
     drop_caches.write_text("3\n")
     done.append("sync+drop_caches")
     if policy == "direct":

@@ -12,6 +12,7 @@ from typing import Any
 from . import gate, matrix
 from .case import CaseSpec
 from .datagen import parse_data
+from .filesystems import FILESYSTEMS
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, name, path
 from .options import percent_below_100, positive, positive_seconds, whole
@@ -47,7 +48,7 @@ def _datas(text: str) -> tuple[str, ...]:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--fs", matrix.parse_filesystems, "ext4", "filesystems, comma list of ext4,xfs,btrfs,zfs"),
+    Option("--fs", matrix.parse_filesystems, "ext4", f"filesystems, comma list of {','.join(FILESYSTEMS)}"),
     Option("--layout", matrix.parse_layouts, "single", "layouts, comma list of single,raid0,raid1,raid10,raid5"),
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",

@@ -1,20 +1,38 @@
-"""Filesystem drivers by name."""
+"""The filesystem registry: every module of this package that defines a Filesystem subclass with
+a name adds that filesystem to fsbench (options, --fs, skips, the host probe and the docs read
+it from here). Adding a filesystem is one module here and one test file."""
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from ..host import Host
 from .base import BuildContext, Filesystem, Step
-from .btrfs import Btrfs
-from .kernelfs import Ext4, Xfs
-from .zfs import Zfs
 
-__all__ = ["BuildContext", "Filesystem", "Step", "driver", "DRIVERS"]
+__all__ = ["BuildContext", "Filesystem", "Step", "driver", "DRIVERS", "FILESYSTEMS", "TOOLS"]
 
-DRIVERS: dict[str, type[Filesystem]] = {"ext4": Ext4, "xfs": Xfs, "btrfs": Btrfs, "zfs": Zfs}
+
+def _subclasses(cls: type) -> list[type]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found
+
+
+def _discover() -> dict[str, type[Filesystem]]:
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+    drivers = [cls for cls in _subclasses(Filesystem) if "name" in vars(cls)]
+    return {cls.name: cls for cls in sorted(drivers, key=lambda cls: (cls.rank, cls.name))}
+
+
+DRIVERS: dict[str, type[Filesystem]] = _discover()
+FILESYSTEMS: tuple[str, ...] = tuple(DRIVERS)
+#: every program some driver needs, for the host probe
+TOOLS: frozenset[str] = frozenset(program for cls in DRIVERS.values() for program in cls.tools)
 
 
 def driver(name: str, host: Host | None = None) -> Filesystem:
-    """The driver for a filesystem name; ZFS learns which implementation this host has."""
-    if name == "zfs":
-        return Zfs(impl=(host.zfs_impl if host and host.zfs_impl else "openzfs"))
-    return DRIVERS[name]()
+    """The driver for a filesystem name, as this host runs it."""
+    return DRIVERS[name].for_host(host)

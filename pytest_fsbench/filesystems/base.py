@@ -98,6 +98,17 @@ class Filesystem:
     copy_on_write: ClassVar[bool] = False
     #: option keys that are alternatives of another (one replaces the other in a --paired variant)
     alternatives: ClassVar[dict[str, str]] = {}
+    #: place in the lists of filesystems (--fs help, doctor); lower first
+    rank: ClassVar[int] = 100
+    #: how evict_caches empties this filesystem's own cache; every cache policy but 'warm' uses it
+    #: when drop_caches cannot (ZFS's ARC ignores drop_caches), else only 'remount' does
+    evict_on_every_run: ClassVar[bool] = False
+    evict_description: ClassVar[str] = "umount/mount"
+
+    @classmethod
+    def for_host(cls, host: Host | None) -> "Filesystem":
+        """The driver as this host runs it (an implementation that differs by host overrides this)."""
+        return cls()
 
     def option_axis(self, key: str) -> str:
         return self.alternatives.get(key, key)
@@ -116,6 +127,9 @@ class Filesystem:
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
         """Reasons this case cannot run on this host (empty when it can)."""
         reasons = []
+        if spec.layout not in self.layouts:
+            reasons.append(f"{self.name} does not build the {spec.layout} layout (it builds "
+                           f"{', '.join(sorted(self.layouts))})")
         if not host.is_root:
             reasons.append("building filesystems needs root (losetup, mkfs, mount); run as root")
         if self.kernel_name and self.kernel_name not in host.filesystems:

@@ -30,6 +30,7 @@ class Btrfs(Filesystem):
         ),
     }
     alternatives: ClassVar[dict[str, str]] = {"compress-force": "compress"}
+    rank: ClassVar[int] = 2
 
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
         user_args = shlex.split(spec.option("mkfs") or "")

@@ -43,6 +43,7 @@ class MdBackedFilesystem(Filesystem):
 @dataclass(frozen=True)
 class Ext4(MdBackedFilesystem):
     name: ClassVar[str] = "ext4"
+    rank: ClassVar[int] = 0
     kernel_name: ClassVar[str] = "ext4"
     tools: ClassVar[dict[str, str]] = {"mkfs.ext4": "e2fsprogs"}
     # lazy init would keep writing inode tables and the journal in the background after
@@ -56,6 +57,7 @@ class Ext4(MdBackedFilesystem):
 @dataclass(frozen=True)
 class Xfs(MdBackedFilesystem):
     name: ClassVar[str] = "xfs"
+    rank: ClassVar[int] = 1
     kernel_name: ClassVar[str] = "xfs"
     tools: ClassVar[dict[str, str]] = {"mkfs.xfs": "xfsprogs"}
     mkfs_argv: ClassVar[Argv] = ("mkfs.xfs", "-f", "-q")

@@ -63,7 +63,15 @@ class Zfs(Filesystem):
         "logbias": OptionSpec("logbias", "ZIL bias", one_of("latency", "throughput")),
         "xattr": OptionSpec("xattr", "extended attributes", one_of("on", "off", "sa", "dir")),
     }
+    rank: ClassVar[int] = 3
+    evict_on_every_run: ClassVar[bool] = True  # the ARC ignores drop_caches: only export/import empties it
+    evict_description: ClassVar[str] = "pool export/import"
     impl: str = "openzfs"
+
+    @classmethod
+    def for_host(cls, host: Host | None) -> "Zfs":
+        """OpenZFS or zfs-fuse, whichever this host has."""
+        return cls(impl=(host.zfs_impl if host and host.zfs_impl else "openzfs"))
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
         reasons = super().unavailable(spec, host)

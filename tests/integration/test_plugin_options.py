@@ -3,6 +3,8 @@ anything is built, and the matrix turns into test ids. Needs no root: nothing is
 
 import pytest
 
+from pytest_fsbench.filesystems import FILESYSTEMS
+
 pytest_plugins = ["pytester"]
 
 CASE = """
@@ -12,7 +14,7 @@ def test_case(fsbench_spec):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--fs=ntfs"], "ERROR: --fs: unknown filesystem 'ntfs'; choose from ext4, xfs, btrfs, zfs"),
+    (["--fs=ntfs"], f"ERROR: --fs: unknown filesystem 'ntfs'; choose from {', '.join(FILESYSTEMS)}"),
     (["--layout=raid6"], "ERROR: --layout: unknown layout 'raid6'"),
     (["--fs=btrfs", "--fs-opt=btrfs:compress=lz4"], "compress must be zlib[:1-9], lzo, zstd[:1-15] or no"),
     (["--fs-opt=ext4:recordsize=64K"], "ext4 has no option 'recordsize'"),

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench.case import FILESYSTEMS, LAYOUT_DEVICES, CaseSpec
+from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
+from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.host import probe
 from pytest_fsbench.runner import execute

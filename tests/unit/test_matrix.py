@@ -2,6 +2,7 @@ import pytest
 
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
+from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.matrix import (
     build_pairs,
     build_matrix, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,
@@ -17,8 +18,8 @@ def test_filesystems_in_order_without_duplicates():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("ntfs", "unknown filesystem 'ntfs'; choose from ext4, xfs, btrfs, zfs"),
-    ("ext4,,xfs", "give a comma-separated list of one or more of ext4, xfs, btrfs, zfs"),
+    ("ntfs", f"unknown filesystem 'ntfs'; choose from {', '.join(FILESYSTEMS)}"),
+    ("ext4,,xfs", f"give a comma-separated list of one or more of {', '.join(FILESYSTEMS)}"),
     ("", "give a comma-separated list"),
 ])
 def test_bad_filesystem(text, message):
