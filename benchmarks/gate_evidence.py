@@ -303,7 +303,7 @@ def main_real(args: argparse.Namespace) -> int:
             if leftover.exists() and not any(leftover.iterdir()):
                 leftover.rmdir()
     t = args.trials
-    print(f"\n{args.fs} on a loop device, dd {args.size} direct writes, {args.runs} rounds of A A' B, {t} trials, "
+    print(f"\n{args.fs} on a loop device, dd {args.size} direct writes, {args.runs} rounds of A A' B / B A' A, {t} trials, "
           f"pilot median {pilot:.0f} MB/s, allowed {ALLOWED:g}%, alpha {ALPHA:g}")
     print(f"real effect of the throttle (median B/A): {100 * (statistics.median(ratios) - 1):+.1f}%")
     for name, hits in rows.items():

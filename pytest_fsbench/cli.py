@@ -189,6 +189,15 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_profiles(args: argparse.Namespace) -> int:
+    """The PTS test profiles and suites this fsbench carries."""
+    for name, path in pts.available_profiles().items():
+        print(f"profile {name} ({path.name}): {path}")
+    for path in sorted(pts.SUITES_DIR.glob("fsbench-*")):
+        print(f"suite {path.name}: {path}")
+    return 0
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
     store = open_store(args)
     if args.drop:
@@ -236,6 +245,8 @@ def parser() -> argparse.ArgumentParser:
     upload.add_argument("result", help="the PTS result file's name (as in phoronix-test-suite list-saved-results)")
     upload.add_argument("--pts-binary", help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
     upload.set_defaults(func=cmd_upload)
+    profiles = sub.add_parser("profiles", help="list the PTS test profiles and suites fsbench carries")
+    profiles.set_defaults(func=cmd_profiles)
     baseline = sub.add_parser("baseline", help="list the baselines and their sessions, or forget one")
     baseline.add_argument("--drop", metavar="NAME", help="forget baseline NAME (its sessions stay in the store)")
     add_to_argparse(baseline, BY_FLAG["--store"])

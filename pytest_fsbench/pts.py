@@ -42,8 +42,17 @@ MISSING_REASON = (
 )
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-PROFILES_DIR = REPO_ROOT / "test-profiles"
-SUITES_DIR = REPO_ROOT / "suites"
+
+
+def _data_dir(installed: str, checkout: str) -> Path:
+    """A directory of fsbench's PTS definitions: inside the installed package (a wheel ships
+    test-profiles/ as pytest_fsbench/pts_profiles), else in the checkout it runs from."""
+    packaged = Path(__file__).resolve().parent / installed
+    return packaged if packaged.is_dir() else REPO_ROOT / checkout
+
+
+PROFILES_DIR = _data_dir("pts_profiles", "test-profiles")
+SUITES_DIR = _data_dir("pts_suites", "suites")
 
 #: option values a profile runs with unless --pts-options says otherwise: minutes, small files
 QUICK_OPTIONS: dict[str, dict[str, str]] = {

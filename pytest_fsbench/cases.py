@@ -1,8 +1,7 @@
-"""Repository-level pytest configuration for the benchmark cases in benchmarks/.
-
-The fsbench plugin itself is loaded through its pytest11 entry point (pip install -e .); this file
-adds the workload parameters the cases here use. A parameter given as a comma list becomes one
-case per value (a sweep), e.g. --iozone-record=64K,128K,1M.
+"""The workload parameters of fsbench's benchmark cases (pytest_fsbench.benchmarks, the repository's
+benchmarks/), as a pytest plugin of their own (entry point fsbench_cases), so that an installed
+fsbench carries them: `pytest --pyargs pytest_fsbench.benchmarks`. A parameter given as a comma
+list becomes one case per value (a sweep), e.g. --iozone-record=64K,128K,1M.
 """
 
 from __future__ import annotations
@@ -14,12 +13,12 @@ from typing import Callable
 
 import pytest
 
-from pytest_fsbench import pts
-from pytest_fsbench.sizes import is_ram_rule, parse_size
-from pytest_fsbench.workloads.filebench import PERSONALITIES
-from pytest_fsbench.workloads.fio import PATTERNS
-from pytest_fsbench.workloads.iozone import TESTS as IOZONE_TESTS
-from pytest_fsbench.workloads.kernel_build import check_config
+from . import pts
+from .sizes import is_ram_rule, parse_size
+from .workloads.filebench import PERSONALITIES
+from .workloads.fio import PATTERNS
+from .workloads.iozone import TESTS as IOZONE_TESTS
+from .workloads.kernel_build import check_config
 
 
 def _size(value: str) -> None:
@@ -94,7 +93,7 @@ PARAMS = [
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("fsbench-cases", "fsbench benchmark cases (benchmarks/)")
+    group = parser.getgroup("fsbench-cases", "fsbench benchmark cases (pytest_fsbench.benchmarks)")
     for param in PARAMS:
         group.addoption(f"--{param.name}", default=param.default,
                         help=f"{param.help} ({param.kind}; default {param.default})")
@@ -126,6 +125,7 @@ def values(config: pytest.Config, param: Param) -> list[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "slow: a long case (e.g. a kernel build); -m 'not slow' leaves it out")
     for param in PARAMS:
         values(config, param)
     size = parse_size(config.getoption("dd_size"))
