@@ -14,82 +14,9 @@ from typing import Callable
 import pytest
 
 from . import pts
-from .sizes import is_ram_rule, parse_size
-from .workloads.filebench import PERSONALITIES
-from .workloads.fio import PATTERNS
-from .workloads.iozone import TESTS as IOZONE_TESTS
-from .workloads.kernel_build import check_config
-
-
-def _size(value: str) -> None:
-    parse_size(value)
-
-
-def _size_or_ram(value: str) -> None:
-    if not is_ram_rule(value):
-        parse_size(value)
-
-
-def _positive(value: str) -> None:
-    if not value.isdigit() or int(value) <= 0:
-        raise ValueError(f"{value!r} is not a positive whole number")
-
-
-def _whole(value: str) -> None:
-    if not value.isdigit():
-        raise ValueError(f"{value!r} is not a whole number")
-
-
-def _choice(*allowed: str) -> Callable[[str], None]:
-    def check(value: str) -> None:
-        if value not in allowed:
-            raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
-
-    return check
-
-
-
-
-SWEEP, LIST, ONE = "comma list, one case per value", "comma list", "one value"
-
-
-@dataclass(frozen=True)
-class Param:
-    """A workload parameter: `--NAME` on the command line, fixture NAME (dashes -> underscores).
-    A SWEEP parametrises the cases; a LIST or ONE value is handed to the case as it is."""
-
-    name: str
-    default: str
-    help: str
-    check: Callable[[str], None]
-    kind: str = SWEEP
-
-    @property
-    def fixture(self) -> str:
-        return self.name.replace("-", "_")
-
-
-PARAMS = [
-    Param("dd-bs", "1M", "dd block sizes", _size),
-    Param("dd-size", "256M", "bytes dd writes and reads per case", _size, kind=ONE),
-    Param("iozone-record", "64K,1M", "IOzone record sizes", _size),
-    Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", _size_or_ram),
-    Param("iozone-tests", "write,rewrite,read,reread,random_read,random_write,stride_read",
-          f"IOzone tests, comma list of {', '.join(IOZONE_TESTS)}", _choice(*IOZONE_TESTS), kind=LIST),
-    Param("iozone-processes", "2", "IOzone throughput-mode process counts", _positive),
-    Param("filebench-personality", "fileserver,webserver,oltp,varmail",
-          f"Filebench personalities, of {', '.join(PERSONALITIES)}", _choice(*PERSONALITIES)),
-    Param("filebench-scale", "quick", "Filebench sizes: quick, paper (the study's) or stock",
-          _choice("quick", "paper", "stock"), kind=ONE),
-    Param("filebench-runtime", "15", "Filebench run time in seconds", _positive, kind=ONE),
-    Param("kernel-config", "tinyconfig", "kernel configs to build (defconfig, tinyconfig, ...)", check_config),
-    Param("kernel-jobs", "0", "make -j for the kernel build (0: number of CPUs)", _whole, kind=ONE),
-    Param("fio-rw", "write,read,randwrite,randread", f"fio patterns, of {', '.join(PATTERNS)}", _choice(*PATTERNS)),
-    Param("fio-bs", "1M,4K", "fio block sizes", _size),
-    Param("fio-size", "256M", "fio file size per job", _size, kind=ONE),
-    Param("bonnie-size", "1024", "bonnie++ file size in MiB (tests under 0.5 s give no result)", _positive, kind=ONE),
-    Param("bonnie-files", "16", "bonnie++ files to create, in multiples of 1024", _positive, kind=ONE),
-]
+from .sizes import parse_size
+from .workloads import PARAMS
+from .workloads.params import LIST, ONE, SWEEP, Param
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -196,10 +123,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize(param.fixture, values(metafunc.config, param))
 
 
-def _single(name: str) -> Callable:
-    param = next(p for p in PARAMS if p.fixture == name)
-
-    @pytest.fixture(name=name)
+def _single(param: Param) -> Callable:
+    @pytest.fixture(name=param.fixture)
     def fixture(request: pytest.FixtureRequest):
         found = values(request.config, param)
         return found if param.kind == LIST else found[0]
@@ -207,11 +132,7 @@ def _single(name: str) -> Callable:
     return fixture
 
 
-dd_size = _single("dd_size")
-iozone_tests = _single("iozone_tests")
-filebench_scale = _single("filebench_scale")
-filebench_runtime = _single("filebench_runtime")
-kernel_jobs = _single("kernel_jobs")
-fio_size = _single("fio_size")
-bonnie_size = _single("bonnie_size")
-bonnie_files = _single("bonnie_files")
+# a fixture for every parameter that is not a sweep (a sweep is parametrised instead)
+for _param in PARAMS:
+    if _param.kind != SWEEP:
+        globals()[f"_fixture_{_param.fixture}"] = _single(_param)

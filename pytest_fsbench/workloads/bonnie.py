@@ -38,6 +38,7 @@ from typing import ClassVar
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec
 from ..sizes import MARGIN
+from .params import ONE, Param, positive
 
 CSV_VERSION = "1.98"
 CSV_COLUMNS = 50
@@ -273,3 +274,9 @@ def csv_metrics(fields: list[str], output: str = "") -> list[Metric]:
     if too_fast == ran:
         raise ParseError("bonnie", "every test was too fast to measure (+++++)", output)
     return metrics
+
+
+PARAMS = (
+    Param("bonnie-size", "1024", "bonnie++ file size in MiB (tests under 0.5 s give no result)", positive, kind=ONE),
+    Param("bonnie-files", "16", "bonnie++ files to create, in multiples of 1024", positive, kind=ONE),
+)

@@ -20,6 +20,7 @@ from ..datagen import parse_data
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec, mb_per_s
 from ..sizes import MARGIN, format_size, parse_size
+from .params import ONE, Param, size
 
 _COPIED = re.compile(r"^(\d+) bytes? (?:\([^)]*\) )?copied, ([0-9.]+(?:e[+-]?\d+)?) s, ", re.MULTILINE)
 _RECORDS_OUT = re.compile(r"^(\d+)\+(\d+) records out$", re.MULTILINE)
@@ -136,3 +137,9 @@ class DdRead(_Dd):
 
     def parse(self, output: str) -> list[Metric]:
         return self._metric("read", output)
+
+
+PARAMS = (
+    Param("dd-bs", "1M", "dd block sizes", size),
+    Param("dd-size", "256M", "bytes dd writes and reads per case", size, kind=ONE),
+)

@@ -52,6 +52,7 @@ from typing import ClassVar
 
 from ..errors import ParseError, ToolMissing
 from ..metrics import Direction, Metric, MetricSpec
+from .params import ONE, Param, choice, positive
 
 #: environment variable naming the filebench binary
 BINARY_ENV = "FSBENCH_FILEBENCH"
@@ -408,3 +409,12 @@ def _flowop_metrics(text: str) -> list[Metric]:
             ms = float(m.group("ms_op"))
             metrics.append(Metric("filebench.flowop_ms_per_op", ms, "ms", Direction.LOWER, {"flowop": name}))
     return metrics
+
+
+PARAMS = (
+    Param("filebench-personality", "fileserver,webserver,oltp,varmail",
+          f"Filebench personalities, of {', '.join(PERSONALITIES)}", choice(*PERSONALITIES)),
+    Param("filebench-scale", "quick", "Filebench sizes: quick, paper (the study's) or stock",
+          choice("quick", "paper", "stock"), kind=ONE),
+    Param("filebench-runtime", "15", "Filebench run time in seconds", positive, kind=ONE),
+)

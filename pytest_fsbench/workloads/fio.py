@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from ..errors import ParseError
 from ..metrics import MB, Direction, Metric, MetricSpec
 from ..sizes import MARGIN, parse_size
+from .params import ONE, Param, choice, size
 
 PATTERNS: tuple[str, ...] = ("read", "write", "randread", "randwrite", "readwrite", "randrw")
 MIXED: frozenset[str] = frozenset({"readwrite", "randrw"})
@@ -345,3 +346,10 @@ def _cpu_metrics(jobs: list[dict[str, Any]], output: str) -> list[Metric]:
         values = [_number(job, key, "job", output) for job in jobs]
         out.append(Metric(metric, sum(values) / len(values), "%", Direction.LOWER))
     return out
+
+
+PARAMS = (
+    Param("fio-rw", "write,read,randwrite,randread", f"fio patterns, of {', '.join(PATTERNS)}", choice(*PATTERNS)),
+    Param("fio-bs", "1M,4K", "fio block sizes", size),
+    Param("fio-size", "256M", "fio file size per job", size, kind=ONE),
+)

@@ -32,6 +32,7 @@ from typing import ClassVar
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec
 from ..sizes import MARGIN, format_size, parse_size
+from .params import LIST, Param, choice, positive, size, size_or_ram
 
 #: IOzone's tests, in the column order of its result table
 TESTS: tuple[str, ...] = (
@@ -509,3 +510,12 @@ class Iozone:
                 metrics.append(Metric(f"iozone.{test}.cpu", result.cpu_percent, "%", Direction.LOWER,
                                       dict(params)))
         return metrics
+
+
+PARAMS = (
+    Param("iozone-record", "64K,1M", "IOzone record sizes", size),
+    Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", size_or_ram),
+    Param("iozone-tests", "write,rewrite,read,reread,random_read,random_write,stride_read",
+          f"IOzone tests, comma list of {', '.join(TESTS)}", choice(*TESTS), kind=LIST),
+    Param("iozone-processes", "2", "IOzone throughput-mode process counts", positive),
+)

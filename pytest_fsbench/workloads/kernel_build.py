@@ -18,6 +18,7 @@ from typing import ClassVar
 
 from ..errors import ParseError, ToolMissing
 from ..metrics import Direction, Metric, MetricSpec
+from .params import ONE, Param, whole
 
 #: where Debian's linux-source package puts its tarballs
 SOURCE_GLOB_DIR = Path("/usr/src")
@@ -178,3 +179,9 @@ def parse_output(output: str) -> list[Metric]:
         Metric("kernel_build.user_seconds", float(user), "s", Direction.LOWER),
         Metric("kernel_build.sys_seconds", float(sys_), "s", Direction.LOWER),
     ]
+
+
+PARAMS = (
+    Param("kernel-config", "tinyconfig", "kernel configs to build (defconfig, tinyconfig, ...)", check_config),
+    Param("kernel-jobs", "0", "make -j for the kernel build (0: number of CPUs)", whole, kind=ONE),
+)

@@ -1,0 +1,54 @@
+"""A workload's parameters as its benchmark cases take them: `--NAME` on the command line and a
+fixture of the same name (dashes -> underscores). Each workload module declares its own PARAMS;
+the cases plugin (pytest_fsbench.cases) turns them into options, checks and parametrisation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..sizes import is_ram_rule, parse_size
+
+SWEEP, LIST, ONE = "comma list, one case per value", "comma list", "one value"
+
+
+@dataclass(frozen=True)
+class Param:
+    """A SWEEP parametrises the cases; a LIST or ONE value is handed to the case as it is."""
+
+    name: str
+    default: str
+    help: str
+    check: Callable[[str], None]
+    kind: str = SWEEP
+
+    @property
+    def fixture(self) -> str:
+        return self.name.replace("-", "_")
+
+
+def size(value: str) -> None:
+    parse_size(value)
+
+
+def size_or_ram(value: str) -> None:
+    if not is_ram_rule(value):
+        parse_size(value)
+
+
+def positive(value: str) -> None:
+    if not value.isdigit() or int(value) <= 0:
+        raise ValueError(f"{value!r} is not a positive whole number")
+
+
+def whole(value: str) -> None:
+    if not value.isdigit():
+        raise ValueError(f"{value!r} is not a whole number")
+
+
+def choice(*allowed: str) -> Callable[[str], None]:
+    def check(value: str) -> None:
+        if value not in allowed:
+            raise ValueError(f"{value!r} is not one of {', '.join(allowed)}")
+
+    return check
