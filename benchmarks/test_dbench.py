@@ -1,0 +1,14 @@
+"""dbench: the NetBench file-server load replayed by N clients (mmtests and PTS run it).
+
+    pytest --fs=ext4,xfs,btrfs -k dbench --dbench-clients=1,4,16 --dbench-time=60
+"""
+
+import pytest
+
+from pytest_fsbench.workloads.dbench import Dbench, missing
+
+
+@pytest.mark.skipif(missing() is not None, reason=str(missing()))
+def test_dbench(fsbench, dbench_clients, dbench_time):
+    fsbench.own_data("dbench")
+    fsbench.run(Dbench(clients=int(dbench_clients), seconds=int(dbench_time)))
