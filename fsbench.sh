@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
-          util-linux fdisk fio bonnie++ time iozone3
+          util-linux fdisk fio bonnie++ time iozone3 dbench
           linux-source build-essential bc bison flex libelf-dev libssl-dev)
 
 need_root() {
