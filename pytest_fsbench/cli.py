@@ -34,6 +34,10 @@ def doctor_lines(host: Host) -> list[str]:
             spec = CaseSpec(fs, layout)
             reasons = driver(fs, host).unavailable(spec, host)
             lines.append(f"{spec.id:14} {'ok' if not reasons else 'skip: ' + '; '.join(reasons)}")
+    lines.append("options (--fs-opt FS:KEY=VALUE):")
+    for fs in FILESYSTEMS:
+        options = driver(fs, host).options
+        lines.append(f"  {fs}: " + "; ".join(f"{key} ({spec.help})" for key, spec in options.items()))
     return lines
 
 

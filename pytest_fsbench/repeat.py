@@ -3,7 +3,6 @@ enough, within a budget. Pure decisions; the plugin does the running."""
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -79,11 +78,3 @@ def stop_reason(policy: RepeatPolicy, runs: int, headline: Sequence[Sequence[flo
         return STOP_TIME
     return None
 
-
-def pts_would_stop(samples: Sequence[float], threshold_pct: float = 3.5) -> bool:
-    """PTS's dynamic rule, for comparison: stop once stddev/mean is below 3.5 %."""
-    if len(samples) < 3:
-        return False
-    mean = sum(samples) / len(samples)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in samples) / (len(samples) - 1))
-    return 100 * sd / mean < threshold_pct

@@ -116,15 +116,6 @@ def check_devices(
     return [_check_one(t, ctx) for t in targets]
 
 
-def wipe_signatures(info: DeviceInfo, *, run: system.Runner = system.run) -> None:
-    """Erase every filesystem, raid and partition-table signature on the device (`wipefs -a`).
-
-    Only for devices check_devices accepted (with wipe=True if they held signatures), and for
-    fsbench's own teardown.
-    """
-    run(["wipefs", "-a", info.path], timeout=_PROBE_TIMEOUT)
-
-
 def format_plan(assignments: list[tuple[str, list[DeviceInfo]]]) -> str:
     """One line per case naming the devices it will overwrite, for the user to confirm."""
     return "\n".join(_plan_line(case, devices) for case, devices in assignments)

@@ -22,9 +22,9 @@ Argv = tuple[str, ...]
 
 @dataclass(frozen=True)
 class OptionSpec:
-    """One `--fs-opt fs:key=value` key: what it means and how its value is checked."""
+    """One `--fs-opt fs:key=value` key: what it means (shown by fsbench doctor) and how its value
+    is checked."""
 
-    key: str
     help: str
     check: Callable[[str], None]
 
@@ -80,8 +80,8 @@ def mount_options(value: str) -> None:
         raise ValueError("must be a comma-separated list of mount options, e.g. noatime,nodiratime")
 
 
-MKFS_OPT = OptionSpec("mkfs", "extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)
-MOUNT_OPT = OptionSpec("mount", "extra mount options, e.g. mount=noatime", mount_options)
+MKFS_OPT = OptionSpec("extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)
+MOUNT_OPT = OptionSpec("extra mount options, e.g. mount=noatime", mount_options)
 
 
 @dataclass(frozen=True)

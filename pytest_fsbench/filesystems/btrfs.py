@@ -24,9 +24,8 @@ class Btrfs(Filesystem):
     options: ClassVar[dict[str, OptionSpec]] = {
         "mkfs": MKFS_OPT,
         "mount": MOUNT_OPT,
-        "compress": OptionSpec("compress", "mount -o compress=ALG", matches(_COMPRESS, COMPRESS_HELP)),
-        "compress-force": OptionSpec(
-            "compress-force", "mount -o compress-force=ALG", matches(_COMPRESS, COMPRESS_HELP)
+        "compress": OptionSpec("mount -o compress=ALG", matches(_COMPRESS, COMPRESS_HELP)),
+        "compress-force": OptionSpec("mount -o compress-force=ALG", matches(_COMPRESS, COMPRESS_HELP)
         ),
     }
     alternatives: ClassVar[dict[str, str]] = {"compress-force": "compress"}

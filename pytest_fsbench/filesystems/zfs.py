@@ -51,17 +51,17 @@ class Zfs(Filesystem):
     copy_on_write: ClassVar[bool] = True
     tools: ClassVar[dict[str, str]] = {"zpool": "zfsutils-linux or zfs-fuse", "zfs": "zfsutils-linux or zfs-fuse"}
     options: ClassVar[dict[str, OptionSpec]] = {
-        "compression": OptionSpec("compression", "dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4 or zstd[-1..19]")),
-        "recordsize": OptionSpec("recordsize", "dataset record size", _recordsize),
-        "ashift": OptionSpec("ashift", "pool sector size exponent", _ashift),
-        "dedup": OptionSpec("dedup", "deduplication", one_of("on", "off", "verify", "sha256", "sha256,verify")),
-        "atime": OptionSpec("atime", "access time updates", one_of("on", "off")),
-        "sync": OptionSpec("sync", "synchronous write semantics", one_of("standard", "always", "disabled")),
-        "checksum": OptionSpec("checksum", "block checksum", one_of("on", "off", "fletcher2", "fletcher4", "sha256", "sha512", "skein", "edonr", "blake3")),
-        "copies": OptionSpec("copies", "copies of each block", one_of("1", "2", "3")),
-        "primarycache": OptionSpec("primarycache", "ARC use", one_of("all", "none", "metadata")),
-        "logbias": OptionSpec("logbias", "ZIL bias", one_of("latency", "throughput")),
-        "xattr": OptionSpec("xattr", "extended attributes", one_of("on", "off", "sa", "dir")),
+        "compression": OptionSpec("dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4 or zstd[-1..19]")),
+        "recordsize": OptionSpec("dataset record size", _recordsize),
+        "ashift": OptionSpec("pool sector size exponent", _ashift),
+        "dedup": OptionSpec("deduplication", one_of("on", "off", "verify", "sha256", "sha256,verify")),
+        "atime": OptionSpec("access time updates", one_of("on", "off")),
+        "sync": OptionSpec("synchronous write semantics", one_of("standard", "always", "disabled")),
+        "checksum": OptionSpec("block checksum", one_of("on", "off", "fletcher2", "fletcher4", "sha256", "sha512", "skein", "edonr", "blake3")),
+        "copies": OptionSpec("copies of each block", one_of("1", "2", "3")),
+        "primarycache": OptionSpec("ARC use", one_of("all", "none", "metadata")),
+        "logbias": OptionSpec("ZIL bias", one_of("latency", "throughput")),
+        "xattr": OptionSpec("extended attributes", one_of("on", "off", "sa", "dir")),
     }
     rank: ClassVar[int] = 3
     evict_on_every_run: ClassVar[bool] = True  # the ARC ignores drop_caches: only export/import empties it

@@ -120,7 +120,7 @@ def test_ext4_signature_refused_then_accepted_with_wipe_and_wiped(loops):
 
     [info] = safety.check_devices([device], wipe=True)
     assert info.signatures == ("ext4",)
-    safety.wipe_signatures(info)
+    run(["wipefs", "--all", "--quiet", device])  # what the device provider does when a case ends
     assert _blkid(device) == 2  # blkid: nothing found
     assert safety.check_devices([device])[0].signatures == ()
 

@@ -361,13 +361,6 @@ def test_pyudev_and_tree_reader_agree_on_real_sysfs():
 # --- wipe and plan ---
 
 
-def test_wipe_signatures_runs_wipefs_all():
-    calls = []
-    info = safety.DeviceInfo("/dev/sdz", "sdz", 10**9, "", os.makedev(8, 0), ("ext4",))
-    safety.wipe_signatures(info, run=lambda argv, **kw: calls.append(argv))
-    assert calls == [["wipefs", "-a", "/dev/sdz"]]
-
-
 def test_format_plan():
     sdb = safety.DeviceInfo("/dev/sdb", "sdb", 300 * 10**9, "ST300DM", os.makedev(8, 16), ())
     sdc = safety.DeviceInfo("/dev/sdc", "sdc", 64 * MiB, "", os.makedev(8, 32), ("ext4",))
