@@ -195,8 +195,8 @@ class Bench:
         start, measured = time.monotonic(), 0
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
-            reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start,
-                                 lambda: self._decided(row))
+            decided = (lambda: self._decided(row)) if len(self.session.baseline_ids) == 1 else None
+            reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start, decided)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
             self._measure(workload, policy, row, warmup=False)

@@ -58,16 +58,17 @@ def parse_percent(text: str, option: str) -> float:
 
 
 def stop_reason(policy: RepeatPolicy, runs: int, headline: Sequence[Sequence[float]], elapsed: float,
-                decided: Callable[[], bool] = lambda: True) -> str | None:
+                decided: Callable[[], bool] | None = None) -> str | None:
     """Why to stop now, or None to run again. runs: measured runs so far; headline: the samples of
     each headline metric (a tool may leave one out of a run, e.g. bonnie++'s "+++++", so runs
-    are counted, not samples); decided(): whether the gate has decided every gated metric."""
+    are counted, not samples); decided(): whether the gate has decided every gated metric (None:
+    no sequential decision applies to this case, e.g. a baseline of several sessions)."""
     if runs < policy.runs:
         return None
-    if not policy.dynamic:
+    if not policy.dynamic or (decided is None and policy.until_ci is None):
         return STOP_RUNS
     if runs in policy.looks or runs >= policy.looks[-1]:
-        if policy.sequential and decided():
+        if policy.sequential and decided is not None and decided():
             return STOP_DECIDED
         if policy.until_ci is not None and all(median_within(s, policy.until_ci, policy.ci_confidence)
                                                for s in headline if len(s)):

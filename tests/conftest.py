@@ -24,9 +24,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(skip)
 
 
-def fsbench_leftovers() -> list[str]:
+def fsbench_leftovers(include_live: bool = False) -> list[str]:
     """fsbench's mounts, loops and pools on this machine whose session is gone (what live
-    sessions, e.g. another test suite running beside this one, hold is theirs, not a leftover)."""
+    sessions, e.g. another test suite running beside this one, hold is theirs, not a leftover);
+    include_live: those of live sessions too."""
     found = [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if "fsbench" in line]
     listing = subprocess.run(["losetup", "--json", "--list"], capture_output=True, text=True).stdout
     for entry in json.loads(listing or "{}").get("loopdevices", []):
@@ -34,7 +35,7 @@ def fsbench_leftovers() -> list[str]:
             found.append(f"{entry['name']} -> {entry['back-file']}")
     pools = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True, text=True).stdout
     found += [f"zpool {p}" for p in pools.split() if p.startswith("fsbench-")]
-    return [item for item in found if stale(item.split()[-1] + "-")]
+    return [item for item in found if include_live or stale(item.split()[-1] + "-")]
 
 
 @pytest.fixture

@@ -44,6 +44,8 @@ def test_sequential_gate_stops_once_decided():
     assert stop_reason(policy, 6, [TIGHT[:6]], 0, decided=lambda: False) is None
     assert stop_reason(policy, 8, [TIGHT], 0, decided=lambda: True) is None  # between looks
     assert stop_reason(policy, 20, [TIGHT], 0, decided=lambda: False) == "max-runs"
+    # nothing to decide sequentially (a baseline of several sessions): the fixed count
+    assert stop_reason(policy, 6, [TIGHT[:6]], 0, decided=None) == "runs"
 
 
 def test_three_lucky_runs_cannot_stop_the_precision_rule():
