@@ -126,9 +126,11 @@ def start_slow_case(tmp_path: Path, fs: str, layout: str) -> tuple[subprocess.Po
 @pytest.mark.parametrize("fs, layout", [("btrfs", "raid1"), ("zfs", "raid10")])
 def test_interrupted_case_is_torn_down(tmp_path, no_leftovers, fs, layout, sig):
     proc, mountpoint = start_slow_case(tmp_path, fs, layout)
-    assert any(mountpoint in line for line in fsbench_leftovers(include_live=True))
-    proc.send_signal(sig)
-    out, _ = proc.communicate(timeout=120)
+    try:
+        assert any(mountpoint in line for line in fsbench_leftovers(include_live=True))
+    finally:  # a failed check must not leave the case sleeping on its target
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=120)
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
     assert not list((tmp_path / "images").glob("*.img"))
 
