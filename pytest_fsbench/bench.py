@@ -240,7 +240,7 @@ class Bench:
                 failures += self._judge(result, s, cmp, self._baseline_note(s, cmp))
         for s, cmp in self._paired_comparisons(result.series):
             result.paired.append((s, cmp))
-            failures += self._judge(result, s, cmp, f" (paired by round with {self.reference.id})")
+            failures += self._judge(result, s, cmp, f" (paired by round with {self.pair[0].id})")
         return failures
 
     def _judge(self, result: CaseResult, s: Series, cmp: Comparison, note: str) -> list[str]:
@@ -264,24 +264,33 @@ class Bench:
         return note
 
     @property
-    def reference(self) -> CaseSpec | None:
-        """The case this target's --paired variant is compared with (None when not a variant)."""
-        return next((a for a, b in self.session.settings.pairs if b == self.target.spec), None)
+    def pair(self) -> tuple[CaseSpec, CaseSpec] | None:
+        """(reference, variant) of --paired that this target is one of (None when neither)."""
+        return next(((a, b) for a, b in self.session.settings.pairs if self.target.spec in (a, b)), None)
 
     def _paired_comparisons(self, series: list[Series]) -> list[tuple[Series, Comparison]]:
-        reference = self.reference
-        if reference is None:
+        """The variant against its reference, round by round, once both have all their rounds
+        (rounds alternate their order, so either may finish last)."""
+        pair = self.pair
+        if pair is None:
             return []
-        test = self.test.replace(f"[{self.target.spec.id}", f"[{reference.id}", 1)
-        theirs = {(r.key.workload, r.key.workload_params, r.key.metric, r.key.params): r
-                  for r in self.session.store.series(self.session.session_id, test=test)}
+        reference, variant = pair
+        other = reference if self.target.spec == variant else variant
+        test = self.test.replace(f"[{self.target.spec.id}", f"[{other.id}", 1)
+
+        def by_key(found: list[Series]) -> dict[tuple[str, ...], Series]:
+            return {(s.key.workload, s.key.workload_params, s.key.metric, s.key.params): s for s in found}
+
+        mine, theirs = by_key(series), by_key(self.session.store.series(self.session.session_id, test=test))
+        refs, variants = (theirs, mine) if other == reference else (mine, theirs)
+        rounds = self.session.settings.repeat.runs
         pairs = []
-        for s in series:
-            ref = theirs.get((s.key.workload, s.key.workload_params, s.key.metric, s.key.params))
-            if ref is None or len(ref.values) != len(s.values) or len(s.values) < 2:
-                continue  # a round of one of them failed or left the metric out: nothing to pair
+        for key, v in variants.items():
+            r = refs.get(key)
+            if r is None or not len(r.values) == len(v.values) == rounds:
+                continue  # the other has rounds to go, or a round failed: nothing to pair (yet)
             try:
-                pairs.append((s, compare(ref.values, s.values, s.direction, self.session.settings.alpha,
+                pairs.append((v, compare(r.values, v.values, v.direction, self.session.settings.alpha,
                                          method=PAIRED)))
             except ValueError:
                 continue

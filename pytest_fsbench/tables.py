@@ -100,7 +100,7 @@ def comparison_table(results, alpha: float) -> list[str]:
 
 def paired_table(results, alpha: float) -> list[str]:
     """Each --paired variant against its reference case, paired by round."""
-    pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.paired
+    pairs = [(short_test(s.key.test), s, cmp) for r in results for s, cmp in r.paired
              if in_summary(s.key.metric, s.unit)]
     return comparison_lines(pairs, alpha, base="reference") if pairs else []
 

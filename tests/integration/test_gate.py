@@ -100,24 +100,27 @@ def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_lefto
 
 
 def test_paired_rounds_in_one_session(tmp_path, no_leftovers):
-    """Two configurations measured round by round, each round on fresh targets, compared paired:
-    zstd level 15 forced on incompressible data costs btrfs most of its write throughput."""
-    done = run_pytest([*common(tmp_path), "--fs=btrfs", "--fs-opt=btrfs:compress=no", "--runs=5",
+    """Two configurations measured round by round, each round on fresh targets and in alternating
+    order, compared paired: zstd level 15 forced on incompressible data costs btrfs most of its
+    write throughput. With an even number of rounds the reference finishes last."""
+    done = run_pytest([*common(tmp_path), "--fs=btrfs", "--fs-opt=btrfs:compress=no", "--runs=6",
                        "--paired=btrfs:compress-force=zstd:15", "--fail-on-regression=5%"], cwd=REPO)
     assert done.returncode == 1, done.stdout[-3000:]
     assert ("fsbench: paired: btrfs-single-compress-force=zstd:15 against btrfs-single-compress=no, "
-            "5 interleaved rounds") in done.stdout
+            "6 interleaved rounds") in done.stdout
     assert "fsbench paired comparison: each --paired variant against its case, by round" in done.stdout
-    assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-compress-force=zstd:15-1M-round5]" in done.stdout
+    table = done.stdout[done.stdout.index("fsbench paired comparison"):]
+    assert "test_dd_write[btrfs-single-compress-force=zstd:15-1M]" in table.splitlines()[2]
+    assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-compress=no-1M-round6]" in done.stdout
     line = next(l for l in done.stdout.splitlines()
                 if l.startswith("btrfs-single-compress-force=zstd:15 regression: dd.write"))
-    assert "[90% CI " in line and "p=0.031 n=5/5 worse" in line  # every round slower: 1/32
+    assert "[90% CI " in line and "p=0.016 n=6/6 worse" in line  # every round slower: 1/64
     assert line.endswith("(paired by round with btrfs-single-compress=no)")
     con = sqlite3.connect(tmp_path / "fsbench.db")
     rounds = con.execute("SELECT c.case_id, COUNT(*) FROM runs r JOIN cases c ON r.case_row = c.id "
                          "WHERE r.warmup = 0 GROUP BY c.case_id ORDER BY c.case_id").fetchall()
     con.close()
-    assert rounds == [("btrfs-single-compress-force=zstd:15", 5), ("btrfs-single-compress=no", 5)]
+    assert rounds == [("btrfs-single-compress-force=zstd:15", 6), ("btrfs-single-compress=no", 6)]
 
 
 def new_session_like(db: Path, source: int, suffix: str) -> int:
