@@ -3,12 +3,9 @@
     pytest --fs=ext4,xfs,btrfs -k dbench --dbench-clients=1,4,16 --dbench-time=60
 """
 
-import pytest
-
-from pytest_fsbench.workloads.dbench import Dbench, missing
+from pytest_fsbench.workloads.dbench import Dbench
 
 
-@pytest.mark.skipif(missing() is not None, reason=str(missing()))
 def test_dbench(fsbench, dbench_clients, dbench_time):
     fsbench.own_data("dbench")
     fsbench.run(Dbench(clients=int(dbench_clients), seconds=int(dbench_time)))

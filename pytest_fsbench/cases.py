@@ -15,7 +15,7 @@ import pytest
 
 from . import pts
 from .sizes import parse_size
-from .workloads import PARAMS
+from .workloads import PARAMS, missing_tools
 from .workloads.params import LIST, ONE, SWEEP, Param
 
 
@@ -115,6 +115,14 @@ def pts_run(request: pytest.FixtureRequest, fsbench) -> pts.PtsRun:
         description=f"fsbench session of {session.started}: {' '.join(session.settings.args)}"[:400],
         install_root=fsbench.target.mountpoint / "pts", times=session.settings.repeat.runs,
         system_tools=settings.system_tools)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A case whose workload's tool is missing skips at once, before a target is built for it."""
+    for item in items:
+        reasons = missing_tools(getattr(item, "fixturenames", ()))
+        if reasons:
+            item.add_marker(pytest.mark.skip(reason="; ".join(reasons)))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

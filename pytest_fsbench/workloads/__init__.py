@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shutil
+from collections.abc import Callable, Iterable
 from types import ModuleType
 
 from ..metrics import RUN_METRICS, MetricSpec
@@ -25,3 +27,15 @@ KNOWN_METRICS: tuple[MetricSpec, ...] = (
 )
 #: every workload parameter, in the order of the modules
 PARAMS: tuple[Param, ...] = tuple(param for module in WORKLOAD_MODULES for param in getattr(module, "PARAMS", ()))
+
+
+def missing_tools(fixturenames: Iterable[str], which: Callable[[str], str | None] = shutil.which) -> list[str]:
+    """Why a case that takes these fixtures cannot run here: the tools of each workload whose
+    parameters it takes that are not installed (empty when it can run)."""
+    names = set(fixturenames)
+    reasons = []
+    for module in WORKLOAD_MODULES:
+        if names & {param.fixture for param in getattr(module, "PARAMS", ())}:
+            reasons += [f"{program} is not installed (Debian package {package})"
+                        for program, package in getattr(module, "TOOLS", {}).items() if which(program) is None]
+    return reasons

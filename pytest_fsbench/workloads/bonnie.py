@@ -276,6 +276,8 @@ def csv_metrics(fields: list[str], output: str = "") -> list[Metric]:
     return metrics
 
 
+#: programs the cases need (program -> Debian package); checked before a target is built
+TOOLS = {"bonnie++": "bonnie++"}
 PARAMS = (
     Param("bonnie-size", "1024", "bonnie++ file size in MiB (tests under 0.5 s give no result)", positive, kind=ONE),
     Param("bonnie-files", "16", "bonnie++ files to create, in multiples of 1024", positive, kind=ONE),

@@ -21,7 +21,6 @@ client failed prints no Throughput line (and exits 1): ParseError.
 from __future__ import annotations
 
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,20 +33,15 @@ METRICS = (
     MetricSpec(r"dbench\.(max_latency|op_avg_latency|op_max_latency)", "ms",
                "dbench.max_latency|op_avg_latency|op_max_latency"),
 )
+#: programs the cases need (program -> Debian package); checked before a target is built
+TOOLS = {"dbench": "dbench"}
 PARAMS = (
     Param("dbench-clients", "1,4", "dbench client counts", positive),
     Param("dbench-time", "20", "dbench run time in seconds (the first fifth is warm-up)", positive, kind=ONE),
 )
-MISSING_REASON = "dbench is not installed (Debian package dbench)"
-
 _SUMMARY = re.compile(r"^Throughput\s+(?P<mbs>[0-9.eE+-]+)\s+MB/sec.*?\s(?P<clients>\d+)\s+clients\s+\d+\s+procs"
                       r"\s+max_latency=(?P<lat>[0-9.]+)\s+ms\s*$", re.MULTILINE)
 _OPERATION = re.compile(r"^\s*(?P<op>[A-Za-z]+)\s+(?P<count>\d+)\s+(?P<avg>[0-9.]+)\s+(?P<max>[0-9.]+)\s*$")
-
-
-def missing() -> str | None:
-    """Why dbench cannot run here, or None."""
-    return None if shutil.which("dbench") else MISSING_REASON
 
 
 def parse_dbench(output: str) -> list[Metric]:

@@ -139,6 +139,8 @@ class DdRead(_Dd):
         return self._metric("read", output)
 
 
+#: programs the cases need (program -> Debian package); checked before a target is built
+TOOLS = {"dd": "coreutils"}
 PARAMS = (
     Param("dd-bs", "1M", "dd block sizes", size),
     Param("dd-size", "256M", "bytes dd writes and reads per case", size, kind=ONE),

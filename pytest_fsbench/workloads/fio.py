@@ -348,6 +348,8 @@ def _cpu_metrics(jobs: list[dict[str, Any]], output: str) -> list[Metric]:
     return out
 
 
+#: programs the cases need (program -> Debian package); checked before a target is built
+TOOLS = {"fio": "fio"}
 PARAMS = (
     Param("fio-rw", "write,read,randwrite,randread", f"fio patterns, of {', '.join(PATTERNS)}", choice(*PATTERNS)),
     Param("fio-bs", "1M,4K", "fio block sizes", size),

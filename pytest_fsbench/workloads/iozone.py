@@ -512,6 +512,8 @@ class Iozone:
         return metrics
 
 
+#: programs the cases need (program -> Debian package); checked before a target is built
+TOOLS = {"iozone": "iozone3"}
 PARAMS = (
     Param("iozone-record", "64K,1M", "IOzone record sizes", size),
     Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", size_or_ram),

@@ -96,3 +96,11 @@ def test_paired_variants_are_interleaved_next_to_their_case(pytester):
     assert ids[3:6] == ["test_case[ext4-single-round2]", "test_case[btrfs-single-compress-force=zstd-round2]",
                         "test_case[btrfs-single-compress=no-round2]"]
     assert len(ids) == 15
+
+
+def test_a_case_whose_tool_is_missing_skips_before_anything_is_built(pytester, monkeypatch):
+    pytester.makepyfile("def test_case(fsbench_spec, dbench_clients):\n    raise AssertionError('ran')\n")
+    monkeypatch.setenv("PATH", str(pytester.path))  # no dbench (and nothing else) on PATH
+    result = pytester.runpytest_subprocess("-rs", "--fs=ext4", "--dbench-clients=2")
+    result.assert_outcomes(skipped=1)
+    assert any("dbench is not installed (Debian package dbench)" in line for line in result.outlines)

@@ -6,7 +6,7 @@ import pytest
 
 from pytest_fsbench.errors import ParseError
 from pytest_fsbench.metrics import Direction
-from pytest_fsbench.workloads import KNOWN_METRICS, PARAMS
+from pytest_fsbench.workloads import KNOWN_METRICS, PARAMS, missing_tools
 from pytest_fsbench.workloads.dbench import Dbench, parse_dbench
 
 DATA = Path(__file__).parent.parent / "data" / "dbench"
@@ -49,3 +49,10 @@ def test_a_failed_client_is_a_parse_error():
 def test_registered_with_its_metrics_and_parameters():
     assert any(spec.matches("dbench.throughput") for spec in KNOWN_METRICS)
     assert [p.name for p in PARAMS if p.name.startswith("dbench-")] == ["dbench-clients", "dbench-time"]
+
+
+def test_a_missing_dbench_is_a_reason_before_anything_is_built():
+    assert missing_tools(["fsbench", "dbench_clients"], which=lambda program: None) == [
+        "dbench is not installed (Debian package dbench)"]
+    assert missing_tools(["fsbench", "dbench_clients"], which=lambda program: "/usr/bin/" + program) == []
+    assert missing_tools(["fsbench"], which=lambda program: None) == []  # no workload's parameters
