@@ -67,7 +67,8 @@ def compression_ratio(target: Target, run: Runner) -> list[Metric]:
     return [] if ratio is None else [Metric("fs.compressratio", ratio, "x", Direction.HIGHER)]
 
 
-def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop") -> Measurement:
+def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop",
+            drop_caches: Path = DROP_CACHES) -> Measurement:
     """Prepare, apply the cache policy, run the measured command and parse its output.
 
     The measured files live in the target's work directory; scratch (workload definitions, data
@@ -84,7 +85,7 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
             (scratch / filename).write_text(text)
         for argv in workload.prepare_argvs(workdir, scratch):
             run(argv, timeout=workload.timeout)
-        done = apply_cache_policy(cache, target, run)
+        done = apply_cache_policy(cache, target, run, drop_caches)
         for argv in getattr(workload, "staged_argvs", lambda _: [])(scratch):
             run(argv, timeout=workload.timeout)
         devices = target.member_devices()
