@@ -195,7 +195,8 @@ class Bench:
         start, measured = time.monotonic(), 0
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
-            decided = (lambda: self._decided(row)) if len(self.session.baseline_ids) == 1 else None
+            baseline = self.session.baseline
+            decided = (lambda: self._decided(row)) if baseline is not None and baseline.sessions == 1 else None
             reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start, decided)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
@@ -234,7 +235,7 @@ class Bench:
         failures of the gated metrics."""
         failures = []
         for s in result.series:
-            cmp = self.session.baseline_comparison(s)
+            cmp = self.session.baseline.comparison(s) if self.session.baseline else None
             if cmp is not None:
                 result.comparisons.append((s, cmp))
                 failures += self._judge(result, s, cmp, self._baseline_note(s, cmp))
@@ -258,7 +259,7 @@ class Bench:
         if cmp.sessions == 1:
             note += ("; one baseline session, so drift between sessions is not in the test and its false-alarm "
                      "rate is not controlled (--save the baseline in more sessions)")
-        base = (self.session.baseline_series() or {}).get(s.key, [])
+        base = self.session.baseline.series().get(s.key, []) if self.session.baseline else []
         if base and base[-1].options != s.options:
             note += f"; the filesystem options changed: baseline {base[-1].options}, now {s.options}"
         return note
@@ -301,7 +302,7 @@ class Bench:
         rules = list(self.session.settings.regression_rules)
         for s in self.session.store.series(self.session.session_id, case_row=row):
             rule = gate.rule_for(rules, s.key.metric)
-            cmp = self.session.baseline_comparison(s) if rule else None
+            cmp = self.session.baseline.comparison(s) if rule and self.session.baseline else None
             if cmp is not None and cmp.sessions == 1 and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE:
                 return False
         return True

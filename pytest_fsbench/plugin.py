@@ -160,10 +160,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}",
              f"fsbench: {runs}{', interleaved' if s.interleave else ''}; cache={','.join(s.caches)} "
              f"data={','.join(s.datas)}; store {s.store_path}"]
-    if session.baseline_id is not None:
-        sessions = session.baseline_ids
+    if session.baseline is not None:
+        sessions = session.baseline.session_ids
         how = (f"{len(sessions)} sessions ({', '.join(map(str, sessions))}): gate on their spread" if len(sessions) > 1
-               else f"session {session.baseline_id}")
+               else f"session {session.baseline.newest}")
         if s.regression_rules and len(sessions) == 1:
             how += f", {s.gate_mode} gate" + (f" looking at {', '.join(map(str, s.repeat.looks))} runs"
                                               if s.repeat.sequential else "")
@@ -305,8 +305,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
     for line in tables.results_table(session.results):
         write(line)
-    if session.baseline_id is not None:
-        terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} (session {session.baseline_id})")
+    if session.baseline is not None:
+        terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} "
+                                        f"(session {', '.join(map(str, session.baseline.session_ids))})")
         for line in tables.comparison_table(session.results, session.settings.alpha):
             write(line)
     paired = tables.paired_table(session.results, session.settings.alpha)

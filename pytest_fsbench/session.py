@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import math
 import os
 import platform
 import secrets
@@ -17,14 +16,12 @@ from pathlib import Path
 from . import __version__, processes
 from .case import CaseSpec
 from .devices import BlockDevices, DeviceProvider, LoopDevices
-from .errors import UsageError
 from .filesystems import driver
 from .host import Host
 from .mounts import mounts_under
 from .settings import Settings
-from .sequential import nominal_alpha
-from .stats import SESSIONS, Comparison, compare, min_runs_for
-from .store import Series, SeriesKey, Store
+from .baseline import Baseline
+from .store import Store
 from .system import Runner
 from .target import Target, build_target
 from .zfsd import ZfsFuseDaemon
@@ -83,9 +80,7 @@ class FsbenchSession:
         self._session_id: int | None = None
         self.resumed = settings.resume is not None
         self.finished_tests: set[str] = set()
-        self.baseline_id: int | None = None  # the newest session of the baseline
-        self.baseline_ids: list[int] = []  # every session of the baseline, oldest first
-        self._baseline: dict | None = None
+        self.baseline: Baseline | None = None  # what --compare names
         self.thresholds_applied: set[str] = set()  # texts of the thresholds some measured value met
 
     def open_store(self) -> None:
@@ -104,57 +99,11 @@ class FsbenchSession:
             else:
                 self._session_id = store.start_session(self.token, {"argv": list(settings.args)}, self.host_manifest())
             if settings.compare:
-                self.baseline_ids = [i for i in store.baseline_sessions(settings.compare, before=self._session_id)
-                                     if i != self._session_id]
-                if not self.baseline_ids:
-                    raise UsageError(f"--compare {settings.compare}: names only this session; compare with another")
-                self.baseline_id = self.baseline_ids[-1]
-                self._check_baseline(store)
+                self.baseline = Baseline.resolve(store, settings, self._session_id)
         except BaseException:
             store.close()
             raise
         self._store = store
-
-    def _check_baseline(self, store: Store) -> None:
-        """A baseline without samples, or with too few runs for the gate to ever fire, cannot
-        gate anything."""
-        if not any(store.measured_runs(i) for i in self.baseline_ids):
-            raise UsageError(f"--compare {self.settings.compare}: session {self.baseline_id} holds no measured "
-                             "runs (every case was skipped or failed); compare with a session that measured")
-        if not self.settings.regression_rules or len(self.baseline_ids) > 1:
-            return  # several sessions: a t prediction interval, which any difference can pass
-        fewest = min((len(s.values) for s in store.series(self.baseline_id)), default=0)
-        repeat = self.settings.repeat
-        most = repeat.looks[-1]
-        level = self.test_level(fewest)
-        if level <= 0 or 1 / math.comb(fewest + most, most) > level:
-            needed = min_runs_for(self.settings.alpha, fewest)
-            raise UsageError(f"--fail-on-regression: with {fewest} baseline runs and at most {most} new runs a change "
-                             f"can never be significant at --alpha={self.settings.alpha:g}; it needs at least "
-                             f"{needed} new runs (--runs, or --max-runs in the sequential mode) and more if the "
-                             "runs are spread over several looks, or a baseline measured with more runs")
-
-    def test_level(self, baseline_runs: int) -> float:
-        """The one-sided level of each look of the gate's rank test: alpha, or in the sequential
-        mode the per-look level that keeps the chance of any false decision at alpha."""
-        repeat = self.settings.repeat
-        if not repeat.sequential:
-            return self.settings.alpha
-        return nominal_alpha(self.settings.alpha, baseline_runs, repeat.looks)
-
-    def baseline_comparison(self, series: Series) -> Comparison | None:
-        """The series against the baseline: its sessions' spread when the baseline holds several
-        sessions, else the one session's runs (None when there is nothing to compare)."""
-        bases = [b for b in (self.baseline_series() or {}).get(series.key, []) if len(b.values) >= 2]
-        if not bases or len(series.values) < 2:
-            return None
-        try:
-            if len(bases) > 1:
-                return compare([b.values for b in bases], series.values, series.direction, self.settings.alpha,
-                               method=SESSIONS)
-            return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
-        except ValueError:  # a zero or negative sample cannot be compared on a log scale
-            return None
 
     @property
     def store(self) -> Store:
@@ -167,18 +116,6 @@ class FsbenchSession:
         self.open_store()
         assert self._session_id is not None
         return self._session_id
-
-    def baseline_series(self) -> dict[SeriesKey, list[Series]] | None:
-        """The baseline sessions' samples by series key, one Series per session that has it (None
-        without --compare)."""
-        if not self.baseline_ids:
-            return None
-        if self._baseline is None:
-            self._baseline = {}
-            for session_id in self.baseline_ids:
-                for s in self.store.series(session_id):
-                    self._baseline.setdefault(s.key, []).append(s)
-        return self._baseline
 
     def finish(self, interrupted: bool, tests_left: int) -> list[str]:
         """Mark the session complete, or interrupted when it was interrupted or a case did not

@@ -1,0 +1,88 @@
+"""What a session compares with: the sessions of a baseline in the store, their samples, the
+comparison of a new series with them, and the checks that a gate on them can fire at all."""
+
+from __future__ import annotations
+
+import math
+
+from .errors import UsageError
+from .sequential import nominal_alpha
+from .settings import Settings
+from .stats import SESSIONS, Comparison, compare, min_runs_for
+from .store import Series, SeriesKey, Store
+
+
+class Baseline:
+    """The sessions of --compare NAME (oldest first); one session is a baseline of one."""
+
+    def __init__(self, store: Store, settings: Settings, session_ids: list[int]) -> None:
+        if not session_ids:
+            raise UsageError(f"--compare {settings.compare}: names only this session; compare with another")
+        self.store = store
+        self.settings = settings
+        self.session_ids = session_ids
+        self._series: dict[SeriesKey, list[Series]] | None = None
+
+    @classmethod
+    def resolve(cls, store: Store, settings: Settings, current: int) -> "Baseline":
+        ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
+        baseline = cls(store, settings, ids)
+        baseline.check()
+        return baseline
+
+    @property
+    def newest(self) -> int:
+        return self.session_ids[-1]
+
+    @property
+    def sessions(self) -> int:
+        return len(self.session_ids)
+
+    def check(self) -> None:
+        """A baseline without samples, or with too few runs for the gate to ever fire, cannot
+        gate anything."""
+        if not any(self.store.measured_runs(i) for i in self.session_ids):
+            raise UsageError(f"--compare {self.settings.compare}: session {self.newest} holds no measured "
+                             "runs (every case was skipped or failed); compare with a session that measured")
+        if not self.settings.regression_rules or self.sessions > 1:
+            return  # several sessions: a t prediction interval, which any difference can pass
+        fewest = min((len(s.values) for s in self.store.series(self.newest)), default=0)
+        most = self.settings.repeat.looks[-1]
+        level = self.test_level(fewest)
+        if level <= 0 or 1 / math.comb(fewest + most, most) > level:
+            needed = min_runs_for(self.settings.alpha, fewest)
+            raise UsageError(f"--fail-on-regression: with {fewest} baseline runs and at most {most} new runs a change "
+                             f"can never be significant at --alpha={self.settings.alpha:g}; it needs at least "
+                             f"{needed} new runs (--runs, or --max-runs in the sequential mode) and more if the "
+                             "runs are spread over several looks, or a baseline measured with more runs")
+
+    def test_level(self, baseline_runs: int) -> float:
+        """The one-sided level of each look of the gate's rank test: alpha, or in the sequential
+        mode the per-look level that keeps the chance of any false decision at alpha."""
+        repeat = self.settings.repeat
+        if not repeat.sequential:
+            return self.settings.alpha
+        return nominal_alpha(self.settings.alpha, baseline_runs, repeat.looks)
+
+    def series(self) -> dict[SeriesKey, list[Series]]:
+        """The samples by series key, one Series per baseline session that has it."""
+        if self._series is None:
+            self._series = {}
+            for session_id in self.session_ids:
+                for s in self.store.series(session_id):
+                    self._series.setdefault(s.key, []).append(s)
+        return self._series
+
+    def comparison(self, series: Series) -> Comparison | None:
+        """The series against the baseline: its sessions' spread when it holds several sessions,
+        else the one session's runs (None when there is nothing to compare)."""
+        bases = [b for b in self.series().get(series.key, []) if len(b.values) >= 2]
+        if not bases or len(series.values) < 2:
+            return None
+        try:
+            if len(bases) > 1:
+                return compare([b.values for b in bases], series.values, series.direction, self.settings.alpha,
+                               method=SESSIONS)
+            return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
+        except ValueError:  # a zero or negative sample cannot be compared on a log scale
+            return None
