@@ -1,30 +1,23 @@
-"""The state of one fsbench session: settings, host facts, where things go, and the targets it
-builds. The pytest plugin keeps one of these in config.stash; nothing here imports pytest."""
+"""The state of one fsbench session: its settings and host facts, its row in the result store and
+the baseline it compares with, its results, and (through Targets) the targets it builds. The
+pytest plugin keeps one of these in config.stash; nothing here imports pytest."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import json
 import os
 import platform
 import secrets
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 from . import __version__, processes
 from .case import CaseSpec
-from .devices import BlockDevices, DeviceProvider, LoopDevices
-from .filesystems import driver
 from .host import Host
-from .mounts import mounts_under
 from .settings import Settings
 from .baseline import Baseline
 from .store import Store
 from .system import Runner
-from .target import Target, build_target
-from .zfsd import ZfsFuseDaemon
+from .targets import Targets
 
 RUN_ROOT = Path("/run/fsbench")
 
@@ -69,13 +62,9 @@ class FsbenchSession:
         self.host = host
         self.run = run
         self.token = f"{os.getpid()}-{secrets.token_hex(2)}"
-        self.rundir = run_root / self.token
-        # staged data and workload files: on disk beside the images, named so cleanup finds them
-        self.scratch = settings.image_dir / f"fsbench-{self.token}-scratch"
         self.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        self.zfsd = ZfsFuseDaemon(run, self.token)
+        self.targets = Targets(settings, host, run, self.token, run_root, self.started)
         self.results: list = []  # bench.CaseResult of each measured workload, for the summary
-        self._count = 0
         self._store: Store | None = None
         self._session_id: int | None = None
         self.resumed = settings.resume is not None
@@ -143,18 +132,28 @@ class FsbenchSession:
                 f"{t.metric}{' in ' + t.scope if t.scope else ''}, so it checked nothing"
                 for t in self.settings.thresholds if t.text not in self.thresholds_applied]
 
-    def provider(self) -> DeviceProvider:
-        if self.settings.devices:
-            sizes = {info.path: info.size_bytes for info in self.settings.device_infos}
-            return BlockDevices(self.settings.devices, sizes, self.run)
-        return LoopDevices(self.settings.image_dir, self.settings.image_size, self.run)
+    # the targets' side, as the plugin and the workloads' tests use it
+    @property
+    def rundir(self) -> Path:
+        return self.targets.rundir
+
+    @property
+    def scratch(self) -> Path:
+        return self.targets.scratch
+
+    @property
+    def zfsd(self):
+        return self.targets.zfsd
 
     def unavailable(self, spec: CaseSpec) -> list[str]:
-        reasons = driver(spec.fs, self.host).unavailable(spec, self.host)
-        have = self.provider().available()
-        if have is not None and have < spec.devices_needed:
-            reasons.append(f"{spec.layout} needs {spec.devices_needed} devices and --devices gave {have}")
-        return reasons
+        return self.targets.unavailable(spec)
+
+    def daemon_failure(self, spec: CaseSpec) -> str | None:
+        return self.targets.daemon_failure(spec)
+
+    def target(self, spec: CaseSpec):
+        """A freshly built, mounted target for the case (a context manager)."""
+        return self.targets.target(spec, self.host_manifest())
 
     def host_manifest(self) -> dict[str, object]:
         return {
@@ -164,51 +163,8 @@ class FsbenchSession:
             "devices": "loop" if not self.settings.devices else "block", "process": processes.identity(),
         }
 
-    def _prepare_rundir(self) -> None:
-        if self.rundir.exists():
-            return
-        for _ in range(5):  # another session's close may remove the empty run root meanwhile
-            with contextlib.suppress(FileNotFoundError):
-                self.rundir.mkdir(parents=True)
-                break
-        state = {"pid": os.getpid(), "process": processes.identity(), "token": self.token,
-                 "image_dir": str(self.settings.image_dir), "started": self.started}
-        (self.rundir / "state.json").write_text(json.dumps(state))
-
-    def uses_zfs_fuse(self, spec: CaseSpec) -> bool:
-        return spec.fs == "zfs" and self.host.zfs_impl == "zfs-fuse"
-
-    def daemon_failure(self, spec: CaseSpec) -> str | None:
-        """Why a zfs-fuse case failed when its daemon is the cause, else None."""
-        if not self.uses_zfs_fuse(spec) or self.zfsd.answers():
-            return None
-        return (f"{spec.id}: the zfs-fuse daemon stopped answering during the case (it died or was killed), "
-                "taking the pool with it")
-
-    @contextlib.contextmanager
-    def target(self, spec: CaseSpec) -> Iterator[Target]:
-        self._prepare_rundir()
-        fs = driver(spec.fs, self.host)
-        if self.uses_zfs_fuse(spec):
-            self.zfsd.ensure()
-        self._count += 1
-        name = f"fsbench-{self.token}-{self._count}"
-        with build_target(spec, fs, self.provider(), self.run, self.rundir, name, self.scratch) as target:
-            target.manifest["host"] = self.host_manifest()
-            try:
-                yield target
-            finally:
-                if self.uses_zfs_fuse(spec):
-                    self.zfsd.ensure()  # a daemon that died mid-case is restarted, so teardown can run
-
     def close(self) -> None:
-        """End of session: release the zfs-fuse daemon (stopped if nobody else uses it), remove
-        the scratch and run directories."""
-        self.zfsd.release()
+        """End of session: close the store, release what the targets needed."""
         if self._store is not None:
             self._store.close()
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        if self.rundir.exists() and not mounts_under(self.rundir):
-            shutil.rmtree(self.rundir, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                self.rundir.parent.rmdir()  # the run root, when no other session has a directory there
+        self.targets.close()
