@@ -48,6 +48,7 @@ class Leftovers:
     images: list[Path] = field(default_factory=list)
     scratch: list[Path] = field(default_factory=list)
     daemons: list[int] = field(default_factory=list)
+    registries: list[Path] = field(default_factory=list)  # a zfs-fuse registry nobody uses any more
     rundirs: list[Path] = field(default_factory=list)
 
     def empty(self) -> bool:
@@ -72,6 +73,8 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
     daemon = zfsd.started_pid(zfsd_root)
     if daemon is not None and not zfsd.live_users(zfsd_root):
         found.daemons.append(daemon)
+    elif daemon is None and zfsd_root.exists() and not zfsd.live_users(zfsd_root):
+        found.registries.append(zfsd_root)  # its daemon is gone too (killed with its sessions)
     if shutil.which("zpool"):
         pools = run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=60).stdout.split()
         found.pools = [p for p in pools if stale(p)]

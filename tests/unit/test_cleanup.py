@@ -83,3 +83,23 @@ def test_the_guard_refuses_a_path_on_the_root_disk_naming_both():
         target.check_holds(Path("/var/lib/phoronix-test-suite"), Recorder((FINDMNT / "root-disk.json").read_text()))
     assert str(caught.value) == ("btrfs-single: /var/lib/phoronix-test-suite is on / (/dev/vda, ext4), not on the "
                                  "target mounted at /tmp/fm/mnt; nothing measured there is this case's")
+
+
+def test_a_registry_whose_daemon_and_sessions_are_gone_is_a_leftover(tmp_path):
+    """After a kill of every session and of the daemon, the zfs-fuse registry is found and removed."""
+    from pytest_fsbench.cleanup import find_leftovers, remove_leftovers
+    from pytest_fsbench.system import Completed
+
+    registry = tmp_path / "zfs-fuse"
+    (registry / "users").mkdir(parents=True)
+    (registry / "users" / "4242-dead").write_text("999999 12.00")  # no such process
+    (registry / "daemon").write_text("999998 3.00")
+    (registry / "lock").write_text("")
+
+    def run(argv, **kwargs):
+        return Completed(tuple(argv), 0, "", "", 0.0)
+
+    found = find_leftovers(run, tmp_path / "run", zfsd_root=registry)
+    assert found.registries == [registry] and found.daemons == []
+    assert remove_leftovers(found, run, zfsd_root=registry) == []
+    assert not registry.exists()
