@@ -25,11 +25,32 @@ KNOWN_METRICS: tuple[MetricSpec, ...] = (
     *(spec for module in WORKLOAD_MODULES for spec in module.METRICS),
     *RUN_METRICS, MetricSpec(r"pts\.[\w.-]+", "", "pts.<profile>"),
 )
-#: every workload parameter, in the order of the modules
-PARAMS: tuple[Param, ...] = tuple(param for module in WORKLOAD_MODULES for param in getattr(module, "PARAMS", ()))
 
 
-def missing_tools(fixturenames: Iterable[str], which: Callable[[str], str | None] = shutil.which) -> list[str]:
+def _params(modules: tuple[ModuleType, ...]) -> tuple[Param, ...]:
+    """Every workload parameter, in the order of the modules; a name two modules declare is an
+    error at once (it would become one command-line option twice)."""
+    seen: dict[str, str] = {}
+    for module in modules:
+        for param in getattr(module, "PARAMS", ()):
+            if param.name in seen:
+                raise RuntimeError(f"workload parameter --{param.name} is declared by {seen[param.name]} and "
+                                   f"{module.__name__}; rename one")
+            seen[param.name] = module.__name__
+    return tuple(param for module in modules for param in getattr(module, "PARAMS", ()))
+
+
+PARAMS: tuple[Param, ...] = _params(WORKLOAD_MODULES)
+
+#: where programs live that root's PATH has and another user's may not
+SBIN = "/usr/local/sbin:/usr/sbin:/sbin"
+
+
+def _which(program: str) -> str | None:
+    return shutil.which(program) or shutil.which(program, path=SBIN)
+
+
+def missing_tools(fixturenames: Iterable[str], which: Callable[[str], str | None] = _which) -> list[str]:
     """Why a case that takes these fixtures cannot run here: the tools of each workload whose
     parameters it takes that are not installed (empty when it can run)."""
     names = set(fixturenames)
