@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -52,3 +53,25 @@ def run_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.C
     """pytest in a child process, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@contextlib.contextmanager
+def one_target(tmp_path: Path, spec):
+    """A session of one case with its target built on a loop image, as the plugin builds it;
+    skips with the driver's own reason when this machine cannot build it."""
+    from pytest_fsbench.filesystems import driver
+    from pytest_fsbench.host import probe
+    from pytest_fsbench.session import FsbenchSession
+    from pytest_fsbench.settings import Settings
+    from pytest_fsbench.system import run
+
+    settings = Settings((spec.fs,), (spec.layout,), (spec,), image_dir=tmp_path / "images", image_size=512 << 20)
+    session = FsbenchSession(settings, probe(), run, run_root=tmp_path / "run")
+    reasons = driver(spec.fs, session.host).unavailable(spec, session.host)
+    if reasons:
+        pytest.skip("; ".join(reasons))
+    try:
+        with session.target(spec) as target:
+            yield target
+    finally:
+        session.close()

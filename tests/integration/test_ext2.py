@@ -4,32 +4,25 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import one_target
 from pytest_fsbench.case import CaseSpec
-from pytest_fsbench.filesystems import driver
-from pytest_fsbench.host import probe
 from pytest_fsbench.runner import execute
-from pytest_fsbench.session import FsbenchSession
-from pytest_fsbench.settings import Settings
 from pytest_fsbench.system import run
 from pytest_fsbench.workloads.dd import DdWrite
 
 pytestmark = pytest.mark.root
 
 
+def features(target) -> str:
+    """The "Filesystem features:" line of dumpe2fs for the target's device."""
+    header = run(["dumpe2fs", "-h", target.devices[0].path]).stdout
+    return next(line for line in header.splitlines() if line.startswith("Filesystem features:"))
+
+
 def test_ext2_single_has_no_journal(tmp_path, no_leftovers):
-    spec = CaseSpec("ext2", "single")
-    settings = Settings(("ext2",), ("single",), (spec,), image_dir=tmp_path / "images", image_size=512 << 20)
-    session = FsbenchSession(settings, probe(), run, run_root=tmp_path / "run")
-    reasons = driver("ext2", session.host).unavailable(spec, session.host)
-    if reasons:
-        pytest.skip("; ".join(reasons))
-    try:
-        with session.target(spec) as target:
-            assert run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == "ext2"
-            features = run(["dumpe2fs", "-h", target.devices[0].path]).stdout
-            line = next(l for l in features.splitlines() if l.startswith("Filesystem features:"))
-            assert "has_journal" not in line and "extent" not in line
-            written = execute(DdWrite(total_size="16M"), target, run).metrics
-            assert next(m.value for m in written if m.name == "dd.write") > 0
-    finally:
-        session.close()
+    with one_target(tmp_path, CaseSpec("ext2", "single")) as target:
+        assert run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == "ext2"
+        line = features(target)
+        assert "has_journal" not in line and "extent" not in line
+        written = execute(DdWrite(total_size="16M"), target, run).metrics
+        assert next(m.value for m in written if m.name == "dd.write") > 0
