@@ -8,14 +8,11 @@ import re
 import shutil
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from . import gate
 from .metrics import Metric, is_headline
-from .pts import PtsInstallFailed, PtsRun, install_failure, names_filesystem, read_results, result_file
-from .pts import software_filesystem, to_metrics, user_path
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy, execute
 from .session import FsbenchSession
@@ -23,9 +20,8 @@ from .settings import RunSpec
 from .case import CaseSpec
 from .stats import PAIRED, Comparison, compare, summarize
 from .store import Series, now
-from .system import Completed
-from .target import NotOnTarget, Target
-from .errors import CommandError, FsbenchError, UsageError
+from .target import Target
+from .errors import FsbenchError, UsageError
 from .sizes import human_size
 from .store import StoreError
 from .thresholds import Threshold, check_measurable, parse_threshold, violations
@@ -90,6 +86,7 @@ class Bench:
         row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
                              workload.params(), policy, self.data, self.target.manifest)
         try:
+            workload = self._installed(workload)
             self._check_room(workload)
             stopped_by = self._repeat(workload, policy, row)
         except Unsupported as exc:
@@ -107,7 +104,14 @@ class Bench:
             store.finish_case(row, "failed", None)
             raise
         series = self._finish(row, stopped_by)
-        return {s.key.metric: list(s.values) for s in series}
+        return {s.key.metric + "".join(f"[{k}={v}]" for k, v in sorted(s.params.items())): list(s.values)
+                for s in series}
+
+    def _installed(self, workload: Workload) -> Workload:
+        """The workload after its one-time set-up on this target, if it has one (a PTS profile is
+        installed on the target once per case)."""
+        install = getattr(workload, "installed", None)
+        return workload if install is None else install(self.target, self.session.run)
 
     def _check_room(self, workload: Workload) -> None:
         """Refuse a workload that will not fit on the target, before it runs for minutes and
@@ -132,62 +136,6 @@ class Bench:
             self._check(result)
         return series
 
-    def run_pts(self, run: PtsRun, timeout: float = 4 * 3600) -> dict[str, list[float]]:
-        """Install run's profile on this target and run it through PTS (its own repetitions:
-        run.times, no warm-up; the profile applies its own cache handling); store each PTS
-        sample as a run, then check thresholds and the gate as `run` does. The case fails when PTS
-        did not install the profile (with PTS's reason) or did not run it on this target."""
-        store, session_id = self.session.store, self.session.session_id
-        params = {"profile": run.test, **dict(run.options)}
-        row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), f"pts.{run.profile}",
-                             params, "profile", self.data, self.target.manifest)
-        try:
-            new, done, started = self._pts(run, timeout)
-        except FsbenchError as exc:
-            store.finish_case(row, "failed", None)
-            pytest.fail(f"{self.target.id}: {exc}", pytrace=False)
-        runs = max(len(r.samples) for r in new)
-        # PTS 10 records each run's duration; without them, the whole invocation's mean
-        seconds = next((r.run_seconds for r in new if len(r.run_seconds) == runs), (done.seconds / runs,) * runs)
-        for i in range(runs):
-            store.add_run(row, False, started, seconds[i], "profile", to_metrics(run.profile, new, i))
-        # PTS's Value is the mean of its samples; fsbench reports their median: both are kept
-        self.target.manifest["pts_results"] = [r.as_record() for r in new]
-        self._record_property("fsbench.pts_result_file", str(result_file(run.result_name, user_path())))
-        series = self._finish(row, "runs")
-        return {f"{s.key.metric}[{s.params.get('result', '')}]": list(s.values) for s in series}
-
-    def _pts(self, run: PtsRun, timeout: float) -> tuple[list, Completed, str]:
-        """Install and run the profile on the target; its new results, the run's command, start."""
-        # PTS silently installs under its default directory when this one does not exist
-        run.install_root.mkdir(parents=True, exist_ok=True)
-        self.target.check_holds(run.install_root, self.session.run)
-        composite = result_file(run.result_name, user_path())
-        before = set(read_results(composite, run.identifier)) if composite.exists() else set()
-        installed = self.session.run(run.install_argv(), timeout=timeout)
-        failure = install_failure(run.install_dir, installed.output)
-        if failure:
-            raise PtsInstallFailed(failure)
-        started = now()
-        done = self.session.run(run.run_argv(), timeout=timeout, check=False)
-        after = read_results(composite, run.identifier) if composite.exists() else []
-        new = [r for r in after if r not in before and r.identifier == run.test]
-        if not new:
-            raise CommandError(run.run_argv(), done.returncode, done.output,
-                               f"PTS ran {run.test} but saved no result for {run.identifier} in {composite}")
-        self._check_pts_filesystem(run, composite)
-        return new, done, started
-
-    def _check_pts_filesystem(self, run: PtsRun, composite: Path) -> None:
-        """PTS ran the profile in its install directory: that directory is on the target, and the
-        File-System PTS reported for this system is the target's."""
-        self.target.check_holds(run.install_dir, self.session.run)
-        stat_type = self.session.run(["stat", "-f", "-L", "-c", "%T", str(run.install_dir)], timeout=60).stdout.strip()
-        reported = software_filesystem(composite, run.identifier)
-        if not names_filesystem(reported, self.target.spec.fs, stat_type):
-            raise NotOnTarget(f"PTS reported File-System {reported!r} for {run.identifier} in {composite}, but the "
-                              f"target is {self.target.spec.fs} ({stat_type}) at {self.target.mountpoint}")
-
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:
         repeat, store = self.session.settings.repeat, self.session.store
         for _ in range(repeat.warmup):
@@ -206,6 +154,9 @@ class Bench:
     def _measure(self, workload: Workload, policy: str, row: int, warmup: bool) -> None:
         started = now()
         measurement = execute(workload, self.target, self.session.run, policy)
+        entries = getattr(workload, "manifest_entries", None)
+        if entries is not None:
+            self.target.manifest.update(entries(measurement.completed.output))
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
                                    measurement.metrics)
 

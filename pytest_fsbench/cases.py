@@ -14,6 +14,7 @@ from typing import Callable
 import pytest
 
 from . import pts
+from .ptsfile import composite_xml
 from .sizes import parse_size
 from .workloads import PARAMS, missing_tools
 from .workloads.params import LIST, ONE, SWEEP, Param
@@ -22,8 +23,9 @@ from .workloads.params import LIST, ONE, SWEEP, Param
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("fsbench-cases", "fsbench benchmark cases (pytest_fsbench.benchmarks)")
     for param in PARAMS:
-        group.addoption(f"--{param.name}", default=param.default,
-                        help=f"{param.help} ({param.kind}; default {param.default})")
+        group.addoption(f"--{param.name}", default=None,
+                        help=f"{param.help} ({param.kind}; default {param.default}; ini: {param.ini})")
+        parser.addini(param.ini, f"default of --{param.name}", default=None)
     group.addoption("--pts-binary", default=None,
                     help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
     group.addoption("--pts-profile", default="fsbench-dd",
@@ -40,6 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def values(config: pytest.Config, param: Param) -> list[str]:
     raw = config.getoption(param.fixture)
+    if raw is None:
+        raw = config.getini(param.ini) or param.default
     items = [v.strip() for v in raw.split(",")]
     for item in items:
         try:
@@ -55,10 +59,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: a long case (e.g. a kernel build); -m 'not slow' leaves it out")
     for param in PARAMS:
         values(config, param)
-    size = parse_size(config.getoption("dd_size"))
-    for bs in values(config, next(p for p in PARAMS if p.name == "dd-bs")):
-        if size % parse_size(bs):
-            raise pytest.UsageError(f"--dd-size={config.getoption('dd_size')} is not a multiple of --dd-bs={bs}; "
+    by_name = {p.name: p for p in PARAMS}
+    [dd_size] = values(config, by_name["dd-size"])
+    for bs in values(config, by_name["dd-bs"]):
+        if parse_size(dd_size) % parse_size(bs):
+            raise pytest.UsageError(f"--dd-size={dd_size} is not a multiple of --dd-bs={bs}; "
                                     "give a size that is a whole number of blocks")
     config.stash[PTS_SETTINGS] = pts_settings(config)
 
@@ -99,22 +104,27 @@ def pts_settings(config: pytest.Config) -> PtsSettings:
 
 
 @pytest.fixture
-def pts_run(request: pytest.FixtureRequest, fsbench) -> pts.PtsRun:
-    """The PTS run of --pts-profile on this case's target (skips when PTS is absent)."""
+def pts_workload(request: pytest.FixtureRequest, fsbench):
+    """--pts-profile as a workload on this case's target (skips when PTS is absent). After the
+    case, the session's cases so far are written into its PTS result file (--pts-result, else
+    fsbench-<session start>), where PTS shows, merges and uploads them."""
     settings = request.config.stash[PTS_SETTINGS]
     launcher = pts.find_pts(settings.binary)
     if launcher is None:
         pytest.skip(pts.MISSING_REASON)
-    pts.install_definitions(pts.user_path(), system_tools=settings.system_tools)
+    user = pts.user_path()
+    pts.install_definitions(user, system_tools=settings.system_tools)
     session = fsbench.session
-    stamp = dt.datetime.fromisoformat(session.started).strftime("%Y%m%d-%H%M%S")
-    return pts.PtsRun(
+    yield pts.PtsWorkload(
         pts=launcher, profile=settings.profile, version=settings.version, options=settings.options,
-        choices=settings.choices,
-        result_name=settings.result or f"fsbench-{stamp}", identifier=fsbench.target.id,
+        choices=settings.choices, identifier=fsbench.target.id,
         description=f"fsbench session of {session.started}: {' '.join(session.settings.args)}"[:400],
-        install_root=fsbench.target.mountpoint / "pts", times=session.settings.repeat.runs,
-        system_tools=settings.system_tools)
+        user=user, system_tools=settings.system_tools)
+    stamp = dt.datetime.fromisoformat(session.started).strftime("%Y%m%d-%H%M%S")
+    name = settings.result or f"fsbench-{stamp}"
+    composite = pts.result_file(name, user)
+    composite.parent.mkdir(parents=True, exist_ok=True)
+    composite.write_bytes(composite_xml(session.store, session.session_id, title=name))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -14,9 +14,9 @@ from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .host import Host, probe
 from .session import RUN_ROOT
-from . import pts
+from . import docs, pts
 from .errors import CommandError, FsbenchError, UsageError
-from .export.pts import composite_xml, session_label
+from .ptsfile import composite_xml, session_label
 from .export.json import export_session
 from .options import add_to_argparse
 from .settings import BY_FLAG
@@ -24,6 +24,7 @@ from .stats import SESSIONS, compare
 from .store import Store
 from .system import run
 from .tables import comparison_lines, in_summary, short_test
+from .workloads import WORKLOAD_MODULES, missing_tools
 
 
 def doctor_lines(host: Host) -> list[str]:
@@ -34,6 +35,10 @@ def doctor_lines(host: Host) -> list[str]:
             spec = CaseSpec(fs, layout)
             reasons = driver(fs, host).unavailable(spec, host)
             lines.append(f"{spec.id:14} {'ok' if not reasons else 'skip: ' + '; '.join(reasons)}")
+    lines.append("workloads:")
+    for module in WORKLOAD_MODULES:
+        reasons = missing_tools(param.fixture for param in getattr(module, "PARAMS", ()))
+        lines.append(f"  {module.__name__.rsplit('.', 1)[1]:14} {'ok' if not reasons else 'skip: ' + '; '.join(reasons)}")
     lines.append("options (--fs-opt FS:KEY=VALUE):")
     for fs in FILESYSTEMS:
         options = driver(fs, host).options
@@ -186,6 +191,20 @@ def cmd_upload(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_docs(args: argparse.Namespace) -> int:
+    """Print the README's generated tables, or write them into a file's generated block."""
+    block = docs.tables()
+    if args.write is None:
+        print(block)
+        return 0
+    try:
+        args.write.write_text(docs.replace_block(args.write.read_text(), block))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"fsbench docs --write={args.write}: {exc}") from None
+    print(f"fsbench docs: wrote the generated tables into {args.write}")
+    return 0
+
+
 def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
     for row in store.sessions():
@@ -255,6 +274,10 @@ def parser() -> argparse.ArgumentParser:
     baseline.add_argument("--drop", metavar="NAME", help="forget baseline NAME (its sessions stay in the store)")
     add_to_argparse(baseline, BY_FLAG["--store"])
     baseline.set_defaults(func=cmd_baseline)
+    docs_parser = sub.add_parser("docs", help="print the README's option, workload and filesystem tables, "
+                                 "generated from fsbench's registries")
+    docs_parser.add_argument("--write", type=Path, metavar="FILE", help="replace the generated block in FILE")
+    docs_parser.set_defaults(func=cmd_docs)
     sessions = sub.add_parser("sessions", help="list the sessions in the store")
     add_to_argparse(sessions, BY_FLAG["--store"])
     sessions.set_defaults(func=cmd_sessions)

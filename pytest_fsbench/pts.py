@@ -1,13 +1,14 @@
-"""The Phoronix Test Suite: finding it, giving it fsbench's profiles, running one on a target,
-reading its result file.
+"""The Phoronix Test Suite: finding it, giving it fsbench's profiles, and a profile as a workload.
 
 PTS runs a test profile in the profile's install directory and never makes a filesystem, so a
-case installs the profile under the target's mountpoint (PTS_TEST_INSTALL_ROOT_PATH) and runs it
-there with `internal-run` (batch mode preset by PTS itself: no upload, no prompts when the
-result name, identifier and description come from the environment), the options chosen by
-their menu position in PRESET_OPTIONS and the run count from FORCE_TIMES_TO_RUN. Every case of a session goes
-into one result file (result name = the session's, identifier = the case id), so
-`phoronix-test-suite show-result | merge-results | result-file-to-csv | upload-result` work on it.
+case installs the profile under the target's work directory (PTS_TEST_INSTALL_ROOT_PATH) and
+each measured run is one `internal-run` there (batch mode preset by PTS itself: no upload, no
+prompts when the result name, identifier and description come from the environment), the options
+chosen by their menu position in PRESET_OPTIONS, one PTS run per fsbench run. fsbench's repeat,
+cache policy, monitoring and store apply as to any workload; the session's cases are then
+written into one PTS result file (ptsfile.py; result name = the session's, identifier = the
+case id), so `phoronix-test-suite show-result | merge-results | result-file-to-csv |
+upload-result` work on it.
 
 Where PTS keeps things: as root /var/lib/phoronix-test-suite (else ~/.phoronix-test-suite), or
 $PTS_USER_PATH_OVERRIDE; local profiles in test-profiles/local/, suites in test-suites/local/,
@@ -22,13 +23,16 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lxml import etree
 
-from .errors import FsbenchError, UsageError
-from .metrics import Direction, Metric, in_mb_per_s
+from .errors import FsbenchError, ParseError, UsageError
+from .metrics import Metric
+from .ptsfile import names_filesystem, read_results, software_filesystem, to_metrics
+from .system import Runner
+from .target import NotOnTarget, Target
 
 #: environment variable naming the phoronix-test-suite launcher
 BINARY_ENV = "FSBENCH_PTS"
@@ -160,33 +164,64 @@ def _same_tree(a: Path, b: Path) -> bool:
     return not mismatch and not errors and all(_same_tree(a / d, b / d) for d in cmp.common_dirs)
 
 
+#: printed between PTS's own output and the result file the measured command shows
+RESULT_MARK = "==== fsbench: the PTS result file of this run ===="
+
+# Runs PTS, then prints the run's result file and removes it from PTS's results: each fsbench run
+# is one PTS invocation with a result name of its own (the session's file is written from the
+# store), so what the parser reads is this run's result and nothing else.
+_COLLECT = """composite=$1; shift
+"$@"; status=$?
+if [ ! -f "$composite" ]; then echo "fsbench: PTS saved no result file $composite" >&2; exit 1; fi
+printf '%s\\n' "$FSBENCH_MARK"; cat "$composite"; rm -rf "${composite%/composite.xml}"
+exit $status"""
+
+
 @dataclass(frozen=True)
-class PtsRun:
-    """One profile run through PTS on one target."""
+class PtsWorkload:
+    """A fsbench PTS profile as a workload: each measured run is one PTS `internal-run` of the
+    profile (FORCE_TIMES_TO_RUN=1), installed beforehand under the target's work directory, so
+    fsbench's repeat policy, cache policy, monitoring and store apply to it as to any tool."""
 
     pts: str
     profile: str  # base name, e.g. "fsbench-dd"
     version: str  # e.g. "1.0.0"
     options: tuple[tuple[str, str], ...]  # option identifier -> menu value
     choices: tuple[tuple[str, int], ...]  # option identifier -> position of that value in its menu
-    result_name: str
-    identifier: str
+    identifier: str  # the system identifier PTS files the result under: the case id
     description: str
-    install_root: Path
-    times: int
+    user: Path  # PTS's user directory, where it saves result files
+    fs: str = ""  # the target's filesystem, which PTS must report
+    stat_type: str = ""  # `stat -f -c %T` of the install directory
     system_tools: bool = False
+    timeout: float = 4 * 3600
+
+    @property
+    def name(self) -> str:
+        return f"pts.{self.profile}"
 
     @property
     def test(self) -> str:
         return f"local/{self.profile}-{self.version}"
 
-    def env(self) -> dict[str, str]:
+    def params(self) -> dict[str, str]:
+        return {"profile": self.test, **dict(self.options)}
+
+    @staticmethod
+    def install_root(workdir: Path) -> Path:
+        return workdir / "pts"
+
+    def install_dir(self, workdir: Path) -> Path:
+        """Where PTS installs (and runs) the profile under the install root."""
+        return self.install_root(workdir) / "local" / f"{self.profile}-{self.version}"
+
+    def env(self, workdir: Path, result_name: str) -> dict[str, str]:
         env = {
-            "PTS_TEST_INSTALL_ROOT_PATH": f"{self.install_root}/",
-            "TEST_RESULTS_NAME": self.result_name,
+            "PTS_TEST_INSTALL_ROOT_PATH": f"{self.install_root(workdir)}/",
+            "TEST_RESULTS_NAME": result_name,
             "TEST_RESULTS_IDENTIFIER": self.identifier,
             "TEST_RESULTS_DESCRIPTION": self.description,
-            "FORCE_TIMES_TO_RUN": str(self.times),
+            "FORCE_TIMES_TO_RUN": "1",
             # by menu position: PTS then describes the result with the entries' names, as a suite
             # does (PRESET_OPTIONS_VALUES would show raw values)
             "PRESET_OPTIONS": ";".join(f"{self.profile}.{k}={i}" for k, i in self.choices),
@@ -195,19 +230,68 @@ class PtsRun:
             env[SYSTEM_TOOLS_ENV] = "1"
         return env
 
-    def _argv(self, command: str) -> list[str]:
-        return ["env", *(f"{k}={v}" for k, v in sorted(self.env().items())), self.pts, command, self.test]
+    def _argv(self, command: str, workdir: Path, result_name: str) -> list[str]:
+        env = self.env(workdir, result_name)
+        return ["env", *(f"{k}={v}" for k, v in sorted(env.items())), self.pts, command, self.test]
 
-    def install_argv(self) -> list[str]:
-        return self._argv("batch-install")
+    def install_argv(self, workdir: Path) -> list[str]:
+        return self._argv("batch-install", workdir, "fsbench-install")
 
-    @property
-    def install_dir(self) -> Path:
-        """Where PTS installs (and runs) the profile under the install root."""
-        return self.install_root / "local" / f"{self.profile}-{self.version}"
+    def installed(self, target: Target, run: Runner) -> PtsWorkload:
+        """Install the profile under the target's work directory (once per case) and prove PTS
+        will run it there; the workload with the directory's filesystem type, which PTS's result
+        must then report. PtsInstallFailed carries PTS's reason."""
+        workdir = target.workdir()
+        install_dir = self.install_dir(workdir)
+        # PTS silently installs under its default directory when the install root does not exist
+        self.install_root(workdir).mkdir(parents=True, exist_ok=True)
+        target.check_holds(self.install_root(workdir), run)
+        done = run(self.install_argv(workdir), timeout=self.timeout)
+        failure = install_failure(install_dir, done.output)
+        if failure:
+            raise PtsInstallFailed(f"{self.identifier}: {failure}")
+        target.check_holds(install_dir, run)
+        stat_type = run(["stat", "-f", "-L", "-c", "%T", str(install_dir)], timeout=60).stdout.strip()
+        return replace(self, fs=target.spec.fs, stat_type=stat_type)
 
-    def run_argv(self) -> list[str]:
-        return self._argv("internal-run")
+    def files(self) -> dict[str, str]:
+        return {}
+
+    def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
+        return []
+
+    def argv(self, workdir: Path, scratch: Path) -> list[str]:
+        """One PTS run, its result saved under a name of this run's own (from the run's private
+        scratch directory), shown on stdout after RESULT_MARK and removed from PTS's results."""
+        result_name = check_result_name("fsbench-" + scratch.name.lower().replace("_", "-"))
+        composite = self.user / "test-results" / result_name / "composite.xml"
+        return ["env", f"FSBENCH_MARK={RESULT_MARK}", "sh", "-c", _COLLECT, "fsbench-pts", str(composite),
+                *self._argv("internal-run", workdir, result_name)]
+
+    def _results(self, output: str) -> list:
+        _, mark, xml = output.partition(RESULT_MARK + "\n")
+        if not mark:
+            raise ParseError(self.name, f"PTS printed no result file for {self.test}", output)
+        try:
+            root = etree.fromstring(xml.strip().encode())
+        except etree.XMLSyntaxError as exc:
+            raise ParseError(self.name, f"PTS's result file for {self.test} is not XML: {exc}", output) from None
+        results = [r for r in read_results(root, self.identifier) if r.identifier == self.test and r.samples]
+        if not results:
+            raise ParseError(self.name, f"PTS ran {self.test} but saved no result for {self.identifier}", output)
+        reported = software_filesystem(root, self.identifier)
+        if not names_filesystem(reported, self.fs, self.stat_type):
+            raise NotOnTarget(f"PTS reported File-System {reported!r} for {self.identifier}, but the target is "
+                              f"{self.fs} ({self.stat_type})")
+        return results
+
+    def parse(self, output: str) -> list[Metric]:
+        return to_metrics(self.profile, self._results(output), 0)
+
+    def manifest_entries(self, output: str) -> dict[str, object]:
+        """What the case's manifest keeps of the run: each result as PTS described it (value:
+        PTS's, the mean of its samples), so exports line up with PTS's own result files."""
+        return {"pts_results": [r.as_record() for r in self._results(output)]}
 
 
 def parse_options(text: str) -> tuple[tuple[str, str], ...]:
@@ -262,87 +346,3 @@ def install_failure(install_dir: Path, output: str) -> str | None:
     tail = "\n".join(log.read_text(errors="replace").strip().splitlines()[-15:]) if log.exists() else ""
     return f"PTS did not install {install_dir.name} ({installation.get('status')}): {reasons}" + (
         f"\ninstall-failed.log ends:\n{tail}" if tail else "")
-
-
-_FILE_SYSTEM = re.compile(r"File-System: ([^,(]+?)\s*(?:[,(]|$)")
-
-
-def software_filesystem(composite: Path, system: str) -> str | None:
-    """The File-System PTS wrote in the Software line of one system of a result file."""
-    for entry in etree.parse(str(composite)).iter("System"):
-        if entry.findtext("Identifier") == system:
-            match = _FILE_SYSTEM.search(entry.findtext("Software") or "")
-            return match.group(1).strip() if match else None
-    return None
-
-
-def names_filesystem(pts_name: str | None, fs: str, stat_type: str) -> bool:
-    """Whether PTS's File-System (from `stat -f -c %T` of its install root) names the target's
-    filesystem: fsbench's name for it, or the statfs type itself. stat reports every ext* as
-    "ext2/ext3", which PTS turns into a guess from the machine's mounts, so for those any ext*
-    name is PTS's way of saying it (findmnt, checked beside this, tells them apart)."""
-    if pts_name is None:
-        return False
-    allowed = {fs, stat_type} | ({"ext2", "ext3", "ext4"} if stat_type == "ext2/ext3" else set())
-    return pts_name in allowed
-
-
-@dataclass(frozen=True)
-class PtsResult:
-    """One Result of a PTS result file, with one system's entry."""
-
-    identifier: str  # the test, e.g. local/fsbench-dd-1.0.0
-    title: str
-    app_version: str
-    description: str
-    scale: str
-    proportion: str  # HIB or LIB
-    value: float
-    samples: tuple[float, ...]
-    run_seconds: tuple[float, ...]
-    arguments: str = ""
-
-    def as_record(self) -> dict[str, object]:
-        """What an export needs to describe the result as PTS did (value: PTS's, the mean)."""
-        return {"identifier": self.identifier, "title": self.title, "app_version": self.app_version,
-                "arguments": self.arguments, "description": self.description, "scale": self.scale,
-                "proportion": self.proportion, "value": self.value}
-
-
-def read_results(composite: Path, system: str) -> list[PtsResult]:
-    """The results a PTS result file holds for one system identifier."""
-    doc = etree.parse(str(composite))
-    results = []
-    for result in doc.iter("Result"):
-        for entry in result.iter("Entry"):
-            if entry.findtext("Identifier") != system:
-                continue
-            raw = entry.findtext("RawString") or ""
-            value = float(entry.findtext("Value") or "nan")
-            # PTS leaves RawString empty when the test ran once: the Value is the one sample
-            samples = tuple(float(v) for v in raw.split(":") if v.strip()) or ((value,) if value == value else ())
-            extra = json.loads(entry.findtext("JSON") or "{}")
-            run_seconds = tuple(float(v) for v in str(extra.get("test-run-times", "")).split(":") if v)
-            results.append(PtsResult(
-                identifier=result.findtext("Identifier") or "",
-                title=result.findtext("Title") or "",
-                app_version=result.findtext("AppVersion") or "",
-                description=result.findtext("Description") or "",
-                scale=result.findtext("Scale") or "",
-                proportion=result.findtext("Proportion") or "HIB",
-                value=value,
-                samples=samples,
-                run_seconds=run_seconds,
-                arguments=result.findtext("Arguments") or "",
-            ))
-    return results
-
-
-def to_metrics(profile: str, results: list[PtsResult], index: int) -> list[Metric]:
-    """The index-th sample of each result as fsbench metrics: name pts.<profile without
-    "fsbench-">, the PTS description as the `result` parameter, PTS's proportion, and PTS's
-    scale, throughput converted to MB/s (IOzone's profile reports MiB/s)."""
-    short = profile.removeprefix("fsbench-")
-    return [Metric(f"pts.{short}", *in_mb_per_s(r.samples[index], r.scale),
-                   Direction.LOWER if r.proportion == "LIB" else Direction.HIGHER, {"result": r.description})
-            for r in results if index < len(r.samples)]

@@ -1,6 +1,7 @@
 """The workload registry: pure argv builders and output parsers, one module per tool. A module
 that declares METRICS (what it measures) is a workload; its PARAMS become the benchmark cases'
-options. Adding a workload is one module here (plus its case in benchmarks/ and one test file)."""
+options, its TOOLS (program -> Debian package) and `unavailable()` (reasons, e.g. a tool no
+package provides) the skips decided before any target is built. Adding a workload is one module here (plus its case in benchmarks/ and one test file)."""
 
 from __future__ import annotations
 
@@ -51,12 +52,14 @@ def _which(program: str) -> str | None:
 
 
 def missing_tools(fixturenames: Iterable[str], which: Callable[[str], str | None] = _which) -> list[str]:
-    """Why a case that takes these fixtures cannot run here: the tools of each workload whose
-    parameters it takes that are not installed (empty when it can run)."""
+    """Why a case that takes these fixtures cannot run here: for each workload whose parameters
+    it takes, its TOOLS that are not installed and what its own `unavailable()` says (a tool that
+    no package provides, a kernel source tarball); empty when it can run."""
     names = set(fixturenames)
     reasons = []
     for module in WORKLOAD_MODULES:
         if names & {param.fixture for param in getattr(module, "PARAMS", ())}:
             reasons += [f"{program} is not installed (Debian package {package})"
                         for program, package in getattr(module, "TOOLS", {}).items() if which(program) is None]
+            reasons += getattr(module, "unavailable", lambda: [])()
     return reasons

@@ -59,13 +59,13 @@ BINARY_ENV = "FSBENCH_FILEBENCH"
 #: environment variable naming the directory of the stock personalities (<name>.f)
 WORKLOADS_ENV = "FSBENCH_FILEBENCH_WORKLOADS"
 
-#: why a filebench case is skipped when the binary is absent
 METRICS = (
     MetricSpec(r"filebench\.(ops_per_s|flowop_ops_per_s)", "ops/s", "filebench.ops_per_s|flowop_ops_per_s"),
     MetricSpec(r"filebench\.(mb_per_s|flowop_mb_per_s)", "MB/s", "filebench.mb_per_s|flowop_mb_per_s"),
     MetricSpec(r"filebench\.(ms_per_op|flowop_ms_per_op)", "ms", "filebench.ms_per_op|flowop_ms_per_op"),
 )
 
+#: why a filebench case is skipped when the binary is absent
 MISSING_REASON = (
     "filebench not found on PATH or in $FSBENCH_FILEBENCH; build it from its upstream release: "
     "github.com/filebench/filebench (libtoolize; aclocal; autoheader; automake --add-missing; "
@@ -118,6 +118,11 @@ def size_bytes(value: str) -> int:
     if m is None:
         raise ValueError(f"not a filebench size: {value!r}")
     return int(m.group(1)) * _SIZE_SUFFIX[m.group(2)]
+
+
+def unavailable() -> list[str]:
+    """Why Filebench cases cannot run here (it is in no package registry)."""
+    return [] if find_filebench() else [MISSING_REASON]
 
 
 def find_filebench() -> str | None:

@@ -96,6 +96,15 @@ def availability_errors(source: Path | None) -> list[str]:
     return errors
 
 
+#: what a kernel build runs besides the kernel's own scripts
+TOOLS = {"make": "make", "gcc": "gcc", "flex": "flex", "bison": "bison", "bc": "bc"}
+
+
+def unavailable() -> list[str]:
+    """Why kernel-build cases cannot run here."""
+    return availability_errors(find_kernel_source())
+
+
 @dataclass(frozen=True)
 class KernelBuild:
     """Build a kernel from `source` with `make <config>` then a timed `make -j<jobs> [target]`.

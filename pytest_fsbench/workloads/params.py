@@ -1,6 +1,7 @@
-"""A workload's parameters as its benchmark cases take them: `--NAME` on the command line and a
-fixture of the same name (dashes -> underscores). Each workload module declares its own PARAMS;
-the cases plugin (pytest_fsbench.cases) turns them into options, checks and parametrisation."""
+"""A workload's parameters as its benchmark cases take them: `--NAME` on the command line (or
+`fsbench_NAME` in the ini file) and a fixture of the same name (dashes -> underscores). Each
+workload module declares its own PARAMS; the cases plugin (pytest_fsbench.cases) turns them into
+options, checks, parametrisation and the README's tables (pytest_fsbench.docs)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ class Param:
     @property
     def fixture(self) -> str:
         return self.name.replace("-", "_")
+
+    @property
+    def ini(self) -> str:
+        """The pytest ini setting that gives the default when the command line does not."""
+        return "fsbench_" + self.fixture
 
 
 def size(value: str) -> None:

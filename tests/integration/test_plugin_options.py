@@ -52,13 +52,25 @@ def test_ini_options(pytester):
         [pytest]
         fsbench_fs = xfs,btrfs
         fsbench_layout = raid1
-        fsbench_fs_opts =
+        fsbench_fs_opt =
             btrfs:compress=zstd
+            btrfs:compress=lzo
     """)
     result = pytester.runpytest_subprocess("--collect-only", "-q")
-    assert "test_case_ini_options.py::test_case[xfs-raid1]" in result.outlines[0] or \
-        any(line.endswith("test_case[xfs-raid1]") for line in result.outlines)
-    assert any(line.endswith("test_case[btrfs-raid1]") for line in result.outlines)
+    ids = [line.split("::")[1] for line in result.outlines if "::" in line]
+    assert ids == ["test_case[xfs-raid1]", "test_case[btrfs-raid1-compress=zstd]", "test_case[btrfs-raid1-compress=lzo]"]
+
+
+def test_a_workload_parameter_from_the_ini_file_and_the_command_line(pytester):
+    pytester.makepyfile("def test_case(fsbench_spec, dd_bs, dd_size):\n    pass\n")
+    pytester.makeini("[pytest]\nfsbench_dd_bs = 4K,64K\nfsbench_dd_size = 1M\n")
+    result = pytester.runpytest_subprocess("--collect-only", "-q")
+    assert [line.split("::")[1] for line in result.outlines if "::" in line] == [
+        "test_case[ext4-single-4K]", "test_case[ext4-single-64K]"]
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--dd-bs=1M")
+    assert [line.split("::")[1] for line in result.outlines if "::" in line] == ["test_case[ext4-single-1M]"]
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--dd-bs=3K")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "--dd-size=1M is not a multiple of --dd-bs=3K" in result.stderr.str()
 
 
 def test_command_line_overrides_ini(pytester):

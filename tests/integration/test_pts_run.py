@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pytest
-from pytest_fsbench import pts
+from pytest_fsbench import pts, ptsfile
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
 
@@ -80,14 +80,17 @@ def test_each_profile_installs_offline_and_runs_on_its_target(pts_home, tmp_path
     manifests = case_manifests(db)
     for fs in filesystems.split(","):
         system = f"{fs}-single"
-        results = pts.read_results(composite, system)
+        results = ptsfile.read_results(composite, system)
         assert results and all(r.identifier == f"local/{profile}-1.0.0" and len(r.samples) == 1 for r in results)
-        assert pts.software_filesystem(composite, system) == fs
+        assert ptsfile.software_filesystem(composite, system) == fs
         measured = manifests[system]["measured_on"]
         assert measured["fstype"] == fs and measured["source"].startswith("/dev/loop")
-        assert measured["path"] == f"{measured['mountpoint']}/pts/local/{profile}-1.0.0"
-        assert [r["value"] for r in manifests[system]["pts_results"]] == [r.value for r in results]
+        assert measured["path"] == f"{measured['mountpoint']}/fsbench"
+        # one run: PTS's value (its mean) is the sample, written back in the profile's unit to 6 digits
+        assert [r["value"] for r in manifests[system]["pts_results"]] == pytest.approx([r.value for r in results],
+                                                                                    rel=1e-5)
     assert not list(pts_home.glob("installed-tests/**/pts-install.json")), "PTS installed in its own directory"
+    assert [d.name for d in (pts_home / "test-results").iterdir()] == [name], "each run's own result is removed"
 
 
 @pytest.mark.root

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from pytest_fsbench import pts
-from pytest_fsbench.export.pts import composite_xml
+from pytest_fsbench import pts, ptsfile
+from pytest_fsbench.ptsfile import composite_xml
+from pytest_fsbench.errors import ParseError
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
+from pytest_fsbench.target import NotOnTarget
 from pts_template import schema
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "pts"
@@ -36,18 +38,51 @@ def test_quick_defaults_are_menu_values_of_every_profile():
         assert set(options) == set(pts.profile_options(definition)), f"{name}: every option preset"
 
 
-def test_run_environment_selects_menu_positions():
+def dd_workload(**kw) -> pts.PtsWorkload:
     options = (("test", "read"), ("block-size", "1048576"))
-    run = pts.PtsRun(pts="/opt/pts/phoronix-test-suite", profile="fsbench-dd", version="1.0.0", options=options,
-                     choices=pts.option_choices(DD, options), result_name="fsbench-x", identifier="btrfs-raid1",
-                     description="d", install_root=Path("/mnt/t/pts"), times=4)
-    env = run.env()
+    return pts.PtsWorkload(pts="/opt/pts/phoronix-test-suite", profile="fsbench-dd", version="1.0.0",
+                           options=options, choices=pts.option_choices(DD, options), identifier="btrfs-raid1",
+                           description="d", user=Path("/var/lib/pts"), **kw)
+
+
+def test_each_run_is_one_pts_run_of_the_menu_positions_under_the_work_directory(tmp_path):
+    workload = dd_workload()
+    env = workload.env(Path("/mnt/t/fsbench"), "fsbench-x")
     assert env["PRESET_OPTIONS"] == "fsbench-dd.test=1;fsbench-dd.block-size=2"
-    assert env["PTS_TEST_INSTALL_ROOT_PATH"] == "/mnt/t/pts/"
-    assert env["TEST_RESULTS_IDENTIFIER"] == "btrfs-raid1" and env["FORCE_TIMES_TO_RUN"] == "4"
+    assert env["PTS_TEST_INSTALL_ROOT_PATH"] == "/mnt/t/fsbench/pts/"
+    assert env["TEST_RESULTS_IDENTIFIER"] == "btrfs-raid1" and env["FORCE_TIMES_TO_RUN"] == "1"
     assert pts.SYSTEM_TOOLS_ENV not in env
-    assert run.run_argv()[-2:] == ["internal-run", "local/fsbench-dd-1.0.0"]
-    assert run.install_argv()[0] == "env" and run.install_argv()[-2] == "batch-install"
+    assert workload.name == "pts.fsbench-dd" and workload.params()["profile"] == "local/fsbench-dd-1.0.0"
+    argv = workload.argv(Path("/mnt/t/fsbench"), tmp_path / "run-Ab_9")
+    assert argv[-2:] == ["internal-run", "local/fsbench-dd-1.0.0"]
+    assert "TEST_RESULTS_NAME=fsbench-run-ab-9" in argv  # a result of the run's own, in PTS's rules
+    assert "/var/lib/pts/test-results/fsbench-run-ab-9/composite.xml" in argv
+    assert workload.install_argv(Path("/mnt/t/fsbench"))[-2] == "batch-install"
+
+
+def captured_run() -> str:
+    return (DATA / "dd-run-output.txt").read_text()
+
+
+def test_a_run_is_parsed_from_the_result_file_pts_printed():
+    workload = dd_workload(fs="ext4", stat_type="ext2/ext3")
+    workload = pts.PtsWorkload(**{**workload.__dict__, "identifier": "ext4-single", "options": (("test", "write"),)})
+    [metric] = workload.parse(captured_run())
+    assert metric.name == "pts.dd" and metric.unit == "MB/s" and metric.value > 0
+    assert metric.params["result"].startswith("Test: Sequential Write")
+    [record] = workload.manifest_entries(captured_run())["pts_results"]
+    assert record["value"] == pytest.approx(metric.value) and record["identifier"] == "local/fsbench-dd-1.0.0"
+
+
+def test_a_run_without_a_result_or_on_another_filesystem_yields_no_number():
+    workload = pts.PtsWorkload(**{**dd_workload(fs="btrfs", stat_type="btrfs").__dict__, "identifier": "ext4-single"})
+    with pytest.raises(NotOnTarget, match="PTS reported File-System 'ext4' for ext4-single, but the target is btrfs"):
+        workload.parse(captured_run())
+    with pytest.raises(ParseError, match="PTS printed no result file"):
+        workload.parse(captured_run().partition(pts.RESULT_MARK)[0])
+    other = pts.PtsWorkload(**{**dd_workload(fs="ext4", stat_type="ext2/ext3").__dict__, "identifier": "xfs-single"})
+    with pytest.raises(ParseError, match="saved no result for xfs-single"):
+        other.parse(captured_run())
 
 
 def test_result_names_are_what_pts_keeps():
@@ -65,17 +100,17 @@ def test_user_path_follows_pts_rules(tmp_path):
 
 def test_reads_the_result_file_pts_wrote():
     composite = DATA / "dd-ext4-btrfs-composite.xml"
-    ext4 = pts.read_results(composite, "ext4-single")
-    btrfs = pts.read_results(composite, "btrfs-single")
+    ext4 = ptsfile.read_results(composite, "ext4-single")
+    btrfs = ptsfile.read_results(composite, "btrfs-single")
     assert len(ext4) == len(btrfs) == 1
     r = ext4[0]
     assert r.identifier == "local/fsbench-dd-1.0.0" and r.scale == "MB/s" and r.proportion == "HIB"
     assert r.description.startswith("Test: Sequential Read - Block Size: 1MB")
     assert len(r.samples) == 2 and min(r.samples) <= r.value <= max(r.samples)
     assert len(r.run_seconds) == 2
-    metrics = pts.to_metrics("fsbench-dd", ext4, 1)
+    metrics = ptsfile.to_metrics("fsbench-dd", ext4, 1)
     assert metrics == [Metric("pts.dd", r.samples[1], "MB/s", Direction.HIGHER, {"result": r.description})]
-    assert pts.to_metrics("fsbench-dd", ext4, 2) == []
+    assert ptsfile.to_metrics("fsbench-dd", ext4, 2) == []
 
 
 def test_install_definitions_copies_and_then_leaves_them(tmp_path):
@@ -111,7 +146,7 @@ def test_export_is_a_valid_pts_result_file_with_medians_and_samples(tmp_path):
     assert checker.validate(etree.ElementTree(doc)), checker.error_log
     assert [s.findtext("Identifier") for s in doc.iter("System")] == ["ext4-single", "btrfs-single"]
     btrfs = [s for s in doc.iter("System") if s.findtext("Identifier") == "btrfs-single"][0]
-    assert "File-System: btrfs single (compress=zstd)" in btrfs.findtext("Software")
+    assert "File-System: btrfs (single; compress=zstd)" in btrfs.findtext("Software")
     assert "Memory: 8GB" in btrfs.findtext("Hardware") and "fsbench-manifest" in btrfs.findtext("JSON")
     results = list(doc.iter("Result"))
     assert len(results) == 1, "side metrics (cpu.*) stay out"
@@ -155,14 +190,14 @@ def test_no_install_record_is_a_failure_with_pts_output(tmp_path):
 
 def test_the_software_line_names_each_targets_filesystem():
     composite = DATA / "iozone-ext4-btrfs-composite.xml"
-    assert pts.software_filesystem(composite, "btrfs-single") == "btrfs"
-    assert pts.software_filesystem(composite, "ext4-single") == "ext4"
-    assert pts.software_filesystem(composite, "xfs-single") is None
-    assert pts.names_filesystem("btrfs", "btrfs", "btrfs")
-    assert not pts.names_filesystem("ext4", "btrfs", "btrfs")  # PTS measured its own directory's disk
-    assert pts.names_filesystem("ext4", "ext3", "ext2/ext3")  # stat names every ext* alike
-    assert pts.names_filesystem("fuseblk", "zfs", "fuseblk")
-    assert not pts.names_filesystem(None, "xfs", "xfs")
+    assert ptsfile.software_filesystem(composite, "btrfs-single") == "btrfs"
+    assert ptsfile.software_filesystem(composite, "ext4-single") == "ext4"
+    assert ptsfile.software_filesystem(composite, "xfs-single") is None
+    assert ptsfile.names_filesystem("btrfs", "btrfs", "btrfs")
+    assert not ptsfile.names_filesystem("ext4", "btrfs", "btrfs")  # PTS measured its own directory's disk
+    assert ptsfile.names_filesystem("ext4", "ext3", "ext2/ext3")  # stat names every ext* alike
+    assert ptsfile.names_filesystem("fuseblk", "zfs", "fuseblk")
+    assert not ptsfile.names_filesystem(None, "xfs", "xfs")
 
 
 def test_a_pts_run_case_is_exported_as_pts_described_it_in_its_own_unit(tmp_path):
@@ -170,13 +205,13 @@ def test_a_pts_run_case_is_exported_as_pts_described_it_in_its_own_unit(tmp_path
     store = Store(tmp_path / "fsbench.db")
     sid = store.start_session("t-2", {"argv": []}, {})
     for system in ("ext4-single", "btrfs-single"):
-        [result] = pts.read_results(composite, system)
+        [result] = ptsfile.read_results(composite, system)
         fs = system.split("-")[0]
         row = store.case_row(sid, f"benchmarks/test_pts.py::test_pts[{system}]", system,
                              {"fs": fs, "layout": "single", "options": {}}, "pts.fsbench-iozone",
                              {"profile": result.identifier}, "profile", "random", {"pts_results": [result.as_record()]})
         for i in range(len(result.samples)):
-            store.add_run(row, False, "t", 1.0, "profile", pts.to_metrics("fsbench-iozone", [result], i))
+            store.add_run(row, False, "t", 1.0, "profile", ptsfile.to_metrics("fsbench-iozone", [result], i))
     stored = [s for s in store.series(sid) if s.case_id == "btrfs-single"][0]
     assert stored.unit == "MB/s" and stored.values[0] == pytest.approx(224.712890625 * 1.048576)
     doc = etree.fromstring(composite_xml(store, sid, suffix="s2"))
@@ -189,5 +224,5 @@ def test_a_pts_run_case_is_exported_as_pts_described_it_in_its_own_unit(tmp_path
 
 
 def test_a_result_of_one_run_is_its_value():
-    [result] = pts.read_results(DATA / "dd-one-run-composite.xml", "ext4-single")
+    [result] = ptsfile.read_results(DATA / "dd-one-run-composite.xml", "ext4-single")
     assert result.samples == (result.value,) and len(result.run_seconds) == 1

@@ -57,3 +57,22 @@ def test_a_parameter_two_workloads_declare_is_an_error():
     with pytest.raises(RuntimeError, match="--x-size is declared by pytest_fsbench.workloads.one and "
                                            "pytest_fsbench.workloads.two"):
         _params((one, two))
+
+
+def test_a_workload_says_why_it_cannot_run_beyond_missing_packages(monkeypatch):
+    from pytest_fsbench.workloads import filebench, missing_tools
+
+    monkeypatch.setattr(filebench, "find_filebench", lambda: None)
+    assert missing_tools(["filebench_personality"], which=lambda _: "/bin/x") == [filebench.MISSING_REASON]
+    assert missing_tools(["dd_bs"], which=lambda _: None) == ["dd is not installed (Debian package coreutils)"]
+
+
+def test_doctor_lists_every_workload_with_what_it_lacks(monkeypatch):
+    from pytest_fsbench import cli
+    from pytest_fsbench.workloads import filebench
+
+    monkeypatch.setattr(filebench, "find_filebench", lambda: None)
+    lines = cli.doctor_lines(host())
+    rows = lines[lines.index("workloads:") + 1:lines.index("options (--fs-opt FS:KEY=VALUE):")]
+    assert [row.split()[0] for row in rows] == [m.__name__.rsplit(".", 1)[1] for m in WORKLOAD_MODULES]
+    assert f"filebench      skip: {filebench.MISSING_REASON}" in [row.strip() for row in rows]
