@@ -10,6 +10,7 @@ from .sequential import nominal_alpha
 from .settings import Settings
 from .stats import SESSIONS, Comparison, compare, min_runs_for
 from .store import Series, SeriesKey, Store
+from .tables import in_summary, short_test
 
 
 class Baseline:
@@ -86,3 +87,25 @@ class Baseline:
             return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
         except ValueError:  # a zero or negative sample cannot be compared on a log scale
             return None
+
+
+def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):
+    """Each headline series of new_id against the baseline: one session's runs, or the spread of
+    several sessions' medians."""
+    base: dict = {}
+    for base_id in base_ids:
+        for s in store.series(base_id):
+            if len(s.values) >= 2:
+                base.setdefault(s.key, []).append(s.values)
+    pairs = []
+    for s in store.series(new_id):
+        b = base.get(s.key)
+        if b is None or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
+            continue
+        try:
+            cmp = (compare(b, s.values, s.direction, alpha, method=SESSIONS) if len(b) > 1
+                   else compare(b[0], s.values, s.direction, alpha))
+        except ValueError:
+            continue
+        pairs.append((short_test(s.key.test), s, cmp))
+    return pairs

@@ -13,6 +13,7 @@ import pytest
 
 from . import gate
 from .metrics import Metric, is_headline
+from .progress import Progress, run_line
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy, execute
 from .session import FsbenchSession
@@ -51,8 +52,9 @@ class CaseResult:
 
 class Bench:
     def __init__(self, session: FsbenchSession, target: Target, run_spec: RunSpec, item: pytest.Item,
-                 record_property, interleaved: bool = False) -> None:
+                 record_property, interleaved: bool = False, progress: Progress | None = None) -> None:
         self.session = session
+        self.progress = progress or Progress()
         self.target = target
         self.cache = run_spec.cache
         self.data = run_spec.data
@@ -138,8 +140,8 @@ class Bench:
 
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:
         repeat, store = self.session.settings.repeat, self.session.store
-        for _ in range(repeat.warmup):
-            self._measure(workload, policy, row, warmup=True)
+        for k in range(repeat.warmup):
+            self._measure(workload, policy, row, True, k + 1, repeat.warmup)
         start, measured = time.monotonic(), 0
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
@@ -148,17 +150,23 @@ class Bench:
             reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start, decided)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
-            self._measure(workload, policy, row, warmup=False)
+            done = store.case_runs(row)
+            self._measure(workload, policy, row, False, done + 1, max(repeat.runs, done + 1))
             measured += 1
 
-    def _measure(self, workload: Workload, policy: str, row: int, warmup: bool) -> None:
+    def _measure(self, workload: Workload, policy: str, row: int, warmup: bool, index: int, planned: int) -> None:
         started = now()
-        measurement = execute(workload, self.target, self.session.run, policy)
+        kind = f"warm-up {index}" if warmup else f"run {index}"
+        with self.progress.running(self.target.id, workload.name, kind):
+            measurement = execute(workload, self.target, self.session.run, policy)
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
-                                   measurement.metrics)
+                                   measurement.metrics, measurement.prepare_seconds, measurement.cache_seconds)
+        budget = self.session.settings.repeat.max_runs if self.session.settings.repeat.dynamic else None
+        self.progress.line(run_line(self.target.id, workload.name, index, planned, budget, warmup,
+                                    measurement.completed.seconds, measurement.metrics))
 
     def _report(self, series: list[Series]) -> None:
         for s in series:

@@ -14,16 +14,16 @@ from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .host import Host, probe
 from .session import RUN_ROOT
-from . import docs, pts
+from . import docs, figures, pts, report
 from .errors import CommandError, FsbenchError, UsageError
 from .ptsfile import composite_xml, session_label
 from .export.json import export_session
 from .options import add_to_argparse
 from .settings import BY_FLAG
-from .stats import SESSIONS, compare
+from .baseline import compare_pairs
 from .store import Store
 from .system import run
-from .tables import comparison_lines, in_summary, short_test
+from .tables import comparison_lines
 from .workloads import WORKLOAD_MODULES, missing_tools
 
 
@@ -86,28 +86,6 @@ def output_path(text: str) -> Path | None:
     return path
 
 
-def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):
-    """Each headline series of new_id against the baseline: one session's runs, or the spread of
-    several sessions' medians."""
-    base: dict = {}
-    for base_id in base_ids:
-        for s in store.series(base_id):
-            if len(s.values) >= 2:
-                base.setdefault(s.key, []).append(s.values)
-    pairs = []
-    for s in store.series(new_id):
-        b = base.get(s.key)
-        if b is None or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
-            continue
-        try:
-            cmp = (compare(b, s.values, s.direction, alpha, method=SESSIONS) if len(b) > 1
-                   else compare(b[0], s.values, s.direction, alpha))
-        except ValueError:
-            continue
-        pairs.append((short_test(s.key.test), s, cmp))
-    return pairs
-
-
 def cmd_compare(args: argparse.Namespace) -> int:
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
     store = open_store(args)
@@ -120,6 +98,45 @@ def cmd_compare(args: argparse.Namespace) -> int:
     pairs = compare_pairs(store, base_ids, new_id, alpha)
     print("\n".join(comparison_lines(pairs, alpha)))
     return 0
+
+
+def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[list[int], str | None]:
+    """The baseline sessions --compare names (never the reported session itself)."""
+    if base is None:
+        return [], None
+    ids = [i for i in store.baseline_sessions(base) if i != session_id]
+    if not ids:
+        raise UsageError(f"--compare {base}: that is the reported session itself; name another session or baseline")
+    return ids, base
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
+    output = output_path(args.output)
+    if args.figures is not None and args.figures.exists() and not args.figures.is_dir():
+        raise UsageError(f"--figures {args.figures}: is a file; name a directory for the figures")
+    store = open_store(args)
+    session_id = store.resolve(args.session)
+    base_ids, base_label = report_baseline(store, session_id, args.compare)
+    data = report.report_data(store, session_id, base_ids, base_label, alpha, args.allowed)
+    page = report.render(data)
+    if output is None:
+        sys.stdout.write(page)
+    else:
+        output.write_text(page)
+        print(f"fsbench report: wrote {output} (session {session_id}"
+              + (f" against {base_label}" if base_label else "") + ")", file=sys.stderr)
+    if args.figures is not None:
+        for path in report.write_figures(data, args.figures, args.format):
+            print(f"fsbench report: wrote {path}", file=sys.stderr)
+    return 0
+
+
+def allowed_pct(text: str) -> float:
+    value = float(text.rstrip("%"))
+    if not 0 < value < 100:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the allowed change as a percent above 0 and below 100")
+    return value
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -250,6 +267,19 @@ def parser() -> argparse.ArgumentParser:
     add_to_argparse(compare, BY_FLAG["--alpha"])
     add_to_argparse(compare, BY_FLAG["--store"])
     compare.set_defaults(func=cmd_compare)
+    rep = sub.add_parser("report", help="write a session as one self-contained HTML page with box plots, size "
+                         "curves and, with --compare, a change table and forest plot")
+    rep.add_argument("session", help="session id, token, baseline name or 'last'")
+    rep.add_argument("--compare", metavar="BASE", help="baseline name, session id or 'last' to compare with")
+    rep.add_argument("-o", "--output", default="report.html", help="HTML file to write (-: standard output; "
+                     "default report.html)")
+    rep.add_argument("--figures", type=Path, metavar="DIR", help="also write each figure into DIR")
+    rep.add_argument("--format", choices=figures.FORMATS, default="svg", help="the figures' format in DIR")
+    rep.add_argument("--allowed", type=allowed_pct, metavar="PCT", help="draw this allowed change (e.g. 5%%) on "
+                     "the forest plot")
+    add_to_argparse(rep, BY_FLAG["--alpha"])
+    add_to_argparse(rep, BY_FLAG["--store"])
+    rep.set_defaults(func=cmd_report)
     export = sub.add_parser("export", help="write a session as JSON in pytest-benchmark's shape, or as a PTS result file")
     export.add_argument("session", help="session id, token, baseline name or 'last'")
     export.add_argument("--format", choices=("json", "pts"), default="json",

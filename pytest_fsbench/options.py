@@ -131,6 +131,19 @@ def path(text: str) -> Path:
     return Path(text)
 
 
+def file_to_write(text: str) -> Path:
+    """A file fsbench will write at the end: not a directory, in an existing writable directory."""
+    where = path(text)
+    if where.is_dir():
+        raise ValueError("is a directory; name the file to write")
+    parent = where.parent if str(where.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValueError(f"the directory {parent} does not exist; make it or name another file")
+    if not os.access(parent, os.W_OK) or (where.exists() and not os.access(where, os.W_OK)):
+        raise ValueError("cannot be written; name a file in a writable directory")
+    return where
+
+
 def directory_for_files(text: str) -> Path:
     """A directory fsbench may create files in: an existing writable directory, or one it can make
     (nothing is made here)."""

@@ -6,12 +6,13 @@ from __future__ import annotations
 import dataclasses
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from . import tables
+from . import progress, report, tables
 from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import UnsafeDevice, UsageError
@@ -21,12 +22,14 @@ from .ordering import SessionResults
 from .session import FsbenchSession
 from .settings import OPTIONS, RunSpec, Settings, settings_from
 from .store import StoreError
+from .tables import in_summary, short_test
 from .system import run
 from .target import Target
 
 SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
 REPORTED = pytest.StashKey[set]()
+PROGRESS = pytest.StashKey[progress.Progress]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -135,11 +138,34 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if exitstatus != pytest.ExitCode.INTERRUPTED:
         problems += fsbench.unapplied_thresholds()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if fsbench.settings.report is not None:
+        problems += write_report(fsbench, reporter)
     for problem in problems:
         if reporter is not None:
             reporter.write_line(f"fsbench: {problem}", red=True)
     if problems and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
+    """The session's HTML report (--report); what went wrong, as problems of the session."""
+    settings = fsbench.settings
+    paired = [(short_test(s.key.test), s, cmp) for r in fsbench.results for s, cmp in r.paired
+              if in_summary(s.key.metric, s.unit)]
+    baseline = fsbench.baseline
+    try:
+        data = report.report_data(fsbench.store, fsbench.session_id, baseline.session_ids if baseline else None,
+                                  settings.compare, settings.alpha,
+                                  settings.regression_rules[0].threshold_pct if settings.regression_rules else None)
+        if paired and not data.changes:
+            data = dataclasses.replace(data, changes=report.in_table_order(paired), base_label="the --paired reference")
+        settings.report.write_text(report.render(data))
+    except (OSError, StoreError) as exc:
+        return [f"the report {settings.report} could not be written: {exc}"]
+    if reporter is not None:
+        reporter.ensure_newline()
+        reporter.write_line(f"fsbench: report written to {settings.report}")
+    return []
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -245,8 +271,13 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
     reasons = session.unavailable(fsbench_spec)
     if reasons:
         pytest.skip(f"{fsbench_spec.id}: " + "; ".join(reasons))
+    start = time.monotonic()
     with session.target(fsbench_spec) as target:
+        built = time.monotonic()
         yield target
+        ended = time.monotonic()
+    session.store.add_target_times(session.session_id, case_key(request.node.nodeid), fsbench_spec.id,
+                                   built - start, time.monotonic() - ended)
 
 
 @pytest.fixture
@@ -266,8 +297,10 @@ def fsbench(fsbench_target: Target, fsbench_run: RunSpec, fsbench_round: int, re
             record_property) -> Bench:
     """The benchmark helper: `fsbench.run(workload)` measures on this case's target."""
     session = request.config.stash[SESSION]
+    if PROGRESS not in request.config.stash:
+        request.config.stash[PROGRESS] = progress.for_pytest(request.config)
     return Bench(session, fsbench_target, fsbench_run, request.node, record_property,
-                 interleaved=session.settings.interleave)
+                 interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
 
 
 @pytest.fixture
@@ -320,5 +353,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_sep("-", f"fsbench gate (--inconclusive={session.settings.on_inconclusive})")
         for line in verdicts:
             write(line)
+    write(tables.time_line(session.store.time_totals(session.session_id)))
     write(f"store: {session.settings.store_path} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

@@ -5,6 +5,7 @@ A failing, killed or unparsable tool raises; it never yields a number."""
 from __future__ import annotations
 
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,8 @@ class Measurement:
     metrics: list[Metric]
     completed: Completed
     cache: str
+    prepare_seconds: float = 0.0  # unmeasured set-up: files, prepare and staging commands
+    cache_seconds: float = 0.0  # applying the cache policy
 
 
 def check_cache_policy(policy: str) -> str:
@@ -81,13 +84,17 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
     target.scratch.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="run-", dir=target.scratch) as name:
         scratch = Path(name)
+        start = time.monotonic()
         for filename, text in workload.files().items():
             (scratch / filename).write_text(text)
         for argv in workload.prepare_argvs(workdir, scratch):
             run(argv, timeout=workload.timeout)
+        prepared = time.monotonic()
         done = apply_cache_policy(cache, target, run, drop_caches)
+        cached = time.monotonic()
         for argv in getattr(workload, "staged_argvs", lambda _: [])(scratch):
             run(argv, timeout=workload.timeout)
+        staged = time.monotonic()
         devices = target.member_devices()
         before = monitor.snapshot(devices)
         completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
@@ -95,4 +102,4 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
     metrics = workload.parse(completed.output)
     metrics += monitor.cpu_metrics(before, after) + monitor.disk_metrics(before, after)
     metrics += compression_ratio(target, run)
-    return Measurement(metrics, completed, done)
+    return Measurement(metrics, completed, done, (prepared - start) + (staged - cached), cached - prepared)

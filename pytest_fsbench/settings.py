@@ -14,7 +14,7 @@ from .case import CaseSpec
 from .datagen import parse_data
 from .filesystems import FILESYSTEMS
 from .errors import UsageError
-from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, name, path
+from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, file_to_write, name, path
 from .options import percent_below_100, positive, positive_seconds, whole
 from .repeat import RepeatPolicy
 from .stats import min_rounds_for
@@ -99,6 +99,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--resume", name, None, "continue an interrupted session (default: the last one): finished tests "
            "are skipped, a case's completed runs are kept", kind=OPTIONAL, const="last", ini=False,
            metavar="SESSION"),
+    Option("--report", file_to_write, None, "write the session's HTML report (box plots, size curves, the "
+           "change table) to this file at the end", ini=False, metavar="FILE", path=True),
     Option("--threshold", parse_threshold, None, "minimum or maximum per metric, e.g. dd.write>=100MB/s, "
            "btrfs:dd.write>=150MB/s (ini: one per line)", kind=APPEND, metavar="RULE"),
 )
@@ -145,6 +147,7 @@ class Settings:
     on_inconclusive: str = "fail"
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
+    report: Path | None = None
 
     def run_specs(self) -> list[RunSpec]:
         show_cache = self.caches != ("drop",)
@@ -190,6 +193,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         on_inconclusive=value["--inconclusive"],
         pairs=tuple(pairs),
         args=args,
+        report=value["--report"],
     )
     check(settings)
     return settings

@@ -52,6 +52,15 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (name, session_id));
     INSERT INTO baseline_sessions (name, session_id, added) SELECT name, session_id, created FROM baselines;
     """,
+    # 3: where the time goes: each run's unmeasured preparation and cache policy, each target's
+    # building and tearing down (NULL in sessions recorded before)
+    """
+    ALTER TABLE runs ADD COLUMN prepare_seconds REAL;
+    ALTER TABLE runs ADD COLUMN cache_seconds REAL;
+    CREATE TABLE targets (
+        session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, case_id TEXT NOT NULL,
+        build_seconds REAL NOT NULL, teardown_seconds REAL NOT NULL);
+    """,
 )
 
 
@@ -316,14 +325,17 @@ class Store:
 
     @_guarded
     def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
-                metrics: Iterable[Metric]) -> None:
-        """One run and its metrics, committed together."""
+                metrics: Iterable[Metric], prepare_seconds: float | None = None,
+                cache_seconds: float | None = None) -> None:
+        """One run and its metrics, committed together. seconds: the measured command's; the
+        unmeasured preparation and the cache policy's, where known."""
         with self.db:
             self.db.execute("BEGIN")
             idx = self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ?", (case_row,)).fetchone()[0]
             cur = self.db.execute(
-                "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (case_row, idx, int(warmup), started, now(), seconds, cache_applied))
+                "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied, prepare_seconds,"
+                " cache_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (case_row, idx, int(warmup), started, now(), seconds, cache_applied, prepare_seconds, cache_seconds))
             self.db.executemany(
                 "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
                 [(cur.lastrowid, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
@@ -370,6 +382,42 @@ class Store:
             entry[4].append(value)
         return [Series(key, case_id, unit, Direction(direction), tuple(values), _options_text(spec))
                 for key, (case_id, unit, direction, spec, values) in grouped.items()]
+
+    @_guarded
+    def add_target_times(self, session_id: int, test: str, case_id: str, build_seconds: float,
+                         teardown_seconds: float) -> None:
+        self.db.execute("INSERT INTO targets (session_id, test, case_id, build_seconds, teardown_seconds)"
+                        " VALUES (?, ?, ?, ?, ?)", (session_id, test, case_id, build_seconds, teardown_seconds))
+
+    @_guarded
+    def time_totals(self, session_id: int) -> dict[str, float | None]:
+        """Seconds of the session spent on each necessary step (None: not recorded): measured
+        runs, warm-up runs, their preparation and cache policy, building and tearing down
+        targets; and the session's wall time."""
+        runs = self.db.execute(
+            "SELECT SUM(CASE WHEN r.warmup = 0 THEN r.seconds ELSE 0 END), SUM(CASE WHEN r.warmup = 1 THEN r.seconds"
+            " ELSE 0 END), SUM(r.prepare_seconds), SUM(r.cache_seconds), COUNT(r.id), COUNT(r.prepare_seconds)"
+            " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?", (session_id,)).fetchone()
+        targets = self.db.execute("SELECT SUM(build_seconds), SUM(teardown_seconds), COUNT(*) FROM targets"
+                                  " WHERE session_id = ?", (session_id,)).fetchone()
+        started, finished = self.db.execute("SELECT started, finished FROM sessions WHERE id = ?",
+                                            (session_id,)).fetchone()
+        wall = None
+        if finished:
+            wall = (dt.datetime.fromisoformat(finished) - dt.datetime.fromisoformat(started)).total_seconds()
+        recorded = runs[4] > 0 and runs[4] == runs[5]
+        return {"session": wall, "measured": runs[0] or 0.0, "warm-up runs": runs[1] or 0.0,
+                "preparing": runs[2] if recorded else None, "cache policy": runs[3] if recorded else None,
+                "building targets": targets[0] if targets[2] else None,
+                "tearing down targets": targets[1] if targets[2] else None}
+
+    @_guarded
+    def run_counts(self, session_id: int) -> dict[tuple[str, str, str], tuple[int, int]]:
+        """(test, workload, workload_params) -> (warm-up runs discarded, measured runs) per case."""
+        rows = self.db.execute("SELECT c.test, c.workload, c.workload_params, SUM(r.warmup), SUM(1 - r.warmup)"
+                               " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?"
+                               " GROUP BY c.id", (session_id,))
+        return {(t, w, wp): (int(warm), int(measured)) for t, w, wp, warm, measured in rows}
 
     @_guarded
     def session_export(self, session_id: int) -> dict[str, object]:

@@ -107,3 +107,25 @@ def paired_table(results, alpha: float) -> list[str]:
 
 def gate_lines(results) -> list[str]:
     return [line for r in latest(results) for line in r.verdicts]
+
+
+def time_shares(totals: dict[str, float | None]) -> list[tuple[str, float | None, float | None]]:
+    """(step, seconds, share of the session) for each step of Store.time_totals, then "the rest"
+    (pytest, Python, the store, monitoring, skipped cases): the session's wall time less every
+    recorded step. Shares are None without the session's wall time."""
+    wall = totals.get("session")
+    steps = [(name, seconds) for name, seconds in totals.items() if name != "session"]
+    rows = [(name, seconds, None if not wall or seconds is None else seconds / wall) for name, seconds in steps]
+    if wall:
+        rest = wall - sum(seconds for _, seconds in steps if seconds is not None)
+        rows.append(("the rest", rest, rest / wall))
+    return rows
+
+
+def time_line(totals: dict[str, float | None]) -> str:
+    """One line: how much of the session was measured work, and where the rest went."""
+    wall = totals.get("session")
+    parts = [f"{name} {'not recorded' if seconds is None else f'{seconds:.0f} s'}"
+             + ("" if share is None else f" ({share * 100:.0f}%)") for name, seconds, share in time_shares(totals)]
+    head = f"time: session {wall:.0f} s: " if wall else "time: "
+    return head + ", ".join(parts)

@@ -170,3 +170,32 @@ def test_version_1_store_keeps_its_baseline(tmp_path):
     assert store.baseline_sessions("base") == [7]
     assert store.db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
     store.close()
+
+
+def test_where_the_time_went_and_an_older_session_without_it(tmp_path):
+    path = tmp_path / "old.db"
+    db = sqlite3.connect(path)
+    db.executescript(f"BEGIN; {MIGRATIONS[0]}; {MIGRATIONS[1]}; PRAGMA user_version = 2; COMMIT;")
+    db.execute("INSERT INTO sessions (id, token, started, finished, status, args, manifest) VALUES "
+               "(1, 'old', '2026-11-23T10:00:00+00:00', '2026-11-23T10:01:40+00:00', 'complete', '{}', '{}')")
+    db.execute("INSERT INTO cases (id, session_id, test, case_id, spec, workload, workload_params, cache, data, status,"
+               " manifest) VALUES (1, 1, 't', 'ext4-single', '{}', 'dd', '{}', 'drop', 'random', 'done', '{}')")
+    db.execute("INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied) VALUES "
+               "(1, 0, 0, 'a', 'b', 30.0, 'drop')")
+    db.commit()
+    db.close()
+    store = Store(path)
+    old = store.time_totals(1)
+    assert old["session"] == 100.0 and old["measured"] == 30.0 and old["preparing"] is None
+    assert old["building targets"] is None
+    new = store.start_session("new", {"argv": []}, {})
+    row = store.case_row(new, "t", "ext4-single", {}, "dd", {}, "drop", "random", {})
+    store.add_run(row, True, "a", 5.0, "drop", [], prepare_seconds=1.0, cache_seconds=0.5)
+    store.add_run(row, False, "a", 10.0, "drop", [], prepare_seconds=2.0, cache_seconds=0.5)
+    store.add_target_times(new, "t", "ext4-single", 3.0, 1.5)
+    store.finish_session(new, "complete")
+    totals = store.time_totals(new)
+    assert {k: v for k, v in totals.items() if k != "session"} == {
+        "measured": 10.0, "warm-up runs": 5.0, "preparing": 3.0, "cache policy": 1.0, "building targets": 3.0,
+        "tearing down targets": 1.5}
+    store.close()

@@ -1,0 +1,294 @@
+"""A session as one self-contained HTML page: what ran on which system, box plots of every
+headline metric across cases, size curves for swept IOzone record and file sizes, a summary
+table per case, and with a baseline a change table and a forest plot. Figures are inline SVG, so
+the file opens offline and can be mailed or attached to a CI job.
+
+`report_data` reads the store into plain data; `figure_list` and `render` are pure."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from matplotlib.figure import Figure
+
+from . import figures
+from .baseline import compare_pairs
+from .metrics import Direction, is_headline
+from .sizes import parse_size
+from .stats import Comparison, Summary, summarize
+from .store import Series, Store
+from .tables import VERDICT_ORDER, comparison_rows, in_summary, params_text, short_test, time_shares
+
+#: the workload parameters a size curve can be drawn against, with the axis they give
+SIZE_AXES = {"record": "record size", "file": "file size"}
+
+
+@dataclass(frozen=True)
+class Row:
+    """One headline series of one case, for the summary table and the figures."""
+
+    series: Series
+    summary: Summary
+    label: str  # the test's id, e.g. test_dd_write[ext4-single-1M]
+    workload_params: dict[str, str]
+    warmups: int
+    stopped_by: str | None
+    cpu_pct: float | None
+    compression: float | None
+    cache: str = "drop"  # the case's cache policy and data, which workload_params do not always name
+    data: str = "random"
+
+    @property
+    def configuration(self) -> dict[str, str]:
+        """Everything that sets this case's runs apart besides the target: workload parameters,
+        cache policy and data."""
+        return {**self.workload_params, "cache": self.cache, "data": self.data}
+
+
+@dataclass(frozen=True)
+class Report:
+    session_id: int
+    session: dict
+    cases: list[dict]
+    rows: list[Row]
+    base_label: str | None = None
+    changes: list[tuple[str, Series, Comparison]] = field(default_factory=list)
+    alpha: float = 0.05
+    allowed_pct: float | None = None
+    times: dict[str, float | None] = field(default_factory=dict)
+
+
+def _median_of(series: list[Series], key, name: str) -> float | None:
+    found = [s for s in series if (s.key.test, s.key.workload, s.key.workload_params) == key and s.key.metric == name]
+    return summarize(found[0].values).median if found and found[0].values else None
+
+
+def report_data(store: Store, session_id: int, base_ids: list[int] | None = None, base_label: str | None = None,
+                alpha: float = 0.05, allowed_pct: float | None = None) -> Report:
+    meta = store.session_export(session_id)
+    all_series = store.series(session_id)
+    counts = store.run_counts(session_id)
+    by_test = {(c["test"], c["workload"], json.dumps(c["workload_params"], sort_keys=True, separators=(",", ":"))): c
+               for c in meta["cases"]}
+    rows = []
+    for s in all_series:
+        if not s.values or not in_summary(s.key.metric, s.unit):
+            continue
+        key = (s.key.test, s.key.workload, s.key.workload_params)
+        case = by_test.get(key, {})
+        user, system = _median_of(all_series, key, "cpu.user"), _median_of(all_series, key, "cpu.system")
+        rows.append(Row(s, summarize(s.values), short_test(s.key.test), json.loads(s.key.workload_params),
+                        counts.get(key, (0, 0))[0], case.get("stopped_by"),
+                        None if user is None or system is None else user + system,
+                        _median_of(all_series, key, "fs.compressratio"), case.get("cache", "drop"),
+                        case.get("data", "random")))
+    changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
+    return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
+                  store.time_totals(session_id))
+
+
+def in_table_order(changes: list[tuple[str, Series, Comparison]]) -> list[tuple[str, Series, Comparison]]:
+    """The order of fsbench compare's table: worse first, then by case and metric."""
+    return sorted(changes, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric))
+
+
+def _group_title(workload: str, metric: str, params: dict) -> str:
+    extra = params_text(json.dumps(params)) if params else ""
+    return f"{metric}" + (f" [{extra}]" if extra else "") + f" ({workload})"
+
+
+def box_groups(rows: list[Row]) -> dict[tuple[str, str, str], list[Row]]:
+    """Rows drawn in one box plot: same workload, metric and metric parameters."""
+    groups: dict[tuple[str, str, str], list[Row]] = defaultdict(list)
+    for row in rows:
+        if is_headline(row.series.key.metric):
+            groups[(row.series.key.workload, row.series.key.metric, row.series.key.params)].append(row)
+    return groups
+
+
+def curve_panels(rows: list[Row], axis: str) -> dict[tuple[str, str], dict[str, dict[str, list[figures.CurvePoint]]]]:
+    """For a swept size parameter (record or file): (workload, unit) -> metric -> line -> points,
+    where a line is a case with every other parameter fixed (named by the case and the parameters
+    that vary between the workload's cases). Only sizes measured at two or more values make curves."""
+    swept = [r for r in rows if is_headline(r.series.key.metric) and r.workload_params.get(axis)
+             and "," not in r.workload_params[axis] and "-" not in r.workload_params[axis]]
+    varying: dict[str, list[str]] = {}
+    for workload in {r.series.key.workload for r in swept}:
+        mine = [r for r in swept if r.series.key.workload == workload]
+        keys = sorted({k for r in mine for k in r.configuration} - {axis})
+        varying[workload] = [k for k in keys if len({r.configuration.get(k) for r in mine}) > 1]
+    lines: dict[tuple[str, str], dict[str, dict[str, list[figures.CurvePoint]]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(list)))
+    for row in swept:
+        workload = row.series.key.workload
+        line = " ".join([row.series.case_id] + [f"{k}={row.configuration.get(k)}" for k in varying[workload]])
+        lo, hi = row.summary.median_ci
+        lines[(workload, row.series.unit)][row.series.key.metric][line].append(
+            figures.CurvePoint(parse_size(row.workload_params[axis]), row.summary.median, lo, hi))
+    return {key: {metric: dict(by_line) for metric, by_line in panels.items()}
+            for key, panels in lines.items()
+            if any(len(points) >= 2 for by_line in panels.values() for points in by_line.values())}
+
+
+def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
+    """(file name, title, figure) of every figure of the report, in page order."""
+    found = []
+    for (workload, metric, params), rows in box_groups(report.rows).items():
+        title = _group_title(workload, metric, json.loads(params))
+        first = rows[0].series
+        fig = figures.box_plot(title, [(r.label, r.series.values) for r in rows], first.unit, first.direction)
+        found.append((f"box-{len(found) + 1:02d}-{metric.replace('.', '-')}", title, fig))
+    for axis, axis_name in SIZE_AXES.items():
+        for (workload, unit), panels in curve_panels(report.rows, axis).items():
+            direction = next(r.series.direction for r in report.rows if r.series.key.workload == workload
+                             and r.series.unit == unit)
+            title = f"{workload}: throughput against {axis_name}"
+            found.append((f"{axis}-{len(found) + 1:02d}-{workload}", title,
+                          figures.size_curves(title, panels, unit, direction, axis_name)))
+    if report.changes:
+        changes = [figures.Change(f"{case} {s.key.metric}", cmp.shift_pct,
+                                  cmp.pct_ci[0], cmp.pct_ci[1], cmp.verdict, cmp.significant)
+                   for case, s, cmp in report.changes]
+        title = f"change vs {report.base_label or 'baseline'} ({(1 - 2 * report.alpha) * 100:.3g}% intervals)"
+        found.append(("forest", title, figures.forest_plot(title, changes, report.allowed_pct)))
+    return found
+
+
+def write_figures(report: Report, directory: Path, fmt: str) -> list[Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    return [figures.save(fig, directory / name, fmt) for name, _, fig in figure_list(report)]
+
+
+# --- the page ---------------------------------------------------------------------------------
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 70em; padding: 0 1em; color: #222 }
+h1 { font-size: 1.5em } h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; margin-top: 2em }
+table { border-collapse: collapse; margin: .6em 0; font-size: 13px }
+th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top }
+td.n { text-align: right; font-variant-numeric: tabular-nums }
+tr.worse td { background: #fde8e8 } tr.better td { background: #e8f6e8 }
+figure { margin: 1em 0 } figure svg { max-width: 100%; height: auto }
+details pre { font-size: 12px; background: #f6f6f6; padding: .5em; overflow-x: auto }
+.note { color: #555; font-size: 13px }
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value))
+
+
+def _table(header: list[str], rows: list[list[str]], classes: list[str] | None = None,
+           numeric: set[int] = frozenset()) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = []
+    for i, row in enumerate(rows):
+        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
+        cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>" for j, c in enumerate(row))
+        body.append(f"<tr{cls}>{cells}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _gib(n: object) -> str:
+    return f"{int(n) / 2**30:.1f} GiB" if isinstance(n, (int, float)) else "?"
+
+
+def system_table(session: dict) -> str:
+    m = session.get("manifest", {})
+    rows = [["host", m.get("hostname", "?")], ["kernel", m.get("kernel", "?")],
+            ["CPU", f"{m.get('cpu', '?')} ({m.get('cpus', '?')} CPUs)"], ["RAM", _gib(m.get("ram_bytes"))],
+            ["fsbench", f"{m.get('fsbench', '?')} (commit {m.get('fsbench_commit') or 'unknown'})"],
+            ["ZFS implementation", m.get("zfs_implementation") or "none"], ["devices", m.get("devices", "?")],
+            ["command line", "pytest " + " ".join(session.get("args", {}).get("argv", []))],
+            ["session", f"{session.get('id')} ({session.get('token')}), {session.get('started')} to "
+                        f"{session.get('finished') or 'unfinished'}, {session.get('status')}"]]
+    return _table(["", ""], rows)
+
+
+def at_a_glance(report: Report) -> str:
+    """Per box plot: the best case and how far each other one is from it, with its noise."""
+    items = []
+    for (workload, metric, params), rows in box_groups(report.rows).items():
+        if len(rows) < 2:
+            continue
+        direction = rows[0].series.direction
+        ranked = sorted(rows, key=lambda r: r.summary.median, reverse=direction is Direction.HIGHER)
+        best = ranked[0]
+        parts = [f"<b>{_e(best.label)}</b> {best.summary.median:.4g} {_e(best.series.unit)} "
+                 f"(CV {best.summary.cv * 100:.0f}%)"]
+        for other in ranked[1:]:
+            pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
+            parts.append(f"{_e(other.label)} {pct:+.1f}% (CV {other.summary.cv * 100:.0f}%)")
+        items.append(f"<li>{_e(_group_title(workload, metric, json.loads(params)))}: best " + "; ".join(parts) + "</li>")
+    if not items:
+        return ""
+    return ("<h2>At a glance</h2><p class='note'>Best median first; the others as a change from it. "
+            "CV: the runs' coefficient of variation (their noise).</p><ul>" + "".join(items) + "</ul>")
+
+
+def summary_table(report: Report) -> str:
+    header = ["case", "metric", "params", "median", "unit", "IQR", "median 95% CI", "n", "warm-ups",
+              "stopped by", "CPU %", "compression"]
+    rows = []
+    for r in report.rows:
+        s = r.summary
+        rows.append([r.label, r.series.key.metric, params_text(r.series.key.params), f"{s.median:.4g}", r.series.unit,
+                     f"{s.iqr:.3g}", f"{s.median_ci[0]:.4g} .. {s.median_ci[1]:.4g}", str(s.n), str(r.warmups),
+                     r.stopped_by or "-", "" if r.cpu_pct is None else f"{r.cpu_pct:.0f}",
+                     "" if r.compression is None else f"{r.compression:.2f}x"])
+    return _table(header, rows, numeric={3, 5, 7, 8, 10})
+
+
+def change_table(report: Report) -> str:
+    level = f"{(1 - 2 * report.alpha) * 100:.3g}"
+    header = ["case", "metric", "params", report.base_label or "base", "new", "unit", "change", f"ci{level}", "p",
+              "n", "verdict"]
+    rows = comparison_rows(report.changes)
+    classes = [row[-1] if "*" in row[6] else "" for row in rows]
+    return _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
+        f"<p class='note'>* and a coloured row: significant, one-sided at alpha={report.alpha:g}; change = estimated "
+        f"shift, ci = its {level}% interval; n = runs (Ns: baseline sessions)/runs.</p>")
+
+
+def time_table(report: Report) -> str:
+    rows = [[name, "not recorded" if seconds is None else f"{seconds:.1f}",
+             "" if share is None else f"{share * 100:.1f}%"] for name, seconds, share in time_shares(report.times)]
+    return _table(["step", "seconds", "share of the session"], rows, numeric={1, 2}) + (
+        "<p class='note'>measured: the measured commands of the kept runs; the rest: pytest, Python, the result "
+        "store, monitoring and skipped cases (the session's wall time less every recorded step).</p>")
+
+
+def case_details(report: Report) -> str:
+    parts = []
+    for case in report.cases:
+        manifest = {k: v for k, v in case["manifest"].items() if k != "host"}
+        summary = (f"{short_test(case['test'])}: {case['workload']} {params_text(json.dumps(case['workload_params']))}"
+                   f"; cache {case['cache']}; data {case['data']}; {case['status']}")
+        parts.append(f"<details><summary>{_e(summary)}</summary><pre>{_e(json.dumps(manifest, indent=1, sort_keys=True))}"
+                     "</pre></details>")
+    return "".join(parts)
+
+
+def render(report: Report) -> str:
+    """The whole page."""
+    session = {**report.session, "id": report.session_id}
+    title = f"fsbench session {report.session_id}"
+    body = [f"<h1>{_e(title)}</h1>", system_table(session), at_a_glance(report)]
+    body.append("<h2>Figures</h2><p class='note'>Boxes: quartiles and median of the measured runs (warm-ups "
+                "discarded), whiskers 1.5 IQR; every run is a point. MB = 10<sup>6</sup> bytes.</p>")
+    for name, fig_title, fig in figure_list(report):
+        body.append(f"<figure id='{_e(name)}' aria-label='{_e(fig_title)}'>{figures.svg(fig)}</figure>")
+    if report.changes:
+        body += [f"<h2>Change vs {_e(report.base_label or 'baseline')}</h2>", change_table(report)]
+    body += ["<h2>Every case</h2>", summary_table(report), "<h2>Where the time went</h2>", time_table(report),
+             "<h2>How each target was built</h2>",
+             "<p class='note'>Per case: the commands that built the target, the options as applied, the "
+             "devices and where the runs measured.</p>", case_details(report)]
+    if not report.rows:
+        body.insert(2, "<p><b>This session measured nothing.</b></p>")
+    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n")

@@ -1,0 +1,128 @@
+"""The HTML report's figures and tables, on two real stored sessions (tests/data/report/: ext4
+and btrfs, dd and a two-record IOzone sweep, made on a 2-core VM; see README.txt there)."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+from lxml import etree, html
+
+from pytest_fsbench import cli, figures, report
+from pytest_fsbench.metrics import Direction
+from pytest_fsbench.stats import summarize
+from pytest_fsbench.store import Store
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "report"
+
+
+@pytest.fixture
+def store(tmp_path) -> Store:
+    db = tmp_path / "sessions.db"
+    shutil.copy(DATA / "sessions.db", db)
+    return Store(db, create=False)
+
+
+def test_a_box_plots_drawn_median_is_the_stores_median(store):
+    data = report.report_data(store, 1)
+    groups = report.box_groups(data.rows)
+    drawn = [fig for name, _, fig in report.figure_list(data) if name.startswith("box-")]
+    assert len(drawn) == len(groups) > 0
+    for fig, rows in zip(drawn, groups.values()):
+        medians = {line.get_gid(): line.get_xdata()[0] for line in fig.axes[0].get_lines()
+                   if (line.get_gid() or "").startswith("median-")}
+        assert medians == {f"median-{i}": pytest.approx(summarize(r.series.values).median) for i, r in enumerate(rows)}
+        for i, r in enumerate(rows):
+            [points] = [c for c in fig.axes[0].collections if c.get_gid() == f"samples-{i}"]
+            assert sorted(points.get_offsets()[:, 0]) == pytest.approx(sorted(r.series.values))
+
+
+def test_the_record_size_chart_has_one_point_per_record_size_measured(store):
+    data = report.report_data(store, 1)
+    [(name, _, fig)] = [f for f in report.figure_list(data) if f[0].startswith("record-")]
+    records = {r.workload_params["record"] for r in data.rows if r.series.key.workload == "iozone"}
+    assert records == {"64K", "1M"}
+    curves = [line for ax in fig.axes for line in ax.get_lines() if (line.get_gid() or "").startswith("curve-")]
+    assert curves and all(len(line.get_xdata()) == len(records) for line in curves)
+    assert sorted(curves[0].get_xdata()) == [64 * 1024, 1 << 20]
+    assert all(ax.get_xscale() == "log" for ax in fig.axes if ax.get_visible())
+
+
+def test_a_change_table_row_is_fsbench_compares(store):
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli.main(["compare", "1", "2", f"--store={store.path}"]) == 0
+    compare_rows = [re.split(r"\s{2,}", line.strip()) for line in out.getvalue().splitlines()[2:]
+                    if line.startswith("test_")]
+    page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
+    [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
+    html_rows = [[td.text_content().strip() for td in tr.iter("td")] for tr in table.iter("tr") if tr.find("td") is not None]
+    assert compare_rows and html_rows == compare_rows
+    significant = [tr.get("class") for tr in table.iter("tr") if tr.find("td") is not None]
+    assert significant == [row[-1] if "*" in row[6] else None for row in compare_rows]
+
+
+def test_the_forest_plot_draws_each_change_and_the_allowed_threshold(store):
+    data = report.report_data(store, 2, [1], "1", allowed_pct=5.0)
+    [(_, _, fig)] = [f for f in report.figure_list(data) if f[0] == "forest"]
+    lines = fig.axes[0].get_lines()
+    marks = [line for line in lines if (line.get_gid() or "").startswith("change-")]
+    assert [m.get_xdata()[0] for m in marks] == pytest.approx([cmp.shift_pct for _, _, cmp in data.changes])
+    assert sorted(line.get_xdata()[0] for line in lines if line.get_gid() == "allowed") == [-5.0, 5.0]
+
+
+def test_the_page_is_one_file_with_every_figure_inline_and_the_system_it_ran_on(store):
+    data = report.report_data(store, 2, [1], "1")
+    page = report.render(data)
+    doc = html.fromstring(page)
+    assert len(doc.findall(".//figure")) == len(report.figure_list(data))
+    assert all(f.find("{http://www.w3.org/2000/svg}svg") is not None or f.find("svg") is not None
+               for f in doc.findall(".//figure"))
+    assert not re.search(r"""(src|href)=["'](?!#|data:)""", page), "nothing outside the file"
+    text = doc.text_content()
+    manifest = store.session_export(2)["session"]["manifest"]
+    assert manifest["kernel"] in text and manifest["cpu"] in text and "command line" in text
+    assert "higher is better" in page and "MB/s (10^6 B/s)" in page
+
+
+def test_figures_also_as_png_or_svg_files(store, tmp_path):
+    data = report.report_data(store, 1)
+    written = report.write_figures(data, tmp_path / "png", "png")
+    assert len(written) == len(report.figure_list(data))
+    assert all(p.suffix == ".png" and p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in written)
+    [svg] = report.write_figures(data, tmp_path / "svg", "svg")[:1]
+    assert etree.parse(str(svg)).getroot().tag == "{http://www.w3.org/2000/svg}svg"
+    with pytest.raises(ValueError, match="choose png or svg"):
+        figures.save(report.figure_list(data)[0][2], tmp_path / "x", "pdf")
+
+
+def test_a_session_that_measured_nothing_says_so(tmp_path):
+    empty = Store(tmp_path / "empty.db")
+    sid = empty.start_session("t-0", {"argv": []}, {"kernel": "6.1"})
+    page = report.render(report.report_data(empty, sid))
+    assert "This session measured nothing." in page and "<figure" not in page
+
+
+def test_box_plot_and_forest_plot_on_given_samples():
+    fig = figures.box_plot("t", [("a", [1.0, 2.0, 9.0]), ("b", [4.0, 4.0])], "ms", Direction.LOWER)
+    assert "lower is better" in fig.axes[0].get_xlabel()
+    medians = [line.get_xdata()[0] for line in fig.axes[0].get_lines() if (line.get_gid() or "").startswith("median")]
+    assert medians == [2.0, 4.0]
+    svg = figures.svg(fig)
+    assert svg.startswith("<svg") and 'id="median-0"' in svg
+
+
+def test_report_command_line_errors_are_one_line(store, tmp_path, capsys):
+    assert cli.main(["report", "1", f"--store={store.path}", "-o", str(tmp_path / "no" / "r.html")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert cli.main(["report", "1", "--compare=1", f"--store={store.path}", "-o", str(tmp_path / "r.html")]) == 2
+    assert "that is the reported session itself" in capsys.readouterr().err
+    (tmp_path / "taken").write_text("")
+    assert cli.main(["report", "1", f"--store={store.path}", "-o", str(tmp_path / "r.html"), "--figures",
+                     str(tmp_path / "taken")]) == 2
+    assert "is a file; name a directory" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists(), "a bad option writes nothing"
