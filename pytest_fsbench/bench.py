@@ -155,7 +155,7 @@ class Bench:
             measured += 1
 
     def _measure(self, workload: Workload, policy: str, row: int, warmup: bool, index: int, planned: int) -> None:
-        started = now()
+        started, start = now(), time.monotonic()
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
             measurement = execute(workload, self.target, self.session.run, policy)
@@ -163,7 +163,8 @@ class Bench:
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
-                                   measurement.metrics, measurement.prepare_seconds, measurement.cache_seconds)
+                                   measurement.metrics, measurement.prepare_seconds, measurement.cache_seconds,
+                                   time.monotonic() - start)
         budget = self.session.settings.repeat.max_runs if self.session.settings.repeat.dynamic else None
         self.progress.line(run_line(self.target.id, workload.name, index, planned, budget, warmup,
                                     measurement.completed.seconds, measurement.metrics))

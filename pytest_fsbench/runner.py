@@ -99,7 +99,10 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
         before = monitor.snapshot(devices)
         completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
         after = monitor.snapshot(devices)
+        measured = time.monotonic()
+    cleaned = time.monotonic()  # the staged data removed with the run's scratch directory
     metrics = workload.parse(completed.output)
     metrics += monitor.cpu_metrics(before, after) + monitor.disk_metrics(before, after)
     metrics += compression_ratio(target, run)
-    return Measurement(metrics, completed, done, (prepared - start) + (staged - cached), cached - prepared)
+    return Measurement(metrics, completed, done, (prepared - start) + (staged - cached) + (cleaned - measured),
+                       cached - prepared)

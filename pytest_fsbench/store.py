@@ -61,6 +61,11 @@ MIGRATIONS: tuple[str, ...] = (
         session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, case_id TEXT NOT NULL,
         build_seconds REAL NOT NULL, teardown_seconds REAL NOT NULL);
     """,
+    # 4: each run's whole time in fsbench (its steps, monitoring, parsing, checks), so fsbench's
+    # own share is known
+    """
+    ALTER TABLE runs ADD COLUMN wall_seconds REAL;
+    """,
 )
 
 
@@ -326,16 +331,17 @@ class Store:
     @_guarded
     def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
                 metrics: Iterable[Metric], prepare_seconds: float | None = None,
-                cache_seconds: float | None = None) -> None:
+                cache_seconds: float | None = None, wall_seconds: float | None = None) -> None:
         """One run and its metrics, committed together. seconds: the measured command's; the
-        unmeasured preparation and the cache policy's, where known."""
+        unmeasured preparation's, the cache policy's and the whole run's in fsbench, where known."""
         with self.db:
             self.db.execute("BEGIN")
             idx = self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ?", (case_row,)).fetchone()[0]
             cur = self.db.execute(
                 "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied, prepare_seconds,"
-                " cache_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (case_row, idx, int(warmup), started, now(), seconds, cache_applied, prepare_seconds, cache_seconds))
+                " cache_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (case_row, idx, int(warmup), started, now(), seconds, cache_applied, prepare_seconds, cache_seconds,
+                 wall_seconds))
             self.db.executemany(
                 "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
                 [(cur.lastrowid, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
@@ -393,10 +399,12 @@ class Store:
     def time_totals(self, session_id: int) -> dict[str, float | None]:
         """Seconds of the session spent on each necessary step (None: not recorded): measured
         runs, warm-up runs, their preparation and cache policy, building and tearing down
-        targets; and the session's wall time."""
+        targets; fsbench's own work inside runs (monitoring, parsing, checks); and the session's
+        wall time."""
         runs = self.db.execute(
             "SELECT SUM(CASE WHEN r.warmup = 0 THEN r.seconds ELSE 0 END), SUM(CASE WHEN r.warmup = 1 THEN r.seconds"
-            " ELSE 0 END), SUM(r.prepare_seconds), SUM(r.cache_seconds), COUNT(r.id), COUNT(r.prepare_seconds)"
+            " ELSE 0 END), SUM(r.prepare_seconds), SUM(r.cache_seconds), COUNT(r.id), COUNT(r.prepare_seconds),"
+            " SUM(r.wall_seconds - r.seconds - r.prepare_seconds - r.cache_seconds), COUNT(r.wall_seconds)"
             " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?", (session_id,)).fetchone()
         targets = self.db.execute("SELECT SUM(build_seconds), SUM(teardown_seconds), COUNT(*) FROM targets"
                                   " WHERE session_id = ?", (session_id,)).fetchone()
@@ -409,7 +417,8 @@ class Store:
         return {"session": wall, "measured": runs[0] or 0.0, "warm-up runs": runs[1] or 0.0,
                 "preparing": runs[2] if recorded else None, "cache policy": runs[3] if recorded else None,
                 "building targets": targets[0] if targets[2] else None,
-                "tearing down targets": targets[1] if targets[2] else None}
+                "tearing down targets": targets[1] if targets[2] else None,
+                "fsbench in runs": runs[6] if runs[4] > 0 and runs[4] == runs[7] else None}
 
     @_guarded
     def run_counts(self, session_id: int) -> dict[tuple[str, str, str], tuple[int, int]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ class Target:
     commands: list[tuple[str, ...]]
     scratch: Path  # the session's scratch directory, off the target
     manifest: dict[str, object] = field(default_factory=dict)
+    _proven: dict[str, tuple] = field(default_factory=dict, repr=False)  # path -> (st_dev, measured_on, mount)
 
     @property
     def mountpoint(self) -> Path:
@@ -56,13 +58,22 @@ class Target:
 
     def check_holds(self, path: Path, run: Runner) -> MountOf:
         """The mount path is on, which must be this target's; NotOnTarget naming both otherwise (a
-        number measured elsewhere must never be filed under this target's name)."""
+        number measured elsewhere must never be filed under this target's name). A path proven
+        once is proven again by its device number alone (every mount has its own), so a run
+        asks findmnt only when something changed."""
+        device = _device_of(path)
+        proven = self._proven.get(str(path))
+        if proven is not None and device is not None and device == proven[0]:
+            self.manifest["measured_on"] = proven[1]
+            return proven[2]
         mount = parse_findmnt(run([*FINDMNT_COLUMNS, str(path)], timeout=60).stdout)
         if mount.target != str(self.mountpoint):
             raise NotOnTarget(f"{self.id}: {path} is on {mount.target} ({mount.source}, {mount.fstype}), not on "
                               f"the target mounted at {self.mountpoint}; nothing measured there is this case's")
         self.manifest["measured_on"] = {"path": str(path), "mountpoint": mount.target, "source": mount.source,
                                         "fstype": mount.fstype}
+        if device is not None:
+            self._proven[str(path)] = (device, self.manifest["measured_on"], mount)
         return mount
 
     def member_devices(self) -> list[str]:
@@ -104,6 +115,13 @@ def describe(target: Target, run: Runner) -> dict[str, str]:
         except CommandError as exc:
             out[key] = f"unavailable: {exc}".splitlines()[0]
     return out
+
+
+def _device_of(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_dev
+    except OSError:
+        return None
 
 
 @contextlib.contextmanager

@@ -103,3 +103,16 @@ def test_a_registry_whose_daemon_and_sessions_are_gone_is_a_leftover(tmp_path):
     assert found.registries == [registry] and found.daemons == []
     assert remove_leftovers(found, run, zfsd_root=registry) == []
     assert not registry.exists()
+
+
+def test_a_path_proven_once_is_proven_again_by_its_device_number(tmp_path):
+    """findmnt runs once per path; a later check that finds the same device number trusts it, and
+    one that finds another device (something mounted over it, or the target gone) asks again."""
+    target = fake_target("/tmp/fm/mnt")
+    run = Recorder((FINDMNT / "on-target.json").read_text())
+    target.check_holds(tmp_path, run)
+    target.check_holds(tmp_path, run)
+    assert len(run.calls) == 1 and target.manifest["measured_on"]["source"] == "/dev/loop0"
+    target._proven[str(tmp_path)] = (-1, *target._proven[str(tmp_path)][1:])  # as if the path moved
+    with pytest.raises(NotOnTarget):
+        target.check_holds(tmp_path, Recorder((FINDMNT / "root-disk.json").read_text()))

@@ -190,12 +190,13 @@ def test_where_the_time_went_and_an_older_session_without_it(tmp_path):
     assert old["building targets"] is None
     new = store.start_session("new", {"argv": []}, {})
     row = store.case_row(new, "t", "ext4-single", {}, "dd", {}, "drop", "random", {})
-    store.add_run(row, True, "a", 5.0, "drop", [], prepare_seconds=1.0, cache_seconds=0.5)
-    store.add_run(row, False, "a", 10.0, "drop", [], prepare_seconds=2.0, cache_seconds=0.5)
+    store.add_run(row, True, "a", 5.0, "drop", [], prepare_seconds=1.0, cache_seconds=0.5, wall_seconds=6.75)
+    store.add_run(row, False, "a", 10.0, "drop", [], prepare_seconds=2.0, cache_seconds=0.5, wall_seconds=12.75)
     store.add_target_times(new, "t", "ext4-single", 3.0, 1.5)
     store.finish_session(new, "complete")
     totals = store.time_totals(new)
     assert {k: v for k, v in totals.items() if k != "session"} == {
         "measured": 10.0, "warm-up runs": 5.0, "preparing": 3.0, "cache policy": 1.0, "building targets": 3.0,
-        "tearing down targets": 1.5}
+        "tearing down targets": 1.5, "fsbench in runs": 0.5}
+    assert old["fsbench in runs"] is None
     store.close()
