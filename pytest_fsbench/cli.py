@@ -14,7 +14,8 @@ from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .host import Host, probe
 from .session import RUN_ROOT
-from . import docs, figures, pts, report
+from . import docs, pts, studies
+from .studies import run as study_run
 from .errors import CommandError, FsbenchError, UsageError
 from .ptsfile import composite_xml, session_label
 from .export.json import export_session
@@ -111,6 +112,7 @@ def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[li
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from . import report  # matplotlib only for the commands that draw
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
     output = output_path(args.output)
     if args.figures is not None and args.figures.exists() and not args.figures.is_dir():
@@ -137,6 +139,46 @@ def allowed_pct(text: str) -> float:
     if not 0 < value < 100:
         raise argparse.ArgumentTypeError(f"{text!r}: give the allowed change as a percent above 0 and below 100")
     return value
+
+
+def cmd_study(args: argparse.Namespace) -> int:
+    """List the studies, or re-run one through the pytest face and write its report."""
+    from . import report
+    from .studies import page as study_page
+    if args.name is None:
+        for s in studies.studies().values():
+            quick = s.scale("quick")
+            print(f"{s.name:17} seed {s.seed}  {s.year}  {s.summary} (quick: about {quick['minutes']} min; "
+                  f"{len(s.checks())} findings checked)")
+        return 0
+    chosen = studies.study(args.name)
+    output = output_path(args.output or f"study-{chosen.name}.html")
+    cwd = Path.cwd()
+    pytest_args = study_run.study_args(chosen, args.scale, args.pytest_args, cwd)
+    plan = study_run.plan(chosen, args.scale, pytest_args, cwd)
+    print("\n".join(plan.lines(args.scale)), flush=True)
+    study_run.check_room(plan)
+    if args.plan:
+        return 0
+    store_path = Path(study_run.option_value(pytest_args, "--store", ""))
+    before = {row.id for row in Store(store_path).sessions()} if store_path.exists() else set()
+    status = study_run.run_pytest(pytest_args, cwd)
+    store = Store(store_path, create=False)
+    new = [row.id for row in store.sessions() if row.id not in before
+           and store.session_export(row.id)["session"]["args"].get("argv", [])[-len(pytest_args):] == pytest_args]
+    if not new:
+        raise FsbenchError(f"pytest ended with status {status} and recorded no session of study {chosen.name} "
+                           f"in {store_path}")
+    data = report.report_data(store, max(new), alpha=BY_FLAG["--alpha"].value(args.fsbench_alpha))
+    page = report.render(data, f"fsbench study {chosen.name}: session {max(new)}",
+                         study_page.preface(chosen, data, args.scale))
+    assert output is not None
+    output.write_text(page)
+    found = study_page.verdicts(chosen, data)
+    print(f"fsbench study: wrote {output}: " + ", ".join(
+        f"{sum(1 for v in found if v.verdict == k)} {k}" for k in (studies.REPRODUCED, studies.CONTRADICTED,
+                                                                 studies.UNDECIDED)))
+    return status
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -267,6 +309,16 @@ def parser() -> argparse.ArgumentParser:
     add_to_argparse(compare, BY_FLAG["--alpha"])
     add_to_argparse(compare, BY_FLAG["--store"])
     compare.set_defaults(func=cmd_compare)
+    study = sub.add_parser("study", help="list the published studies fsbench re-runs, or re-run one and write its "
+                           "report (findings checked, published numbers beside fsbench's); other options are "
+                           "pytest's (e.g. --runs=10 --image-dir=/big)")
+    study.add_argument("name", nargs="?", help="the study (none: list them)")
+    study.add_argument("--scale", choices=studies.SCALES, default="quick",
+                       help="quick (fits a 2-core VM in under about 40 minutes) or paper (the study's own sizes)")
+    study.add_argument("--plan", action="store_true", help="print the plan and stop")
+    study.add_argument("-o", "--output", help="the report's HTML file (default study-NAME.html)")
+    add_to_argparse(study, BY_FLAG["--alpha"])
+    study.set_defaults(func=cmd_study, takes_pytest_args=True)
     rep = sub.add_parser("report", help="write a session as one self-contained HTML page with box plots, size "
                          "curves and, with --compare, a change table and forest plot")
     rep.add_argument("session", help="session id, token, baseline name or 'last'")
@@ -274,7 +326,7 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("-o", "--output", default="report.html", help="HTML file to write (-: standard output; "
                      "default report.html)")
     rep.add_argument("--figures", type=Path, metavar="DIR", help="also write each figure into DIR")
-    rep.add_argument("--format", choices=figures.FORMATS, default="svg", help="the figures' format in DIR")
+    rep.add_argument("--format", choices=("png", "svg"), default="svg", help="the figures' format in DIR")
     rep.add_argument("--allowed", type=allowed_pct, metavar="PCT", help="draw this allowed change (e.g. 5%%) on "
                      "the forest plot")
     add_to_argparse(rep, BY_FLAG["--alpha"])
@@ -315,7 +367,11 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    cli = parser()
+    args, extra = cli.parse_known_args(argv)
+    if extra and not getattr(args, "takes_pytest_args", False):
+        cli.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.pytest_args = extra
     try:
         return args.func(args)
     except UsageError as exc:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from . import progress, report, tables
+from . import progress, tables
 from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import UnsafeDevice, UsageError
@@ -21,7 +21,7 @@ from .options import APPEND, FLAG, OPTIONAL, Option
 from .ordering import SessionResults
 from .session import FsbenchSession
 from .settings import OPTIONS, RunSpec, Settings, settings_from
-from .store import StoreError
+from .store import StoreError, check_store_place
 from .tables import in_summary, short_test
 from .system import run
 from .target import Target
@@ -149,6 +149,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     """The session's HTML report (--report); what went wrong, as problems of the session."""
+    from . import report  # matplotlib is imported only by a session that writes a report
     settings = fsbench.settings
     paired = [(short_test(s.key.test), s, cmp) for r in fsbench.results for s, cmp in r.paired
               if in_summary(s.key.metric, s.unit)]
@@ -247,7 +248,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     cases = [item for item in session.items if is_case(item)]
     if cases:
         try:
-            fsbench.open_store()
+            if session.config.option.collectonly:  # nothing will be measured: check, record no session
+                check_store_place(fsbench.settings.store_path)
+            else:
+                fsbench.open_store()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")

@@ -41,6 +41,7 @@ class Row:
     compression: float | None
     cache: str = "drop"  # the case's cache policy and data, which workload_params do not always name
     data: str = "random"
+    spec: dict = field(default_factory=dict)  # the case: fs, layout, options
 
     @property
     def configuration(self) -> dict[str, str]:
@@ -85,7 +86,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
                         None if user is None or system is None else user + system,
                         _median_of(all_series, key, "fs.compressratio"), case.get("cache", "drop"),
-                        case.get("data", "random")))
+                        case.get("data", "random"), case.get("spec", {})))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
                   store.time_totals(session_id))
@@ -273,11 +274,11 @@ def case_details(report: Report) -> str:
     return "".join(parts)
 
 
-def render(report: Report) -> str:
-    """The whole page."""
+def render(report: Report, title: str | None = None, preface: str = "") -> str:
+    """The whole page; preface: HTML placed after the system table (a study's own views)."""
     session = {**report.session, "id": report.session_id}
-    title = f"fsbench session {report.session_id}"
-    body = [f"<h1>{_e(title)}</h1>", system_table(session), at_a_glance(report)]
+    title = title or f"fsbench session {report.session_id}"
+    body = [f"<h1>{_e(title)}</h1>", system_table(session), preface, at_a_glance(report)]
     body.append("<h2>Figures</h2><p class='note'>Boxes: quartiles and median of the measured runs (warm-ups "
                 "discarded), whiskers 1.5 IQR; every run is a point. MB = 10<sup>6</sup> bytes.</p>")
     for name, fig_title, fig in figure_list(report):

@@ -31,6 +31,10 @@ def test_an_installed_wheel_runs_its_cases_from_an_empty_directory(tmp_path, no_
     carried = [line for line in profiles.stdout.splitlines() if line.startswith("profile ")]
     assert len(carried) == 5 and all(str(venv) in line for line in carried), profiles.stdout
     assert "suite fsbench-quick-1.0.0: " + str(venv) in profiles.stdout
+    listed = subprocess.run([str(venv / "bin" / "fsbench"), "study"], capture_output=True, text=True, cwd=empty,
+                            timeout=60)
+    assert [line.split()[0] for line in listed.stdout.splitlines()] == [
+        "raid-filesystems", "zfs-features", "iozone-linux-fs", "compression", "btrfs-options"], listed.stderr
 
     done = subprocess.run(
         [str(venv / "bin" / "pytest"), "-p", "no:cacheprovider", "--pyargs", "pytest_fsbench.benchmarks",

@@ -1,0 +1,299 @@
+"""The published studies fsbench re-runs, as data: one TOML file per study in this directory.
+
+Each file holds what was extracted from the study's text (its method, every published number
+with the table or figure it comes from, its key findings as the study states them) and an
+[fsbench] table that says how fsbench re-runs it:
+
+- scales.quick / scales.paper: the pytest arguments of the matrix (filesystems, layouts,
+  options, workloads and their parameters, repetitions) and what each scale changes;
+- checks: the findings as checkable claims about two sets of fsbench's results (a selector each:
+  fs, layout, options, workload parameters, cache, data) for one metric: "higher", "lower" or
+  "similar" (within a tolerance); the verdict is reproduced, contradicted or not decided, with
+  the interval of the change;
+- published: how a published number maps onto fsbench's results (metric, case, parameters,
+  and the factor from the study's unit to MB/s = 10^6 B/s), so the report shows it beside
+  fsbench's median;
+- blind / cannot_run: where the study was blind and what fsbench runs beside it; what this
+  machine cannot run, why, and what stands in.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import UsageError
+from ..metrics import Direction
+from ..stats import compare, summarize
+
+STUDY_DIR = Path(__file__).resolve().parent
+SCALES = ("quick", "paper")
+REPRODUCED, CONTRADICTED, UNDECIDED = "reproduced", "contradicted", "not decided"
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    claim: str
+    source: str
+    metric: str
+    a: dict  # selector of the results the claim is about
+    b: dict  # selector of those it compares them with
+    expect: str  # higher, lower or similar (a against b)
+    tolerance_pct: float = 10.0  # for similar
+    by: str = ""  # who claims it: the study, or fsbench's better variant
+
+
+@dataclass(frozen=True)
+class Study:
+    name: str
+    seed: str
+    title: str
+    authors: str
+    year: int
+    path: Path
+    data: dict = field(repr=False)
+
+    @property
+    def fsbench(self) -> dict:
+        return self.data["fsbench"]
+
+    @property
+    def summary(self) -> str:
+        return self.fsbench["summary"]
+
+    def scale(self, name: str) -> dict:
+        if name not in SCALES:
+            raise UsageError(f"--scale {name}: choose quick or paper")
+        return self.fsbench["scales"][name]
+
+    def checks(self) -> list[Check]:
+        return [Check(c["id"], c["claim"], c["source"], c["metric"], c["a"], c["b"], c["expect"],
+                      float(c.get("tolerance_pct", 10.0)), c.get("by", "study")) for c in self.fsbench["checks"]]
+
+    @property
+    def published(self) -> list[dict]:
+        return self.data.get("published", [])
+
+
+def load(path: Path) -> Study:
+    data = tomllib.loads(path.read_text())
+    return Study(data["name"], data["seed"], data["title"], data.get("authors", ""), int(data.get("year", 0)), path,
+                 data)
+
+
+def studies(directory: Path = STUDY_DIR) -> dict[str, Study]:
+    """Every study, by name, in seed order."""
+    found = [load(p) for p in sorted(directory.glob("*.toml"))]
+    return {s.name: s for s in sorted(found, key=lambda s: s.seed)}
+
+
+def study(name: str) -> Study:
+    known = studies()
+    if name not in known:
+        raise UsageError(f"no study {name!r}; choose one of {', '.join(known)} (fsbench study lists them)")
+    return known[name]
+
+
+# --- selecting results ------------------------------------------------------------------------
+
+def matches(selector: dict, facts: dict) -> bool:
+    """Whether a result's facts (fs, layout, options, workload parameters, cache, data, metric)
+    satisfy a selector: every key equal; options and params compared key by key (a key absent
+    from a result's options means the filesystem's default, written "")."""
+    for key, wanted in selector.items():
+        if key in ("options", "params") and isinstance(wanted, dict):
+            have = facts.get(key) or {}
+            if any(str(have.get(k, "")) != str(v) for k, v in wanted.items()):
+                return False
+        elif str(facts.get(key, "")) != str(wanted):
+            return False
+    return True
+
+
+def row_facts(row) -> dict:
+    """What a selector can ask of a report Row."""
+    spec = row.spec
+    return {"fs": spec.get("fs", ""), "layout": spec.get("layout", ""), "options": spec.get("options", {}),
+            "params": {**row.workload_params, **row.series.params}, "cache": row.cache, "data": row.data,
+            "metric": row.series.key.metric, "workload": row.series.key.workload, "case": row.series.case_id}
+
+
+def samples(rows: list, selector: dict, metric: str) -> tuple[list[float], list]:
+    chosen = [r for r in rows if matches({**selector, "metric": metric}, row_facts(r))]
+    return [v for r in chosen for v in r.series.values], chosen
+
+
+@dataclass(frozen=True)
+class Verdict:
+    check: Check
+    verdict: str
+    detail: str  # the change with its interval, or why nothing could be decided
+    shift_pct: float | None = None
+    interval: tuple[float, float] | None = None
+
+
+def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
+    """The check against the measured rows: a's runs against b's runs (pooled when a selector
+    takes several cases), one-sided at alpha each way, the change as a percent of b."""
+    a, a_rows = samples(rows, check.a, check.metric)
+    b, b_rows = samples(rows, check.b, check.metric)
+    if len(a) < 2 or len(b) < 2:
+        missing = "a" if len(a) < 2 else "b"
+        return Verdict(check, UNDECIDED, f"not measured in this session ({missing}: "
+                       f"{_selector_text(check.a if missing == 'a' else check.b)}; fewer than 2 runs)")
+    try:
+        cmp = compare(b, a, Direction.HIGHER, alpha)
+    except ValueError as exc:
+        return Verdict(check, UNDECIDED, f"no comparison: {exc}")
+    lo, hi = cmp.pct_ci
+    detail = (f"{_median(a):.4g} vs {_median(b):.4g}: {cmp.shift_pct:+.1f}% [{lo:+.1f}%, {hi:+.1f}%] "
+              f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases)")
+    if check.expect == "similar":
+        if -check.tolerance_pct <= lo and hi <= check.tolerance_pct and cmp.has_interval:
+            verdict = REPRODUCED
+        elif cmp.significant and (hi < -check.tolerance_pct or lo > check.tolerance_pct):
+            verdict = CONTRADICTED
+        else:
+            verdict = UNDECIDED
+        detail += f"; similar means within +-{check.tolerance_pct:g}%"
+    else:
+        up = cmp.verdict == "better"
+        down = cmp.verdict == "worse"
+        wanted, opposite = (up, down) if check.expect == "higher" else (down, up)
+        verdict = REPRODUCED if wanted else CONTRADICTED if opposite else UNDECIDED
+    return Verdict(check, verdict, detail, cmp.shift_pct, (lo, hi))
+
+
+def _median(values: list[float]) -> float:
+    return summarize(values).median
+
+
+def _selector_text(selector: dict) -> str:
+    parts = []
+    for key, value in selector.items():
+        if isinstance(value, dict):
+            parts += [f"{k}={v}" for k, v in value.items()]
+        else:
+            parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+# --- published numbers beside measured ones ----------------------------------------------------
+
+def _fill(template: object, entry: dict) -> object:
+    """A mapping template with {field} and {params.field} of a published entry filled in."""
+    if isinstance(template, dict):
+        return {k: _fill(v, entry) for k, v in template.items()}
+    if not isinstance(template, str):
+        return template
+
+    def value(match: re.Match) -> str:
+        found: object = entry
+        for part in match.group(1).split("."):
+            found = found.get(part, "") if isinstance(found, dict) else ""
+        return str(found)
+
+    return re.sub(r"\{([\w.]+)\}", value, template)
+
+
+@dataclass(frozen=True)
+class Beside:
+    entry: dict
+    published_mb_s: float | None  # the published value in fsbench's unit (None: a ratio or percent)
+    measured: float | None  # fsbench's median of the matching results
+    rows: int  # how many fsbench cases matched
+
+
+def beside(study: Study, rows: list) -> list[Beside]:
+    """Each published number a mapping rule of the study covers, with fsbench's median of the
+    results that match it (rows: report Rows). Numbers whose case fsbench did not run are left out."""
+    found = []
+    for rule in study.fsbench.get("published", []):
+        for entry in study.published:
+            if not matches(rule.get("when", {}), entry) or entry.get("statistic") not in rule["statistics"]:
+                continue
+            selector = _selector_for(rule, entry)
+            if selector is None:
+                continue
+            values, chosen = samples(rows, selector, str(_fill(rule["metric"], entry)))
+            if not chosen:
+                continue
+            published = float(entry["value"]) * float(rule.get("factor", 1.0)) if entry.get("unit") == rule["unit"] else None
+            found.append(Beside(entry, published, _median(values), len(chosen)))
+    return found
+
+
+def _selector_for(rule: dict, entry: dict) -> dict | None:
+    """fsbench's selector for a published entry, or None when the rule cannot place it."""
+    layouts = rule.get("layouts", {})
+    layout = layouts.get(entry.get("layout", "")) if layouts else entry.get("layout")
+    if layout is None:
+        return None
+    selector: dict = {"fs": _fill(rule.get("fs", "{fs}"), entry), "layout": layout,
+                      "params": _fill(rule.get("params", {}), entry)}
+    if "options" in rule:
+        options = rule["options"].get(entry.get("options", ""))
+        if options is None:
+            return None
+        selector["options"] = options
+    return selector
+
+
+@dataclass(frozen=True)
+class ChangeBeside:
+    entry: dict
+    measured_pct: float | None  # fsbench's change of the median, a against b, in percent
+    n: tuple[int, int]
+
+
+def changes_beside(study: Study, rows: list) -> list[ChangeBeside]:
+    """Each published percent change a rule covers (e.g. compressed against uncompressed), with
+    fsbench's change of the medians between the rule's two selectors for the same test; a
+    published record size that fsbench measured narrows both sides to it."""
+    found = []
+    for rule in study.fsbench.get("changes", []):
+        for entry in study.published:
+            if not matches(rule["when"], entry):
+                continue
+            metric = str(_fill(rule["metric"], entry))
+            record = str(entry.get("params", {}).get("record_size", ""))
+            narrow = {"record": record} if record and ".." not in record else {}
+            a_sel = {**rule["a"], "params": {**rule["a"].get("params", {}), **narrow}}
+            b_sel = {**rule["b"], "params": {**rule["b"].get("params", {}), **narrow}}
+            a, _ = samples(rows, a_sel, metric)
+            b, _ = samples(rows, b_sel, metric)
+            if not a or not b:
+                continue
+            pct = (_median(a) / _median(b) - 1) * 100 if _median(b) else None
+            found.append(ChangeBeside(entry, pct, (len(a), len(b))))
+    return found
+
+
+def ratio_text(item: Beside) -> str:
+    if item.published_mb_s is None or item.measured is None or not item.published_mb_s:
+        return ""
+    return f"{item.measured / item.published_mb_s:.2f}"
+
+
+# --- the plan of a scale ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Plan:
+    args: list[str]
+    cases: int
+    runs: int
+    minutes: float
+    image_bytes: int  # room the sparse images may take at most
+
+    def lines(self) -> list[str]:
+        return [f"pytest {' '.join(self.args)}",
+                f"about {self.cases} cases x {self.runs} runs, about {self.minutes:.0f} minutes, up to "
+                f"{self.image_bytes / 2**30:.0f} GiB in images (sparse)"]
+
+
+def estimate_minutes(scale: dict) -> float:
+    return float(scale.get("minutes", math.nan))

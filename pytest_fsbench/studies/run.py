@@ -1,0 +1,89 @@
+"""Running a study: its plan (cases, runs, time, room the images may take), refused when the
+images would not fit; pytest on the study's matrix; its report."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..case import LAYOUT_DEVICES
+from ..errors import UsageError
+from ..matrix import parse_image_size
+from ..settings import DEFAULT_IMAGE_DIR, DEFAULT_STORE
+from . import Study
+
+
+def option_value(args: list[str], flag: str, default: str) -> str:
+    """The value of `--flag=value` in args (the last one given), else default."""
+    found = [a.split("=", 1)[1] for a in args if a.startswith(flag + "=")]
+    return found[-1] if found else default
+
+
+@dataclass(frozen=True)
+class Plan:
+    args: list[str]
+    tests: int
+    runs: int  # per test, warm-up included
+    minutes: float
+    devices: int  # most devices one case takes
+    image_bytes: int
+    image_dir: Path
+    free_bytes: int
+
+    @property
+    def room_needed(self) -> int:
+        """What the sparse images of one case may take at most (cases run one after another)."""
+        return self.devices * self.image_bytes
+
+    def lines(self, scale: str) -> list[str]:
+        how = "measured on a 2-core VM" if scale == "quick" else "estimated"
+        return [f"plan: pytest {' '.join(self.args)}",
+                f"plan: {self.tests} tests x {self.runs} runs (warm-up included), about {self.minutes:.0f} minutes "
+                f"({how}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
+                f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
+                f"{self.free_bytes / 2**30:.0f} GiB free"]
+
+
+def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[str]:
+    """The pytest arguments: the scale's, then the user's; the store made absolute, so the
+    session is found wherever pytest settles its rootdir."""
+    args = [*study.scale(scale)["args"], *extra]
+    if not any(a.startswith("--store=") for a in args):
+        args.append(f"--store={cwd / DEFAULT_STORE}")
+    return args
+
+
+def collected_tests(args: list[str], cwd: Path) -> int:
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=600)
+    if done.returncode not in (0, 5):
+        errors = [line for line in (done.stderr + done.stdout).splitlines() if line.startswith("ERROR")]
+        raise UsageError("; ".join(errors) or (done.stderr + done.stdout).strip()[-500:])
+    return sum(1 for line in done.stdout.splitlines() if "::" in line)
+
+
+def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
+    layouts = option_value(args, "--layout", "single").split(",")
+    image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
+    existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
+    runs = int(option_value(args, "--runs", "10")) + int(option_value(args, "--warmup", "1"))
+    return Plan(args, collected_tests(args, cwd), runs, float(study.scale(scale).get("minutes", 0)),
+                max(LAYOUT_DEVICES[layout] for layout in layouts),
+                parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
+                shutil.disk_usage(existing).free)
+
+
+def check_room(found: Plan) -> None:
+    if found.room_needed > found.free_bytes:
+        raise UsageError(f"the images of one case may take {found.room_needed / 2**30:.0f} GiB "
+                         f"({found.devices} x --image-size={found.image_bytes / 2**30:.0f}G) and {found.image_dir} has "
+                         f"{found.free_bytes / 2**30:.0f} GiB free; give --image-dir=DIR on a larger disk or a smaller "
+                         "--image-size (and file sizes that fit it)")
+
+
+def run_pytest(args: list[str], cwd: Path) -> int:
+    """pytest on the study's matrix, its output on this terminal."""
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd).returncode

@@ -1,0 +1,167 @@
+"""The studies as data: five of them, each scale's arguments ones fsbench takes, each finding a
+check on a metric fsbench measures, published numbers mapped onto fsbench's results, and the PTS
+suites in step with the paper scales."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+from pytest_fsbench import pts, report, studies
+from pytest_fsbench.metrics import Direction, Metric
+from pytest_fsbench.settings import BY_FLAG
+from pytest_fsbench.sizes import parse_size
+from pytest_fsbench.store import Store
+from pytest_fsbench.studies import page, run
+from pytest_fsbench.workloads import KNOWN_METRICS, PARAMS
+
+ALL = studies.studies()
+KNOWN_FLAGS = set(BY_FLAG) | {f"--{p.name}" for p in PARAMS}
+
+
+def known_metric(name: str) -> bool:
+    return any(re.fullmatch(spec.pattern, name) for spec in KNOWN_METRICS)
+
+
+def test_five_studies_in_seed_order_with_their_sources():
+    assert list(ALL) == ["raid-filesystems", "zfs-features", "iozone-linux-fs", "compression", "btrfs-options"]
+    assert [s.seed for s in ALL.values()] == ["000", "001", "002", "003", "004"]
+    assert all(s.published or s.fsbench.get("no_published_values") for s in ALL.values())
+    assert all(entry.get("source") for s in ALL.values() for entry in s.published)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+@pytest.mark.parametrize("scale", studies.SCALES)
+def test_each_scale_is_fsbench_options_and_a_time(name, scale):
+    chosen = ALL[name].scale(scale)
+    flags = [a.split("=", 1)[0] for a in chosen["args"] if a.startswith("--") and "=" in a]
+    assert set(flags) <= KNOWN_FLAGS, set(flags) - KNOWN_FLAGS
+    assert chosen["minutes"] > 0 and chosen["note"]
+    for flag in ("--fs", "--layout", "--runs"):
+        BY_FLAG[flag].value(run.option_value(chosen["args"], flag, BY_FLAG[flag].default or ""))
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_each_finding_is_a_check_on_a_measured_metric(name):
+    checks = ALL[name].checks()
+    assert len(checks) >= 4
+    for check in checks:
+        assert known_metric(check.metric), check.metric
+        assert check.expect in ("higher", "lower", "similar") and check.a != check.b
+        assert check.source and check.claim
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if ALL[n].fsbench.get("published")])
+def test_published_rules_place_numbers_on_measured_metrics(name):
+    study = ALL[name]
+    placed = 0
+    for rule in study.fsbench["published"]:
+        for entry in study.published:
+            if studies.matches(rule.get("when", {}), entry) and entry.get("statistic") in rule["statistics"]:
+                if studies._selector_for(rule, entry) is not None:
+                    assert known_metric(str(studies._fill(rule["metric"], entry)))
+                    placed += 1
+    assert placed >= 10
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_pts_suite_is_in_step_with_the_paper_scale(name):
+    """The suite of the same study runs the record and file sizes of the paper scale's IOzone."""
+    study = ALL[name]
+    suite = pts.SUITES_DIR / study.fsbench["pts_suite"] / "suite-definition.xml"
+    arguments = [e.text for e in etree.parse(str(suite)).iter("Arguments")]
+    args = study.scale("paper")["args"]
+    if not any("iozone" in a for a in args):
+        assert not any("-r " in a for a in arguments)
+        return
+    sizes = lambda flag: {parse_size(v) for a in arguments for v in re.findall(flag + r" (\d+[kmg])", a)}  # noqa: E731
+    records = {parse_size(r) for r in run.option_value(args, "--iozone-record", "").split(",")}
+    files = {parse_size(f) for f in run.option_value(args, "--iozone-file", "").split(",")}
+    assert sizes("-r") == records
+    assert sizes("-s") == files
+
+
+# --- judging findings on a real store of made-up runs ----------------------------------------
+
+def store_of(tmp_path: Path, cases: dict[tuple, list[float]]) -> tuple[Store, int]:
+    """A session whose iozone.write runs per (fs, layout, options) are the given values."""
+    store = Store(tmp_path / "fsbench.db")
+    sid = store.start_session("t-1", {"argv": []}, {"kernel": "6.1"})
+    for (fs, layout, options, record), values in cases.items():
+        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": f"{fs}-{layout}"}
+        row = store.case_row(sid, f"benchmarks/test_iozone.py::test_iozone[{fs}-{layout}-{options}-{record}]",
+                             f"{fs}-{layout}", spec, "iozone", {"record": record, "file": "512M"}, "drop", "random", {})
+        for v in values:
+            store.add_run(row, False, "t", 1.0, "drop",
+                          [Metric("iozone.write", v, "MB/s", Direction.HIGHER, {"record": record, "file": "512M"})])
+        store.finish_case(row, "done", "runs")
+    store.finish_session(sid, "complete")
+    return store, sid
+
+
+PLAIN = (("compress", "no"), ("mount", "datacow,datasum"))
+ZLIB = (("compress", "zlib"), ("mount", "datacow,datasum"))
+
+
+def check(expect: str, tolerance: float = 10.0) -> studies.Check:
+    return studies.Check("c", "claim", "Table 1", "iozone.write", {"fs": "btrfs", "options": dict(ZLIB)},
+                         {"fs": "btrfs", "options": dict(PLAIN)}, expect, tolerance)
+
+
+def test_a_finding_is_reproduced_contradicted_or_not_decided(tmp_path):
+    faster = [70.0, 71.0, 72.0, 69.0, 70.5, 71.5]
+    slower = [31.0, 32.0, 31.5, 30.5, 32.5, 31.8]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): faster, ("btrfs", "single", PLAIN, "16M"): slower})
+    rows = report.report_data(store, sid).rows
+    up = studies.judge(check("higher"), rows)
+    assert up.verdict == studies.REPRODUCED and up.shift_pct > 100 and up.interval[0] > 0
+    assert studies.judge(check("lower"), rows).verdict == studies.CONTRADICTED
+    assert studies.judge(check("similar"), rows).verdict == studies.CONTRADICTED
+    missing = studies.Check("m", "claim", "T", "iozone.write", {"fs": "zfs"}, {"fs": "btrfs"}, "higher")
+    assert studies.judge(missing, rows).verdict == studies.UNDECIDED
+    assert "not measured in this session" in studies.judge(missing, rows).detail
+
+
+def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
+    a = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1, 49.9, 50.3, 49.7, 50.0]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): a,
+                                     ("btrfs", "single", PLAIN, "16M"): [v * 1.01 for v in a]})
+    rows = report.report_data(store, sid).rows
+    assert studies.judge(check("similar", 5.0), rows).verdict == studies.REPRODUCED
+    noisy = [30.0, 70.0, 45.0, 55.0]
+    (tmp_path / "b").mkdir()
+    store2, sid2 = store_of(tmp_path / "b", {("btrfs", "single", ZLIB, "16M"): noisy,
+                                             ("btrfs", "single", PLAIN, "16M"): list(reversed(noisy))})
+    rows2 = report.report_data(store2, sid2).rows
+    assert studies.judge(check("similar", 5.0), rows2).verdict == studies.UNDECIDED
+
+
+def test_published_numbers_stand_beside_the_matching_medians(tmp_path):
+    study = ALL["btrfs-options"]
+    store, sid = store_of(tmp_path, {("btrfs", "single", PLAIN, "16M"): [40.0, 42.0, 44.0],
+                                     ("btrfs", "raid0", PLAIN, "16M"): [80.0, 81.0, 82.0]})
+    data = report.report_data(store, sid)
+    found = studies.beside(study, data.rows)
+    standard = [b for b in found if b.entry["layout"] == "single" and b.entry["test"] == "write"
+                and b.entry["options"] == "mkfs=standard; mount=standard"]
+    assert len(standard) == 1 and standard[0].measured == 42.0
+    assert standard[0].published_mb_s == pytest.approx(31.586 * 1.024)
+    assert studies.ratio_text(standard[0]) == f"{42.0 / (31.586 * 1.024):.2f}"
+    assert all(b.entry["fs"] == "btrfs" and b.entry["test"] == "write" for b in found), "only what was measured"
+    html = page.preface(study, data, "quick")
+    assert "Findings checked" in html and "31.586 MB/s" in html and "fsbench / published" in html
+    assert "What this machine cannot run as the study did" in html
+
+
+def test_published_changes_stand_beside_fsbenchs_change(tmp_path):
+    study = ALL["compression"]
+    lzjb, off = (("compression", "lzjb"),), (("compression", "off"),)
+    store, sid = store_of(tmp_path, {("zfs", "single", lzjb, "1M"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", off, "1M"): [100.0, 100.0, 100.0]})
+    found = studies.changes_beside(study, report.report_data(store, sid).rows)
+    writes = [c for c in found if c.entry["test"] == "write"]
+    assert writes and all(c.measured_pct == pytest.approx(210.0) for c in writes)
+    assert any(c.entry["value"] >= 400 for c in writes), "the study's +400..900 % beside it"
