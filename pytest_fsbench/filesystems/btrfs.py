@@ -54,7 +54,12 @@ class Btrfs(Filesystem):
         return ("mount", "-t", "btrfs", "-o", ",".join(opts), ctx.devices[0], ctx.mountpoint)
 
     def compression_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
-        return ("compsize", "-b", f"{ctx.mountpoint}/fsbench")
+        """compsize of fsbench's files, when the case compresses (compress, compress-force, or a
+        compress mount option); an uncompressed case is not scanned after every run."""
+        options = dict(spec.options)
+        compresses = any(options.get(k, "no") != "no" for k in ("compress", "compress-force")) or \
+            "compress" in options.get("mount", "")
+        return ("compsize", "-b", f"{ctx.mountpoint}/fsbench") if compresses else None
 
     def parse_compression(self, output: str) -> float:
         """Uncompressed / disk usage from compsize's TOTAL line (bytes, with -b)."""

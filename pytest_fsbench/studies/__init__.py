@@ -234,7 +234,7 @@ def _selector_for(rule: dict, entry: dict) -> dict | None:
     if layout is None:
         return None
     selector: dict = {"fs": _fill(rule.get("fs", "{fs}"), entry), "layout": layout,
-                      "params": _fill(rule.get("params", {}), entry)}
+                      "params": _fill(rule.get("params", {}), entry), **rule.get("fixed", {})}
     if "options" in rule:
         options = rule["options"].get(entry.get("options", ""))
         if options is None:

@@ -76,3 +76,17 @@ def test_doctor_lists_every_workload_with_what_it_lacks(monkeypatch):
     rows = lines[lines.index("workloads:") + 1:lines.index("options (--fs-opt FS:KEY=VALUE):")]
     assert [row.split()[0] for row in rows] == [m.__name__.rsplit(".", 1)[1] for m in WORKLOAD_MODULES]
     assert f"filebench      skip: {filebench.MISSING_REASON}" in [row.strip() for row in rows]
+
+
+def test_only_a_compressing_case_is_asked_for_its_ratio_after_each_run():
+    from pytest_fsbench.filesystems import BuildContext
+
+    ctx = BuildContext("fsbench-1-abcd-1", ("/dev/loop0",), "/mnt/t", "/tmp/dev")
+    assert driver("btrfs").compression_argv(CaseSpec("btrfs", "single"), ctx) is None
+    assert driver("btrfs").compression_argv(CaseSpec("btrfs", "single", (("compress", "no"),)), ctx) is None
+    assert driver("btrfs").compression_argv(CaseSpec("btrfs", "single", (("compress", "zstd"),)), ctx)[0] == "compsize"
+    assert driver("btrfs").compression_argv(CaseSpec("btrfs", "single", (("mount", "compress=lzo"),)), ctx)
+    assert driver("zfs").compression_argv(CaseSpec("zfs", "single"), ctx) is None
+    assert driver("zfs").compression_argv(CaseSpec("zfs", "single", (("compression", "off"),)), ctx) is None
+    assert driver("zfs").compression_argv(CaseSpec("zfs", "single", (("compression", "gzip"),)), ctx)[-1] == ctx.name
+    assert driver("ext4").compression_argv(CaseSpec("ext4", "single"), ctx) is None
