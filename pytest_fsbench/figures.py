@@ -27,6 +27,11 @@ WIDTH = 7.5  # inches: one column of an A4 page or a laptop window at 100 %
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
+def label_width(labels: Sequence[str]) -> float:
+    """A figure wide enough for its longest row label beside a plot of WIDTH - 3 inches."""
+    return max(WIDTH, 4.5 + 0.065 * max((len(label) for label in labels), default=0))
+
+
 def better(direction: Direction) -> str:
     return "higher is better" if direction is Direction.HIGHER else "lower is better"
 
@@ -39,9 +44,9 @@ def unit_label(unit: str) -> str:
 def box_plot(title: str, groups: Sequence[tuple[str, Sequence[float]]], unit: str, direction: Direction) -> Figure:
     """One box per group (a case), every sample drawn as a point over its box. The median line of
     box i has gid "median-i"."""
-    fig = Figure(figsize=(WIDTH, 0.5 + 0.45 * max(len(groups), 2)), layout="constrained")
-    ax = fig.add_subplot()
     labels = [label for label, _ in groups]
+    fig = Figure(figsize=(label_width(labels), 0.5 + 0.45 * max(len(groups), 2)), layout="constrained")
+    ax = fig.add_subplot()
     data = [list(values) for _, values in groups]
     positions = list(range(1, len(groups) + 1))
     drawn = ax.boxplot(data, positions=positions, orientation="horizontal", widths=0.6, showfliers=False, whis=1.5,
@@ -129,7 +134,8 @@ def forest_plot(title: str, changes: Sequence[Change], allowed_pct: float | None
     """Each change with its interval, one row each; the allowed regression drawn as dashed lines
     at -allowed% and +allowed% (which side is worse depends on the metric; the row's colour says
     its verdict). The marker of row i has gid "change-i"."""
-    fig = Figure(figsize=(WIDTH, 0.8 + 0.32 * max(len(changes), 2)), layout="constrained")
+    fig = Figure(figsize=(label_width([c.label for c in changes]), 0.8 + 0.32 * max(len(changes), 2)),
+                 layout="constrained")
     ax = fig.add_subplot()
     for i, c in enumerate(changes):
         colour = VERDICT_COLOURS.get(c.verdict, "#555555")
