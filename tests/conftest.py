@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -47,6 +48,13 @@ def no_leftovers():
     yield
     after = fsbench_leftovers()
     assert not after, f"left behind: {after}"
+
+
+def sigint_default() -> None:
+    """For a child the tests interrupt: SIGINT back to its default, so Python in the child turns
+    it into KeyboardInterrupt even when this suite runs with SIGINT ignored (as a background job
+    of a non-interactive shell does: the child would inherit the ignore)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:

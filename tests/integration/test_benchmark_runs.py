@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fsbench_leftovers, run_pytest
+from conftest import fsbench_leftovers, run_pytest, sigint_default
 from pytest_fsbench.store import Store
 
 pytestmark = pytest.mark.root
@@ -114,7 +114,7 @@ def start_slow_case(tmp_path: Path, fs: str, layout: str) -> tuple[subprocess.Po
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "test_slow.py", f"--fs={fs}",
          f"--layout={layout}", *plugin_options(tmp_path)],
         cwd=tmp_path, env={**os.environ, "FSBENCH_READY": str(ready)},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, preexec_fn=sigint_default)
     deadline = time.monotonic() + 120
     while not ready.exists():
         assert proc.poll() is None, proc.communicate()[0][-3000:]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest
+from conftest import run_pytest, sigint_default
 from pytest_fsbench import processes, zfsd
 from pytest_fsbench.host import probe
 
@@ -38,7 +38,7 @@ def start(args: list[str], cwd: Path = REPO, env: dict | None = None) -> subproc
     whole group: pytest and the tool it runs)."""
     proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
                             env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=sigint_default)
     STARTED.append(proc)
     return proc
 
