@@ -150,6 +150,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     """The session's HTML report (--report); what went wrong, as problems of the session."""
     from . import report  # matplotlib is imported only by a session that writes a report
+
+    if fsbench._session_id is None:  # no case was collected: no session was recorded
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_line(f"fsbench: no report written to {fsbench.settings.report}: no case ran")
+        return []
     settings = fsbench.settings
     paired = [(short_test(s.key.test), s, cmp) for r in fsbench.results for s, cmp in r.paired
               if in_summary(s.key.metric, s.unit)]

@@ -116,3 +116,11 @@ def test_a_case_whose_tool_is_missing_skips_before_anything_is_built(pytester, m
     result = pytester.runpytest_subprocess("-rs", "--fs=ext4", "--dbench-clients=2")
     result.assert_outcomes(skipped=1)
     assert any("dbench is not installed (Debian package dbench)" in line for line in result.outlines)
+
+
+def test_a_report_of_a_session_without_cases_is_not_written(pytester):
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    result = pytester.runpytest_subprocess("--report=r.html", f"--store={pytester.path / 's.db'}")
+    assert result.ret == 0
+    assert "fsbench: no report written to r.html: no case ran" in result.outlines
+    assert not (pytester.path / "r.html").exists() and not (pytester.path / "s.db").exists()
