@@ -71,7 +71,7 @@ def test_each_profile_installs_offline_and_runs_on_its_target(pts_home, tmp_path
                                                               filesystems):
     name = f"fsbench-test-{profile.removeprefix('fsbench-')}"
     db = tmp_path / "fsbench.db"
-    done = run_pytest([f"--fs={filesystems}", "--layout=single", "-k", "test_pts", "--runs=1",
+    done = run_pytest([f"--fs={filesystems}", "--layout=single", "-k", "test_pts", "--runs=1", "--warmup=0",
                        f"--pts-profile={profile}", f"--pts-options={options}", f"--pts-result={name}",
                        "--pts-system-tools", f"--store={db}", f"--image-dir={tmp_path / 'images'}"],
                       cwd=REPO, timeout=1800)
