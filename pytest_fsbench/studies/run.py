@@ -28,6 +28,7 @@ class Plan:
     tests: int
     runs: int  # per test, warm-up included
     minutes: float
+    basis: str  # how the time is known
     devices: int  # most devices one case takes
     image_bytes: int
     image_dir: Path
@@ -39,10 +40,9 @@ class Plan:
         return self.devices * self.image_bytes
 
     def lines(self, scale: str) -> list[str]:
-        how = "measured on a 2-core VM" if scale == "quick" else "estimated"
         return [f"plan: pytest {' '.join(self.args)}",
                 f"plan: {self.tests} tests x {self.runs} runs (warm-up included), about {self.minutes:.0f} minutes "
-                f"({how}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
+                f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
                 f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
                 f"{self.free_bytes / 2**30:.0f} GiB free"]
 
@@ -70,7 +70,9 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
     existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
     runs = int(option_value(args, "--runs", "10")) + int(option_value(args, "--warmup", "1"))
-    return Plan(args, collected_tests(args, cwd), runs, float(study.scale(scale).get("minutes", 0)),
+    chosen = study.scale(scale)
+    return Plan(args, collected_tests(args, cwd), runs, float(chosen.get("minutes", 0)),
+                chosen.get("minutes_basis", "estimated"),
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
                 shutil.disk_usage(existing).free)
