@@ -225,6 +225,9 @@ class PtsWorkload:
             # by menu position: PTS then describes the result with the entries' names, as a suite
             # does (PRESET_OPTIONS_VALUES would show raw values)
             "PRESET_OPTIONS": ";".join(f"{self.profile}.{k}={i}" for k, i in self.choices),
+            # no PTS modules: one of them starts a result-viewer web server per invocation, which
+            # outlives a PTS that is killed; fsbench needs none of them
+            "PTS_IGNORE_MODULES": "1",
         }
         if self.system_tools:
             env[SYSTEM_TOOLS_ENV] = "1"

@@ -51,6 +51,7 @@ def test_each_run_is_one_pts_run_of_the_menu_positions_under_the_work_directory(
     assert env["PRESET_OPTIONS"] == "fsbench-dd.test=1;fsbench-dd.block-size=2"
     assert env["PTS_TEST_INSTALL_ROOT_PATH"] == "/mnt/t/fsbench/pts/"
     assert env["TEST_RESULTS_IDENTIFIER"] == "btrfs-raid1" and env["FORCE_TIMES_TO_RUN"] == "1"
+    assert env["PTS_IGNORE_MODULES"] == "1", "no result-viewer server left behind by a killed PTS"
     assert pts.SYSTEM_TOOLS_ENV not in env
     assert workload.name == "pts.fsbench-dd" and workload.params()["profile"] == "local/fsbench-dd-1.0.0"
     argv = workload.argv(Path("/mnt/t/fsbench"), tmp_path / "run-Ab_9")
