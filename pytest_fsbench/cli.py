@@ -156,7 +156,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     pytest_args = study_run.study_args(chosen, args.scale, args.pytest_args, cwd)
     plan = study_run.plan(chosen, args.scale, pytest_args, cwd)
-    print("\n".join(plan.lines(args.scale)), flush=True)
+    print("\n".join(plan.lines()), flush=True)
     study_run.check_room(plan)
     if args.plan:
         return 0

@@ -62,14 +62,16 @@ def tables() -> str:
         "#### Filesystems", "", *filesystem_rows(), "", END])
 
 
+_BLOCK = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
+
+
 def replace_block(text: str, block: str) -> str:
     """text with its generated block replaced; ValueError when it has none."""
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END), re.S)
-    if not pattern.search(text):
+    if not _BLOCK.search(text):
         raise ValueError(f"no generated block (a line {BEGIN!r} ... {END!r}) to replace")
-    return pattern.sub(lambda _: block, text, count=1)
+    return _BLOCK.sub(lambda _: block, text, count=1)
 
 
 def current_block(path: Path) -> str | None:
-    match = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), path.read_text(), re.S)
+    match = _BLOCK.search(path.read_text())
     return match.group(0) if match else None

@@ -15,6 +15,7 @@ import matplotlib
 from matplotlib.figure import Figure
 
 from .metrics import Direction
+from .sizes import format_size
 
 matplotlib.rcParams.update({
     "svg.fonttype": "none",  # text stays text: smaller, searchable, selectable
@@ -74,13 +75,6 @@ class CurvePoint:
     high: float
 
 
-def size_label(n_bytes: float) -> str:
-    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if n_bytes >= size and n_bytes % size == 0:
-            return f"{int(n_bytes // size)}{unit}"
-    return f"{int(n_bytes)}"
-
-
 def size_curves(title: str, panels: dict[str, dict[str, Sequence[CurvePoint]]], unit: str, direction: Direction,
                 x_name: str = "record size") -> Figure:
     """Throughput against a size on a log2 axis: one panel per test (panels: test -> case -> its
@@ -103,7 +97,7 @@ def size_curves(title: str, panels: dict[str, dict[str, Sequence[CurvePoint]]], 
                             linewidth=0)
         ax.set_xscale("log", base=2)
         ticks = sorted({p.x for lines in panels[name].values() for p in lines})
-        ax.set_xticks(ticks, [size_label(t) for t in ticks])
+        ax.set_xticks(ticks, [format_size(int(t)) for t in ticks])
         ax.minorticks_off()
         ax.set_title(name, loc="left")
         ax.set_xlabel(x_name)

@@ -20,7 +20,7 @@ from .baseline import compare_pairs
 from .metrics import Direction, is_headline
 from .sizes import parse_size
 from .stats import Comparison, Summary, summarize
-from .store import Series, Store
+from .store import Series, Store, canonical
 from .tables import VERDICT_ORDER, comparison_rows, in_summary, params_text, short_test, time_shares
 
 #: the workload parameters a size curve can be drawn against, with the axis they give
@@ -63,9 +63,10 @@ class Report:
     times: dict[str, float | None] = field(default_factory=dict)
 
 
-def _median_of(series: list[Series], key, name: str) -> float | None:
-    found = [s for s in series if (s.key.test, s.key.workload, s.key.workload_params) == key and s.key.metric == name]
-    return summarize(found[0].values).median if found and found[0].values else None
+def side_medians(series: list[Series], names: tuple[str, ...]) -> dict[tuple, float]:
+    """(test, workload, workload_params, metric) -> median, for the side metrics a row shows."""
+    return {(s.key.test, s.key.workload, s.key.workload_params, s.key.metric): summarize(s.values).median
+            for s in series if s.key.metric in names and s.values}
 
 
 def report_data(store: Store, session_id: int, base_ids: list[int] | None = None, base_label: str | None = None,
@@ -73,19 +74,19 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     meta = store.session_export(session_id)
     all_series = store.series(session_id)
     counts = store.run_counts(session_id)
-    by_test = {(c["test"], c["workload"], json.dumps(c["workload_params"], sort_keys=True, separators=(",", ":"))): c
-               for c in meta["cases"]}
+    by_test = {(c["test"], c["workload"], canonical(c["workload_params"])): c for c in meta["cases"]}
+    side = side_medians(all_series, ("cpu.user", "cpu.system", "fs.compressratio"))
     rows = []
     for s in all_series:
         if not s.values or not in_summary(s.key.metric, s.unit):
             continue
         key = (s.key.test, s.key.workload, s.key.workload_params)
         case = by_test.get(key, {})
-        user, system = _median_of(all_series, key, "cpu.user"), _median_of(all_series, key, "cpu.system")
+        user, system = side.get((*key, "cpu.user")), side.get((*key, "cpu.system"))
         rows.append(Row(s, summarize(s.values), short_test(s.key.test), json.loads(s.key.workload_params),
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
                         None if user is None or system is None else user + system,
-                        _median_of(all_series, key, "fs.compressratio"), case.get("cache", "drop"),
+                        side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
                         case.get("data", "random"), case.get("spec", {})))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,

@@ -19,7 +19,6 @@ with the table or figure it comes from, its key findings as the study states the
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -277,23 +276,3 @@ def ratio_text(item: Beside) -> str:
     if item.published_mb_s is None or item.measured is None or not item.published_mb_s:
         return ""
     return f"{item.measured / item.published_mb_s:.2f}"
-
-
-# --- the plan of a scale ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Plan:
-    args: list[str]
-    cases: int
-    runs: int
-    minutes: float
-    image_bytes: int  # room the sparse images may take at most
-
-    def lines(self) -> list[str]:
-        return [f"pytest {' '.join(self.args)}",
-                f"about {self.cases} cases x {self.runs} runs, about {self.minutes:.0f} minutes, up to "
-                f"{self.image_bytes / 2**30:.0f} GiB in images (sparse)"]
-
-
-def estimate_minutes(scale: dict) -> float:
-    return float(scale.get("minutes", math.nan))

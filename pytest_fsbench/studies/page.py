@@ -3,16 +3,10 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 
 from __future__ import annotations
 
-import html
-
-from ..report import Report, _table
+from ..report import Report, _e, _table
 from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
-
-
-def _e(value: object) -> str:
-    return html.escape(str(value))
 
 
 def verdicts(study: Study, report: Report) -> list[Verdict]:

@@ -39,7 +39,7 @@ class Plan:
         """What the sparse images of one case may take at most (cases run one after another)."""
         return self.devices * self.image_bytes
 
-    def lines(self, scale: str) -> list[str]:
+    def lines(self) -> list[str]:
         return [f"plan: pytest {' '.join(self.args)}",
                 f"plan: {self.tests} tests x {self.runs} runs (warm-up included), about {self.minutes:.0f} minutes "
                 f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
