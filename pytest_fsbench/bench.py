@@ -5,7 +5,6 @@ the regression gate (against the baseline's samples)."""
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from dataclasses import dataclass, field
 
@@ -15,7 +14,7 @@ from . import gate
 from .metrics import Metric, is_headline
 from .progress import Progress, run_line
 from .repeat import stop_reason
-from .runner import Unsupported, check_cache_policy, execute
+from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import RunSpec
 from .case import CaseSpec
@@ -113,13 +112,15 @@ class Bench:
         """The workload after its one-time set-up on this target, if it has one (a PTS profile is
         installed on the target once per case)."""
         install = getattr(workload, "installed", None)
+        if install is not None and self.target.spec.in_guest:
+            raise Unsupported(f"{workload.name} is installed and run on the host's kernel only, not in a guest")
         return workload if install is None else install(self.target, self.session.run)
 
     def _check_room(self, workload: Workload) -> None:
         """Refuse a workload that will not fit on the target, before it runs for minutes and
         fails with ENOSPC."""
         needed = getattr(workload, "space_needed", lambda cow: None)(self.target.driver.copy_on_write)
-        free = shutil.disk_usage(self.target.mountpoint).free
+        free = self.target.free_bytes()
         if needed is not None and needed > free:
             pytest.fail(f"{self.target.id}: {workload.name} needs about {human_size(needed)} on the target and "
                         f"{self.target.id} has {human_size(free)} free; raise --image-size (now "
@@ -158,7 +159,7 @@ class Bench:
         started, start = now(), time.monotonic()
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
-            measurement = execute(workload, self.target, self.session.run, policy)
+            measurement = self.target.measure(workload, self.session.run, policy)
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))

@@ -22,6 +22,11 @@ class CaseSpec:
     layout: str
     options: tuple[tuple[str, str], ...] = ()
     shown: tuple[str, ...] | None = None  # option keys in the id; None: all
+    kernel: str = "host"  # the label of the kernel it runs under (kernels.Kernel); ids show a guest's
+
+    @property
+    def in_guest(self) -> bool:
+        return self.kernel != "host"
 
     @property
     def devices_needed(self) -> int:
@@ -29,7 +34,8 @@ class CaseSpec:
 
     @property
     def id(self) -> str:
-        parts = [self.fs, self.layout]
+        parts = [self.kernel] if self.in_guest else []
+        parts += [self.fs, self.layout]
         parts += [f"{key}={value}".replace(" ", "_") for key, value in self.options
                   if self.shown is None or key in self.shown]
         return "-".join(parts)
@@ -41,7 +47,10 @@ class CaseSpec:
         return None
 
     def to_dict(self) -> dict[str, object]:
-        return {"fs": self.fs, "layout": self.layout, "options": dict(self.options), "id": self.id}
+        found: dict[str, object] = {"fs": self.fs, "layout": self.layout, "options": dict(self.options), "id": self.id}
+        if self.in_guest:
+            found["kernel"] = self.kernel
+        return found
 
     def options_text(self) -> str:
         return ",".join(f"{key}={value}" for key, value in self.options) or "none"

@@ -5,11 +5,17 @@ so a concurrent session is safe."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
+import signal
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import psutil
 
 from . import processes, zfsd
 from .errors import CommandError
@@ -48,6 +54,7 @@ class Leftovers:
     images: list[Path] = field(default_factory=list)
     scratch: list[Path] = field(default_factory=list)
     daemons: list[int] = field(default_factory=list)
+    guests: list[int] = field(default_factory=list)  # processes of a guest kernel whose session is gone
     registries: list[Path] = field(default_factory=list)  # a zfs-fuse registry nobody uses any more
     rundirs: list[Path] = field(default_factory=list)
 
@@ -58,10 +65,22 @@ class Leftovers:
         return [f"{kind}: {item}" for kind, items in vars(self).items() for item in items]
 
 
+def guest_processes(rundir: Path, commands: Iterable[tuple[int, list[str]]]) -> list[int]:
+    """The pids of guest kernels booted from rundir (their init is a file in it); a killed
+    session's guest keeps some of its processes alive."""
+    marker = f"init={rundir}/"
+    return [pid for pid, argv in commands if any(arg.startswith(marker) for arg in argv)]
+
+
+def _commands() -> list[tuple[int, list[str]]]:
+    return [(p.info["pid"], p.info["cmdline"] or []) for p in psutil.process_iter(["pid", "cmdline"])]
+
+
 def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo"),
                    zfsd_root: Path = zfsd.ZFSD_ROOT) -> Leftovers:
     found = Leftovers()
     image_dirs = {Path("/var/tmp/fsbench")}
+    commands = None
     for state_file in sorted(run_root.glob("*/state.json")):
         state = json.loads(state_file.read_text())
         if session_alive(state):
@@ -69,6 +88,8 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
         rundir = state_file.parent
         image_dirs.add(Path(state["image_dir"]))
         found.mounts += mounts_under(rundir, mountinfo)
+        commands = _commands() if commands is None else commands
+        found.guests += guest_processes(rundir, commands)
         found.rundirs.append(rundir)
     daemon = zfsd.started_pid(zfsd_root)
     if daemon is not None and not zfsd.live_users(zfsd_root):
@@ -98,6 +119,9 @@ def remove_leftovers(found: Leftovers, run: Runner, zfsd_root: Path = zfsd.ZFSD_
         except CommandError as exc:
             errors.append(str(exc).splitlines()[0])
 
+    for pid in found.guests:  # its loop devices, arrays and mounts were the guest's: gone with it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     for mountpoint in found.mounts:
         # a FUSE mount whose daemon died answers nothing: a lazy unmount detaches it
         if run(["umount", mountpoint], check=False, timeout=120).returncode != 0:

@@ -6,13 +6,16 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 from .case import LAYOUT_DEVICES, CaseSpec
 from .filesystems import FILESYSTEMS
 from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
+from .guest import GuestError, GuestFacts, boot_facts
 from .host import Host, probe
+from .kernels import Kernel
 from .session import RUN_ROOT
 from . import docs, pts, studies
 from .studies import run as study_run
@@ -47,8 +50,34 @@ def doctor_lines(host: Host) -> list[str]:
     return lines
 
 
+def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None) -> list[str]:
+    """What a guest kernel can run: per filesystem, its layouts, or why none."""
+    if facts is None:
+        return [f"kernel {kernel.label}: unavailable: {reason}"]
+    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, a User-mode Linux guest; modules "
+             f"{', '.join(facts.modules) or 'none'}):"]
+    for fs in FILESYSTEMS:
+        fs_driver = driver(fs, facts.host)
+        reasons = {layout: fs_driver.unavailable(CaseSpec(fs, layout), facts.host) for layout in LAYOUT_DEVICES}
+        ok = [layout for layout, why in reasons.items() if not why]
+        first = next((why[0] for why in reasons.values() if why), "")
+        lines.append(f"  {fs:10} {', '.join(ok) if ok else 'skip: ' + first}")
+    return lines
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     print("\n".join(doctor_lines(probe())))
+    for kernel in BY_FLAG["--kernel"].value(args.kernel):
+        if not kernel.guest:
+            continue
+        facts, reason = None, kernel.missing()
+        if reason is None:
+            with tempfile.TemporaryDirectory(prefix="fsbench-doctor-") as directory:
+                try:
+                    facts = boot_facts(kernel, Path(directory))
+                except GuestError as exc:
+                    reason = str(exc)
+        print("\n".join(guest_lines(kernel, facts, reason)))
     return 0
 
 
@@ -297,7 +326,10 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
     sub = top.add_subparsers(dest="command", required=True)
-    doctor = sub.add_parser("doctor", help="list which fs x layout cases can run on this machine, and why not")
+    doctor = sub.add_parser("doctor", help="list which fs x layout cases can run on this machine, and why not; "
+                            "and under each guest kernel")
+    doctor.add_argument("--kernel", default="host,uml", help="the guest kernels to boot and ask, as pytest's --kernel "
+                        "(default: host,uml)")
     doctor.set_defaults(func=cmd_doctor)
     cleanup = sub.add_parser("cleanup", help="remove mounts, pools, arrays, loop devices and images of killed runs")
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")

@@ -3,6 +3,7 @@ line saying what is wrong and what to do, before anything is created."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Iterable
 
@@ -59,10 +60,11 @@ def option_variants(fs: str, opts: list[tuple[str, str, str]]) -> list[tuple[tup
 
 
 def build_matrix(
-    filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: list[tuple[str, str, str]]
+    filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: list[tuple[str, str, str]],
+    kernels: tuple[str, ...] = ("host",),
 ) -> list[CaseSpec]:
-    """Every fs x layout x option variant, in the order the options were given (fs_opts as
-    parse_fs_opt returns them)."""
+    """Every fs x layout x option variant x kernel, in the order the options were given (fs_opts
+    as parse_fs_opt returns them); the kernels of one configuration are next to each other."""
     parsed = list(fs_opts)
     for fs, key, value in parsed:
         if fs not in filesystems:
@@ -74,7 +76,8 @@ def build_matrix(
     for fs in filesystems:
         variants = option_variants(fs, parsed)
         varying = tuple(key for key in dict(variants[0]) if len({dict(v)[key] for v in variants}) > 1)
-        specs += [CaseSpec(fs, layout, variant, varying) for variant in variants for layout in layouts]
+        specs += [CaseSpec(fs, layout, variant, varying, kernel)
+                  for variant in variants for layout in layouts for kernel in kernels]
     return specs
 
 
@@ -95,7 +98,7 @@ def paired_variant(spec: CaseSpec, paired: list[tuple[str, str, str]]) -> CaseSp
     if dict(options) == dict(spec.options):
         raise UsageError(f"--paired {','.join(f'{spec.fs}:{k}={v}' for k, v in mine)}: the same options as the "
                          f"case it is paired with ({spec.options_text()}); give options that differ")
-    return CaseSpec(spec.fs, spec.layout, options, spec.shown)
+    return dataclasses.replace(spec, options=options)
 
 
 def build_pairs(specs: list[CaseSpec], paired: list[tuple[str, str, str]]) -> list[tuple[CaseSpec, CaseSpec]]:
@@ -119,9 +122,15 @@ def build_pairs(specs: list[CaseSpec], paired: list[tuple[str, str, str]]) -> li
                              "separate sessions")
         differ = {k for k, v in set(spec.options) ^ set(variant.options)}
         shown = None if spec.shown is None else tuple(dict.fromkeys((*spec.shown, *sorted(differ))))
-        pairs.append((CaseSpec(spec.fs, spec.layout, spec.options, shown),
-                      CaseSpec(variant.fs, variant.layout, variant.options, shown)))
+        pairs.append((dataclasses.replace(spec, shown=shown), dataclasses.replace(variant, shown=shown)))
     return pairs
+
+
+def kernel_pairs(specs: list[CaseSpec], kernels: tuple[str, ...]) -> list[tuple[CaseSpec, CaseSpec]]:
+    """With several kernels, each configuration under every other kernel is the variant of the
+    same configuration under the first (reference, variant)."""
+    first = kernels[0]
+    return [(dataclasses.replace(spec, kernel=first), spec) for spec in specs if spec.kernel != first]
 
 
 def parse_device_list(text: str) -> tuple[str, ...]:

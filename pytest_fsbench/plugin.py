@@ -348,6 +348,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
     for line in tables.results_table(session.results):
         write(line)
+    for line in session.targets.guest_notes():
+        write(line)
     if session.baseline is not None:
         terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} "
                                         f"(session {', '.join(map(str, session.baseline.session_ids))})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,8 +72,11 @@ def compression_ratio(target: Target, run: Runner) -> list[Metric]:
 
 
 def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop",
-            drop_caches: Path = DROP_CACHES) -> Measurement:
+            drop_caches: Path = DROP_CACHES, below: Callable[[], str] | None = None) -> Measurement:
     """Prepare, apply the cache policy, run the measured command and parse its output.
+
+    below: in a guest kernel, empties the caches of the machine under it (after the guest's
+    own, unless the policy is warm) and says what it did, for the record.
 
     The measured files live in the target's work directory; scratch (workload definitions, data
     staged for the run) in a private directory of the session's scratch, off the target. Staged
@@ -91,6 +95,8 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
             run(argv, timeout=workload.timeout)
         prepared = time.monotonic()
         done = apply_cache_policy(cache, target, run, drop_caches)
+        if below is not None and cache != "warm":
+            done += " + " + below()
         cached = time.monotonic()
         for argv in getattr(workload, "staged_argvs", lambda _: [])(scratch):
             run(argv, timeout=workload.timeout)

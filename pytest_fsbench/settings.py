@@ -13,6 +13,7 @@ from . import gate, matrix
 from .case import CaseSpec
 from .datagen import parse_data
 from .filesystems import FILESYSTEMS
+from .kernels import HOST, Kernel, parse_kernels
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, file_to_write, name, path
 from .options import percent_below_100, positive, positive_seconds, whole
@@ -50,6 +51,10 @@ def _datas(text: str) -> tuple[str, ...]:
 OPTIONS: tuple[Option, ...] = (
     Option("--fs", matrix.parse_filesystems, "ext4", f"filesystems, comma list of {','.join(FILESYSTEMS)}"),
     Option("--layout", matrix.parse_layouts, "single", "layouts, comma list of single,raid0,raid1,raid10,raid5"),
+    Option("--kernel", parse_kernels, "host", "kernels the cases run under, comma list of host (this machine's), "
+           "uml (Debian's User-mode Linux guest kernel: md RAID, jfs, reiserfs), uml:PATH or uml:NAME=PATH (a UML "
+           "kernel built with make ARCH=um); two or more make a kernel A/B: every case under each, in interleaved "
+           "rounds, compared paired by round with the first"),
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
            kind=APPEND, metavar="FS:KEY=VALUE"),
@@ -127,6 +132,7 @@ class Settings:
     filesystems: tuple[str, ...]
     layouts: tuple[str, ...]
     specs: tuple[CaseSpec, ...]
+    kernels: tuple[Kernel, ...] = (Kernel(HOST),)
     devices: tuple[str, ...] = ()
     device_infos: tuple = ()  # safety.DeviceInfo of each --devices entry, once checked
     wipe: bool = False
@@ -162,10 +168,18 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
                       else None if get(o) is None else o.value(get(o)))
              for o in OPTIONS}
     filesystems, layouts = value["--fs"], value["--layout"]
-    specs = matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]))
+    kernels = value["--kernel"]
+    labels = tuple(kernel.label for kernel in kernels)
+    if len(kernels) > 1 and value["--paired"]:
+        raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
+                         "options; run the two comparisons in separate sessions")
+    specs = matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]), labels)
     pairs = matrix.build_pairs(specs, list(value["--paired"]))
+    if len(kernels) > 1:
+        pairs = matrix.kernel_pairs(specs, labels)
     if pairs:  # each reference case, then its variant, then the cases --paired does not touch
-        specs = [spec for a, b in pairs for spec in (a, b)] + [s for s in specs if not _paired(s, pairs)]
+        paired = list(dict.fromkeys(spec for a, b in pairs for spec in (a, b)))
+        specs = paired + [s for s in specs if not _paired(s, pairs) and s not in paired]
     rules, compare = value["--fail-on-regression"], value["--compare"]
     interleave = value["--interleave"] or bool(pairs)
     sequential = value["--gate-mode"] == "sequential" and bool(rules and compare) and not interleave
@@ -173,6 +187,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         filesystems=filesystems,
         layouts=layouts,
         specs=tuple(specs),
+        kernels=kernels,
         devices=value["--devices"] or (),
         wipe=value["--wipe-devices"],
         image_dir=value["--image-dir"],

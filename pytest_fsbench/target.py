@@ -76,6 +76,15 @@ class Target:
             self._proven[str(path)] = (device, self.manifest["measured_on"], mount)
         return mount
 
+    def measure(self, workload, run: Runner, cache: str):
+        """One measured run of workload on this target (runner.execute); its Measurement."""
+        from .runner import execute  # the runner measures targets, so it imports this module
+
+        return execute(workload, self, run, cache)
+
+    def free_bytes(self) -> int:
+        return shutil.disk_usage(self.mountpoint).free
+
     def member_devices(self) -> list[str]:
         """The devices that carry the target's I/O (the disks under an md array or pool)."""
         return [d.path for d in self.devices]

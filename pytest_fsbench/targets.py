@@ -15,7 +15,9 @@ from . import processes
 from .case import CaseSpec
 from .devices import BlockDevices, DeviceProvider, LoopDevices
 from .filesystems import driver
+from .guest import GuestFacts, boot_facts, guest_target, kernel_manifest
 from .host import Host
+from .kernels import Kernel
 from .mounts import mounts_under
 from .settings import Settings
 from .system import Runner
@@ -35,6 +37,8 @@ class Targets:
         # staged data and workload files: on disk beside the images, named so cleanup finds them
         self.scratch = settings.image_dir / f"fsbench-{token}-scratch"
         self.zfsd = ZfsFuseDaemon(run, token)
+        self.kernels = {kernel.label: kernel for kernel in settings.kernels}
+        self._guest_facts: dict[str, GuestFacts] = {}
         self._count = 0
 
     def provider(self) -> DeviceProvider:
@@ -43,16 +47,38 @@ class Targets:
             return BlockDevices(self.settings.devices, sizes, self.run)
         return LoopDevices(self.settings.image_dir, self.settings.image_size, self.run)
 
+    def guest_facts(self, kernel: Kernel) -> GuestFacts:
+        """What a guest kernel offers (booted once per session to find out)."""
+        if kernel.label not in self._guest_facts:
+            self._prepare_rundir()
+            self._guest_facts[kernel.label] = boot_facts(kernel, self.rundir / f"probe-{kernel.label}")
+        return self._guest_facts[kernel.label]
+
+    def guest_notes(self) -> list[str]:
+        """What the summary says of the guest kernels this session booted."""
+        return [f"{label}-*: measured in a User-mode Linux guest kernel ({self.kernels[label].path}, {facts.release}): "
+                "compare kernels and configurations with each other, not its absolute throughput with a host's"
+                for label, facts in self._guest_facts.items()]
+
+    def host_of(self, spec: CaseSpec) -> Host:
+        """The machine the case runs on: this one, or its guest kernel."""
+        return self.guest_facts(self.kernels[spec.kernel]).host if spec.in_guest else self.host
+
     def unavailable(self, spec: CaseSpec) -> list[str]:
         """Why this case cannot be built here (empty when it can)."""
-        reasons = driver(spec.fs, self.host).unavailable(spec, self.host)
+        if spec.in_guest:
+            missing = self.kernels[spec.kernel].missing()
+            if missing:
+                return [missing]
+        host = self.host_of(spec)
+        reasons = driver(spec.fs, host).unavailable(spec, host)
         have = self.provider().available()
         if have is not None and have < spec.devices_needed:
             reasons.append(f"{spec.layout} needs {spec.devices_needed} devices and --devices gave {have}")
         return reasons
 
     def uses_zfs_fuse(self, spec: CaseSpec) -> bool:
-        return spec.fs == "zfs" and self.host.zfs_impl == "zfs-fuse"
+        return spec.fs == "zfs" and not spec.in_guest and self.host.zfs_impl == "zfs-fuse"
 
     def daemon_failure(self, spec: CaseSpec) -> str | None:
         """Why a zfs-fuse case failed when its daemon is the cause, else None."""
@@ -81,6 +107,14 @@ class Targets:
             self.zfsd.ensure()
         self._count += 1
         name = f"fsbench-{self.token}-{self._count}"
+        if spec.in_guest:
+            kernel = self.kernels[spec.kernel]
+            with guest_target(kernel, spec, self.rundir / f"guest-{self._count}", self.settings.image_dir,
+                              self.settings.image_size, name, self.scratch) as target:
+                target.manifest["host"] = host_manifest
+                target.manifest["kernel"] = kernel_manifest(kernel, self.guest_facts(kernel), self.run)
+                yield target
+            return
         with build_target(spec, fs, self.provider(), self.run, self.rundir, name, self.scratch) as target:
             target.manifest["host"] = host_manifest
             try:

@@ -64,19 +64,22 @@ def run_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.C
 
 
 @contextlib.contextmanager
-def one_target(tmp_path: Path, spec):
-    """A session of one case with its target built on a loop image, as the plugin builds it;
-    skips with the driver's own reason when this machine cannot build it."""
-    from pytest_fsbench.filesystems import driver
+def one_target(tmp_path: Path, spec, kernels: str = "host"):
+    """A session of one case with its target built on a loop image, as the plugin builds it (in
+    a guest kernel for a spec of one: kernels names it, as --kernel does); skips with the
+    driver's own reason when this machine cannot build it."""
     from pytest_fsbench.host import probe
+    from pytest_fsbench.kernels import parse_kernels
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import Settings
     from pytest_fsbench.system import run
 
-    settings = Settings((spec.fs,), (spec.layout,), (spec,), image_dir=tmp_path / "images", image_size=512 << 20)
+    settings = Settings((spec.fs,), (spec.layout,), (spec,), kernels=parse_kernels(kernels),
+                        image_dir=tmp_path / "images", image_size=512 << 20)
     session = FsbenchSession(settings, probe(), run, run_root=tmp_path / "run")
-    reasons = driver(spec.fs, session.host).unavailable(spec, session.host)
+    reasons = session.unavailable(spec)
     if reasons:
+        session.close()
         pytest.skip("; ".join(reasons))
     try:
         with session.target(spec) as target:

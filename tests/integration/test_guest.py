@@ -1,0 +1,127 @@
+"""Cases in a guest kernel (User-mode Linux): md RAID for ext4 and XFS built, verified, measured
+and torn down inside the guest; the plugin's guest cases with their results in the host's store;
+a kernel A/B; and a killed session's guest removed by `fsbench cleanup`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import one_target, run_pytest, sigint_default
+from pytest_fsbench.case import CaseSpec
+from pytest_fsbench.filesystems.md import MD_LEVELS
+from pytest_fsbench.kernels import DEBIAN_UML
+from pytest_fsbench.system import run
+from pytest_fsbench.workloads.dd import DdRead, DdWrite
+
+pytestmark = [pytest.mark.root,
+              pytest.mark.skipif(not DEBIAN_UML.exists(), reason=f"{DEBIAN_UML} is not installed "
+                                 "(Debian package user-mode-linux)")]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def guests_of(marker: str) -> list[int]:
+    """Processes of guest kernels whose init path contains marker."""
+    return [p.pid for p in psutil.process_iter(["cmdline"])
+            if any(arg.startswith("init=") and marker in arg for arg in p.info["cmdline"] or [])]
+
+
+def small(tmp_path: Path) -> list[str]:
+    return [f"--image-dir={tmp_path / 'images'}", "--image-size=512M", f"--store={tmp_path / 'fsbench.db'}",
+            "--warmup=0", "--dd-size=16M"]
+
+
+@pytest.mark.parametrize("layout", list(MD_LEVELS))
+@pytest.mark.parametrize("fs", ["ext4", "xfs"])
+def test_md_layouts_in_a_guest_kernel(tmp_path, no_leftovers, fs, layout):
+    spec = CaseSpec(fs, layout, kernel="uml")
+    with one_target(tmp_path, spec, kernels="uml") as target:
+        array = f"/dev/md/{target.manifest['commands'][0].split('/dev/md/')[1].split()[0]}"
+        mdstat = target.run(["cat", "/proc/mdstat"]).stdout
+        level = "raid" + MD_LEVELS[layout]
+        assert f"active {level} " in mdstat, mdstat
+        assert f"[{'U' * spec.devices_needed}]" in mdstat or layout == "raid0", mdstat
+        detail = target.run(["mdadm", "--detail", array])
+        assert detail.returncode == 0 and f"Raid Level : {level}" in detail.stdout, detail.output
+        assert target.run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == fs
+        assert target.manifest["kernel"]["runs_under"] == "uml"
+        written = target.measure(DdWrite(total_size="16M"), run, "drop")
+        read = target.measure(DdRead(total_size="16M"), run, "drop")
+        assert "host sync+drop_caches" in written.cache
+        assert next(m.value for m in written.metrics if m.name == "dd.write") > 0
+        assert next(m.value for m in read.metrics if m.name == "dd.read") > 0
+        # what dd wrote reached the array's members (at least once; mirrors and parity write more)
+        assert next(m.value for m in written.metrics if m.name == "disk.write") >= 16 * 1.048576
+        images = [d.backing_file for d in target.devices]
+        assert all(Path(image).exists() for image in images)
+    assert not any(Path(image).exists() for image in images)
+    assert not guests_of(str(tmp_path))
+    assert not Path("/run/mdadm/map").exists() or "fsbench" not in Path("/run/mdadm/map").read_text()
+
+
+def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftovers):
+    done = run_pytest(["benchmarks/test_dd.py", "--kernel=uml", "--fs=ext4", "--layout=raid5", "--runs=2",
+                       *small(tmp_path)], cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "2 passed" in done.stdout and "skipped" not in done.stdout.split("short test summary")[-1]
+    assert "uml-*: measured in a User-mode Linux guest kernel (/usr/bin/linux.uml" in done.stdout
+    db = sqlite3.connect(tmp_path / "fsbench.db")
+    cases = db.execute("SELECT case_id, spec, manifest, status FROM cases").fetchall()
+    runs = db.execute("SELECT COUNT(*), MIN(cache_applied) FROM runs").fetchone()
+    db.close()
+    assert sorted(c[0] for c in cases) == ["uml-ext4-raid5", "uml-ext4-raid5"]
+    assert all(json.loads(c[1])["kernel"] == "uml" and c[3] == "done" for c in cases)
+    kernel = json.loads(cases[0][2])["kernel"]
+    assert kernel["runs_under"] == "uml" and kernel["release"] and len(kernel["sha256"]) == 64
+    assert runs[0] == 4 and "host sync+drop_caches" in runs[1]
+    assert not guests_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
+
+
+def test_a_kernel_against_itself_is_a_paired_interleaved_comparison(tmp_path, no_leftovers):
+    done = run_pytest(["benchmarks/test_dd.py", "-k", "dd_write", "--fs=ext2", "--runs=5",
+                       f"--kernel=uml,uml:again={DEBIAN_UML}", *small(tmp_path)], cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "paired: uml-again-ext2-single against uml-ext2-single, 5 interleaved rounds" in done.stdout
+    assert "10 passed" in done.stdout
+    table = done.stdout.split("fsbench paired comparison")[1]
+    row = next(line for line in table.splitlines() if line.startswith("test_dd_write[uml-again-ext2-single"))
+    assert "MB/s" in row and "%, " in row and "5/5" in row  # the change, its interval, rounds a side
+    order = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("fsbench uml")]
+    assert order[:4] == ["uml-ext2-single", "uml-again-ext2-single", "uml-again-ext2-single", "uml-ext2-single"]
+
+
+def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path, no_leftovers):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "benchmarks/test_dd.py", "-k", "dd_write",
+         "--kernel=uml", "--fs=ext4", "--layout=raid1", "--runs=30", *small(tmp_path)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        preexec_fn=sigint_default)
+    marker = f"/run/fsbench/{proc.pid}-"
+    deadline = time.monotonic() + 300
+    while not list((tmp_path / "images").glob("*.img")):
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        assert time.monotonic() < deadline, "the guest never built its target"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    time.sleep(1)
+    assert guests_of(marker), "a killed session's guest leaves processes behind (what cleanup is for)"
+    swept = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True,
+                           timeout=300)
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    assert "removing guests: " in swept.stdout
+    deadline = time.monotonic() + 30
+    while guests_of(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not guests_of(marker)
+    assert not list((tmp_path / "images").glob("*.img"))
+    assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))
