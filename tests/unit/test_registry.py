@@ -21,8 +21,9 @@ def host(**changes) -> Host:
 
 
 def test_filesystems_in_rank_order_with_their_tools():
-    assert FILESYSTEMS == ("ext4", "xfs", "btrfs", "zfs", "ext2", "ext3", "jfs")
-    assert {"mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "zpool"} <= TOOLS
+    assert FILESYSTEMS == ("ext4", "xfs", "btrfs", "zfs", "ext2", "ext3", "jfs", "reiserfs")
+    assert {"mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "zpool", "mkfs.jfs",
+            "mkfs.reiserfs"} <= TOOLS
     assert all(DRIVERS[name].name == name for name in FILESYSTEMS)
 
 
