@@ -23,8 +23,9 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy import stats as _st
-from scipy.special import stdtr, stdtrit
+# scipy.special's distribution functions, not scipy.stats: the same numbers, and importing
+# scipy.stats costs every fsbench command and pytest session about a second
+from scipy.special import ndtr, stdtr, stdtrit
 
 from .metrics import Direction
 
@@ -134,7 +135,7 @@ def summarize(samples: Sequence[float], confidence: float = CONFIDENCE) -> Summa
         stddev = float(np.std(x, ddof=1))
         sem = stddev / math.sqrt(n)
         cv = stddev / mean if mean != 0 else nan
-        half = float(_st.t.ppf(0.5 + confidence / 2, n - 1)) * sem
+        half = float(stdtrit(n - 1, 0.5 + confidence / 2)) * sem
         mean_ci = (mean - half, mean + half)
         lo, hi, level = median_ci_ranks(n, confidence)
         xs = np.sort(x)
@@ -191,7 +192,7 @@ def _rank_sum_counts(scores: tuple[int, ...], m: int) -> np.ndarray:
 
 def _normal_cdf(total: int, mean: float, sd: float) -> np.ndarray:
     """cdf[s] for s = 0..total of a count statistic, by the normal approximation (continuity-corrected)."""
-    cdf = _st.norm.cdf((np.arange(total + 1) + 0.5 - mean) / sd)
+    cdf = ndtr((np.arange(total + 1) + 0.5 - mean) / sd)
     cdf.flags.writeable = False
     return cdf
 
