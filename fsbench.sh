@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 
 PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
           util-linux fdisk fio bonnie++ time iozone3 dbench
-          jfsutils reiserfsprogs user-mode-linux
+          jfsutils reiserfsprogs user-mode-linux postgresql
           linux-source build-essential bc bison flex libelf-dev libssl-dev chromium)
 
 need_root() {

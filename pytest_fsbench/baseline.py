@@ -13,6 +13,22 @@ from .store import Series, SeriesKey, Store
 from .tables import in_summary, short_test
 
 
+def same_host(store: Store, settings: Settings, current: int, ids: list[int]) -> list[int]:
+    """The baseline's sessions of this machine (a name a fleet shares holds every machine's);
+    all of them with --across-hosts. Only other machines' is refused: a different disk, CPU or
+    kernel is a different experiment."""
+    if settings.across_hosts:
+        return ids
+    hosts = store.hosts([current, *ids])
+    mine = [i for i in ids if hosts[i] == hosts[current]]
+    if ids and not mine:
+        others = sorted({hosts[i] for i in ids})
+        raise UsageError(f"--compare {settings.compare}: its sessions ran on {', '.join(others)} and this one runs on "
+                         f"{hosts[current]}; a different machine is a different experiment: compare with a baseline "
+                         "saved on this machine, or pass --across-hosts to compare across machines anyway")
+    return mine
+
+
 class Baseline:
     """The sessions of --compare NAME (oldest first); one session is a baseline of one."""
 
@@ -27,6 +43,7 @@ class Baseline:
     @classmethod
     def resolve(cls, store: Store, settings: Settings, current: int) -> "Baseline":
         ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
+        ids = same_host(store, settings, current, ids)
         baseline = cls(store, settings, ids)
         baseline.check()
         return baseline

@@ -124,7 +124,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not base_ids:
         raise UsageError(f"fsbench compare {args.base} {args.new}: the same session twice; name two")
     named = f"sessions {', '.join(map(str, base_ids))}" if len(base_ids) > 1 else f"session {base_ids[0]}"
-    print(f"fsbench compare: {named} ({args.base}) -> session {new_id} ({args.new})")
+    hosts = store.hosts([*base_ids, new_id])
+    base_hosts = sorted({hosts[i] for i in base_ids})
+    print(f"fsbench compare: {named} ({args.base}, on {', '.join(base_hosts)}) -> session {new_id} ({args.new}, "
+          f"on {hosts[new_id]})")
+    if base_hosts != [hosts[new_id]]:
+        print("fsbench compare: the sessions ran on different machines: a change below is the machines' difference "
+              "as much as the software's")
     pairs = compare_pairs(store, base_ids, new_id, alpha)
     print("\n".join(comparison_lines(pairs, alpha)))
     return 0
@@ -295,8 +301,25 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
-    for row in store.sessions():
-        print(f"{row.id:4}  {row.token:16}  {row.started}  {row.status}")
+    rows = store.sessions(host=args.host, since=args.since, until=args.until)
+    if not rows:
+        print(f"fsbench sessions: none in {store.path}" + (" that match" if args.host or args.since or args.until
+                                                           else ""))
+    for row in rows:
+        print(f"{row.id:6}  {row.token:16}  {row.started}  {row.status:11}  {row.host}")
+    return 0
+
+
+def cmd_push(args: argparse.Namespace) -> int:
+    """Copy a session of this store (a machine's own, offline) into another (the team's)."""
+    source = open_store(args)
+    target = Store(BY_FLAG["--store"].value(args.to))
+    try:
+        session_id = source.resolve(args.session)
+        pushed = source.push(session_id, target)
+        print(f"fsbench push: session {session_id} of {source.path} is session {pushed} of {target.path}")
+    finally:
+        target.close()
     return 0
 
 
@@ -392,9 +415,20 @@ def parser() -> argparse.ArgumentParser:
                                  "generated from fsbench's registries")
     docs_parser.add_argument("--write", type=Path, metavar="FILE", help="replace the generated block in FILE")
     docs_parser.set_defaults(func=cmd_docs)
-    sessions = sub.add_parser("sessions", help="list the sessions in the store")
+    sessions = sub.add_parser("sessions", help="list the sessions in the store (id, token, start, status, host)")
+    sessions.add_argument("--host", help="only the sessions of this machine (its hostname)")
+    sessions.add_argument("--since", metavar="TIME", help="only sessions started at or after this UTC date or time, "
+                          "e.g. 2026-11-01 or 2026-11-01T12:00")
+    sessions.add_argument("--until", metavar="TIME", help="only sessions started before this UTC date or time")
     add_to_argparse(sessions, BY_FLAG["--store"])
     sessions.set_defaults(func=cmd_sessions)
+    push = sub.add_parser("push", help="copy a session of this store into another, e.g. a machine's SQLite file "
+                          "into the team's PostgreSQL store")
+    push.add_argument("session", help="session id, token, baseline name or 'last' (in --store)")
+    push.add_argument("--to", required=True, metavar="STORE", help="the store to copy into: postgresql://USER@HOST/DB "
+                      "or an SQLite file")
+    add_to_argparse(push, BY_FLAG["--store"])
+    push.set_defaults(func=cmd_push)
     return top
 
 

@@ -21,6 +21,7 @@ from .options import APPEND, FLAG, OPTIONAL, Option
 from .ordering import SessionResults
 from .session import FsbenchSession
 from .settings import OPTIONS, RunSpec, Settings, settings_from
+from .databases import redact
 from .store import StoreError, check_store_place
 from .tables import in_summary, short_test
 from .system import run
@@ -192,7 +193,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             if s.repeat.sequential else f"{s.repeat.runs} runs") + f" after {s.repeat.warmup} warm-up"
     lines = [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}",
              f"fsbench: {runs}{', interleaved' if s.interleave else ''}; cache={','.join(s.caches)} "
-             f"data={','.join(s.datas)}; store {s.store_path}"]
+             f"data={','.join(s.datas)}; store {redact(s.store_path)}"]
     if session.baseline is not None:
         sessions = session.baseline.session_ids
         how = (f"{len(sessions)} sessions ({', '.join(map(str, sessions))}): gate on their spread" if len(sessions) > 1
@@ -366,5 +367,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for line in verdicts:
             write(line)
     write(tables.time_line(session.store.time_totals(session.session_id)))
-    write(f"store: {session.settings.store_path} (session {session.session_id}); "
+    write(f"store: {redact(session.settings.store_path)} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

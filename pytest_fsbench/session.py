@@ -15,6 +15,7 @@ from .case import CaseSpec
 from .host import Host
 from .settings import Settings
 from .baseline import Baseline
+from .databases import redact_args
 from .store import Store
 from .system import Runner
 from .targets import Targets
@@ -86,10 +87,13 @@ class FsbenchSession:
                 store.reopen_session(self._session_id)
                 self.finished_tests = store.finished_tests(self._session_id)
             else:
-                self._session_id = store.start_session(self.token, {"argv": list(settings.args)}, self.host_manifest())
+                self._session_id = store.start_session(self.token, {"argv": redact_args(settings.args)},
+                                                       self.host_manifest())
             if settings.compare:
                 self.baseline = Baseline.resolve(store, settings, self._session_id)
         except BaseException:
+            if self._session_id is not None and not settings.resume:
+                store.discard_session(self._session_id)  # refused before it measured: no session to keep
             store.close()
             raise
         self._store = store

@@ -3,6 +3,7 @@ that need several options at once. Every bad value is a UsageError before anythi
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Any
 
 from . import gate, matrix
 from .case import CaseSpec
+from .databases import is_url, redact
 from .datagen import parse_data
 from .filesystems import FILESYSTEMS
 from .kernels import HOST, Kernel, parse_kernels
@@ -44,6 +46,16 @@ def _gate_mode(text: str) -> str:
     return text
 
 
+def store_location(text: str) -> Path | str:
+    """An SQLite file's path, or a PostgreSQL server's URL (its password belongs elsewhere)."""
+    if is_url(text):
+        if redact(text) != text:
+            raise UsageError(f"--store={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
+                             "a service file, not in the URL, where logs, ps and shell history would keep it")
+        return text
+    return path(text)
+
+
 def _datas(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(str(parse_data(d)) for d in text.split(",")))
 
@@ -71,7 +83,10 @@ OPTIONS: tuple[Option, ...] = (
            "drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm"),
     Option("--data", _datas, "random", "data written, comma list of zeros, random (incompressible) or N% "
            "compressible"),
-    Option("--store", path, DEFAULT_STORE, "SQLite result store (every run of every session)", path=True),
+    Option("--store", store_location, os.environ.get("FSBENCH_STORE") or DEFAULT_STORE, "result store (every run of "
+           "every session): an SQLite file, or postgresql://USER@HOST/DB, one server many machines share (password "
+           "from PGPASSFILE, ~/.pgpass or PGPASSWORD)", path=True,
+           shown_default=f"$FSBENCH_STORE, else {DEFAULT_STORE}"),
     Option("--runs", positive, "10", "measured runs per case (the first look of the sequential gate and of "
            "--until-ci; rounds with --interleave or --paired)"),
     Option("--warmup", whole, "1", "runs first made and discarded on each target"),
@@ -87,6 +102,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--save", name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
     Option("--compare", name, None, "compare with baseline NAME, a session id, or 'last' (the newest "
            "complete session)", ini=False, metavar="NAME"),
+    Option("--across-hosts", bool, None, "let --compare use a baseline recorded on other machines (by default "
+           "refused: a different disk, CPU or kernel is a different experiment)", kind=FLAG, ini=False),
     Option("--fail-on-regression", gate.parse_rule, None, "fail a case whose change vs the baseline is worse "
            "than PERCENT and significant: 5% (every headline metric) or dd.write:3%; needs --compare",
            kind=APPEND, ini=False, metavar="RULE"),
@@ -141,11 +158,12 @@ class Settings:
     thresholds: tuple[Threshold, ...] = ()
     caches: tuple[str, ...] = ("drop",)
     datas: tuple[str, ...] = ("random",)
-    store_path: Path = Path(DEFAULT_STORE)
+    store_path: Path | str = Path(DEFAULT_STORE)  # a file, or a postgresql:// URL
     repeat: RepeatPolicy = field(default_factory=RepeatPolicy)
     interleave: bool = False
     save: str | None = None
     compare: str | None = None
+    across_hosts: bool = False
     resume: str | None = None
     regression_rules: tuple[gate.RegressionRule, ...] = ()
     alpha: float = 0.05
@@ -195,12 +213,13 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         thresholds=value["--threshold"],
         caches=value["--cache"],
         datas=value["--data"],
-        store_path=base / value["--store"],
+        store_path=value["--store"] if is_url(value["--store"]) else base / value["--store"],
         repeat=RepeatPolicy(runs=value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
                             max_runs=value["--max-runs"], max_seconds=value["--max-time"], sequential=sequential),
         interleave=interleave,
         save=value["--save"],
         compare=value["--compare"],
+        across_hosts=value["--across-hosts"],
         resume=value["--resume"],
         regression_rules=rules,
         alpha=value["--alpha"],

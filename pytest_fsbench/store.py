@@ -1,7 +1,9 @@
-"""The one place results are stored: an SQLite file (sessions, cases, runs, metrics, baselines).
+"""The one place results are stored: sessions, cases, runs, metrics and baselines, in an SQLite
+file or on a PostgreSQL server many machines share (databases.py holds the two connections).
 
 Every completed run is committed before the next starts, so a crash loses only the run in
-flight. The schema is versioned (PRAGMA user_version) and upgraded by the MIGRATIONS in order.
+flight. The schema is versioned and upgraded by the MIGRATIONS in order, the same on both
+databases ({id} and {real} are the column types that differ).
 """
 
 from __future__ import annotations
@@ -9,35 +11,36 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-import shutil
-import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .databases import TYPES, check_store_file, check_store_place, connect
 from .errors import FsbenchError, UsageError
 from .metrics import Direction, Metric
-from .sizes import human_size
+
+__all__ = ["MIGRATIONS", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "canonical", "check_store_file",
+           "check_store_place", "now"]
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema
     """
     CREATE TABLE sessions (
-        id INTEGER PRIMARY KEY, token TEXT UNIQUE NOT NULL, started TEXT NOT NULL, finished TEXT,
+        id {id}, token TEXT UNIQUE NOT NULL, started TEXT NOT NULL, finished TEXT,
         status TEXT NOT NULL, args TEXT NOT NULL, manifest TEXT NOT NULL);
     CREATE TABLE cases (
-        id INTEGER PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id),
+        id {id}, session_id INTEGER NOT NULL REFERENCES sessions(id),
         test TEXT NOT NULL, case_id TEXT NOT NULL, spec TEXT NOT NULL, workload TEXT NOT NULL,
         workload_params TEXT NOT NULL, cache TEXT NOT NULL, data TEXT NOT NULL,
         status TEXT NOT NULL, stopped_by TEXT, manifest TEXT NOT NULL,
         UNIQUE (session_id, test, workload, workload_params));
     CREATE TABLE runs (
-        id INTEGER PRIMARY KEY, case_row INTEGER NOT NULL REFERENCES cases(id), idx INTEGER NOT NULL,
-        warmup INTEGER NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL, seconds REAL NOT NULL,
+        id {id}, case_row INTEGER NOT NULL REFERENCES cases(id), idx INTEGER NOT NULL,
+        warmup INTEGER NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL, seconds {real} NOT NULL,
         cache_applied TEXT NOT NULL);
     CREATE TABLE metrics (
         run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, params TEXT NOT NULL,
-        value REAL NOT NULL, unit TEXT NOT NULL, direction TEXT NOT NULL);
+        value {real} NOT NULL, unit TEXT NOT NULL, direction TEXT NOT NULL);
     CREATE INDEX metrics_run ON metrics(run_id);
     CREATE TABLE tests (
         session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, outcome TEXT NOT NULL,
@@ -55,23 +58,24 @@ MIGRATIONS: tuple[str, ...] = (
     # 3: where the time goes: each run's unmeasured preparation and cache policy, each target's
     # building and tearing down (NULL in sessions recorded before)
     """
-    ALTER TABLE runs ADD COLUMN prepare_seconds REAL;
-    ALTER TABLE runs ADD COLUMN cache_seconds REAL;
+    ALTER TABLE runs ADD COLUMN prepare_seconds {real};
+    ALTER TABLE runs ADD COLUMN cache_seconds {real};
     CREATE TABLE targets (
         session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, case_id TEXT NOT NULL,
-        build_seconds REAL NOT NULL, teardown_seconds REAL NOT NULL);
+        build_seconds {real} NOT NULL, teardown_seconds {real} NOT NULL);
     """,
     # 4: each run's whole time in fsbench (its steps, monitoring, parsing, checks), so fsbench's
     # own share is known
     """
-    ALTER TABLE runs ADD COLUMN wall_seconds REAL;
+    ALTER TABLE runs ADD COLUMN wall_seconds {real};
+    """,
+    # 5: a store many sessions share grows large: a session's cases and a case's runs by index
+    """
+    CREATE INDEX cases_session ON cases(session_id);
+    CREATE INDEX runs_case ON runs(case_row);
+    CREATE INDEX baseline_sessions_session ON baseline_sessions(session_id);
     """,
 )
-
-
-#: a store on a filesystem with less free space than this is refused before a session starts
-MIN_FREE_BYTES = 16 << 20
-SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class StoreError(FsbenchError):
@@ -79,45 +83,16 @@ class StoreError(FsbenchError):
 
 
 def _guarded(method: Callable) -> Callable:
-    """Turn SQLite's exceptions into StoreError naming the store."""
+    """Turn the database's exceptions into StoreError naming the store."""
 
     @functools.wraps(method)
     def wrapper(self: "Store", *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except sqlite3.Error as exc:
-            raise StoreError(f"result store {self.path}: {exc}") from exc
+        except self.database.errors as exc:
+            raise StoreError(f"result store {self.path}: {' '.join(str(exc).split())}") from exc
 
     return wrapper
-
-
-def check_store_file(path: Path) -> None:
-    """UsageError unless path is an SQLite file holding fsbench's tables (for reading)."""
-    if not path.exists():
-        raise UsageError(f"no result store at {path}; run benchmarks first, or pass --store PATH")
-    if path.is_dir():
-        raise UsageError(f"--store={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
-    with open(path, "rb") as handle:
-        header = handle.read(len(SQLITE_HEADER))
-    if not header:
-        raise UsageError(f"the result store {path} is an empty file, not an fsbench store; name another --store")
-    if header != SQLITE_HEADER:
-        raise UsageError(f"{path} is not an SQLite database, so not an fsbench result store; name another --store")
-
-
-def check_store_place(path: Path) -> None:
-    """UsageError unless a session can write to a store at path (checked before anything runs)."""
-    if path.is_dir():
-        raise UsageError(f"--store={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
-    if path.exists() and path.stat().st_size:
-        check_store_file(path)
-    existing = next(p for p in (path, *path.parents) if p.exists())
-    if existing != path and not existing.is_dir():
-        raise UsageError(f"--store={path}: {existing} is a file, not a directory; name another --store")
-    free = shutil.disk_usage(existing).free
-    if free < MIN_FREE_BYTES:
-        raise UsageError(f"--store={path}: only {human_size(free)} free on its filesystem, and a session needs "
-                         f"at least {human_size(MIN_FREE_BYTES)}; free some space or name another --store")
 
 
 def now() -> str:
@@ -161,48 +136,44 @@ class SessionRow:
     started: str
     finished: str | None
     status: str
+    host: str = ""  # the machine it ran on (its manifest's hostname)
 
 
 class Store:
     """The result store. Opened for writing (a session) it is made if missing; opened for reading
     (create=False) it must already be an fsbench store, and nothing is written to a file that is
-    not one."""
+    not one. location: an SQLite file's path, or a postgresql:// URL."""
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
-        self.path = path
-        if create:
-            check_store_place(path)
-        else:
-            check_store_file(path)
+    def __init__(self, location: Path | str, *, create: bool = True) -> None:
+        self.database = connect(location, create)
+        self.path = self.database.name  # as shown: a URL without its password
+        self.db = self.database  # the SQL below runs on either database
         try:
-            if create:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(path, isolation_level=None, timeout=30)  # autocommit; transactions explicit
-        except (OSError, sqlite3.Error) as exc:
-            raise UsageError(f"--store={path}: cannot open it ({exc}); name a writable place") from None
-        try:
-            check_schema(self.db, path, create)
-            self.db.execute("PRAGMA foreign_keys = ON")
-            self.db.execute("PRAGMA journal_mode = WAL")
-            migrate(self.db)
-        except sqlite3.DatabaseError as exc:
-            self.db.close()
-            raise UsageError(f"the result store {path} cannot be used: {exc}; name another --store") from None
+            migrate(self.database)
+        except self.database.errors as exc:
+            self.database.close()
+            raise UsageError(f"the result store {self.path} cannot be used: {exc}; name another --store") from None
         except UsageError:
-            self.db.close()
+            self.database.close()
             raise
 
     def close(self) -> None:
-        self.db.close()
+        self.database.close()
 
     # --- sessions ------------------------------------------------------------------------------
 
     @_guarded
     def start_session(self, token: str, args: dict[str, object], manifest: dict[str, object]) -> int:
-        cur = self.db.execute(
-            "INSERT INTO sessions (token, started, status, args, manifest) VALUES (?, ?, 'running', ?, ?)",
-            (token, now(), canonical(args), canonical(manifest)))
-        return int(cur.lastrowid)
+        row = self.db.execute(
+            "INSERT INTO sessions (token, started, status, args, manifest) VALUES (?, ?, 'running', ?, ?) RETURNING id",
+            (token, now(), canonical(args), canonical(manifest))).fetchone()
+        return int(row[0])
+
+    @_guarded
+    def discard_session(self, session_id: int) -> None:
+        """Forget a session that recorded nothing (refused before its first case)."""
+        self.db.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM cases WHERE session_id = ?)",
+                        (session_id, session_id))
 
     @_guarded
     def reopen_session(self, session_id: int) -> None:
@@ -213,13 +184,82 @@ class Store:
         self.db.execute("UPDATE sessions SET status = ?, finished = ? WHERE id = ?", (status, now(), session_id))
 
     @_guarded
-    def sessions(self) -> list[SessionRow]:
-        rows = self.db.execute("SELECT id, token, started, finished, status FROM sessions ORDER BY id")
-        return [SessionRow(*row) for row in rows]
+    def sessions(self, host: str | None = None, since: str | None = None, until: str | None = None) -> list[SessionRow]:
+        """The sessions, oldest first; only those of one host, or started within [since, until)
+        (ISO dates or times, compared as the stored UTC times), when asked."""
+        query, args = "SELECT id, token, started, finished, status, manifest FROM sessions", []
+        bounds = [(">=", since), ("<", until)]
+        where = [f"started {op} ?" for op, value in bounds if value]
+        args += [value for _, value in bounds if value]
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        rows = [SessionRow(*row[:5], json.loads(row[5]).get("hostname", ""))
+                for row in self.db.execute(query + " ORDER BY id", args)]
+        return [row for row in rows if host is None or row.host == host]
+
+    @_guarded
+    def hosts(self, session_ids: Iterable[int]) -> dict[int, str]:
+        """The machine each session ran on (its manifest's hostname)."""
+        ids = list(session_ids)
+        if not ids:
+            return {}
+        rows = self.db.execute(f"SELECT id, manifest FROM sessions WHERE id IN ({', '.join('?' * len(ids))})", ids)
+        return {int(i): json.loads(manifest).get("hostname", "") for i, manifest in rows}
+
+    @_guarded
+    def push(self, session_id: int, other: "Store") -> int:
+        """Copy one session (its cases, runs, metrics, tests and targets' times) into another
+        store, in one transaction there; its id in the other store. A session already there (by
+        its token) is refused."""
+        token = self.db.execute("SELECT token FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+        there = other.db.execute("SELECT id FROM sessions WHERE token = ?", (token,)).fetchone()
+        if there is not None:
+            raise UsageError(f"session {session_id} ({token}) is already in {other.path} as session {there[0]}")
+        with other.db.transaction():
+            return self._copy_into(session_id, other)
+
+    def _copy_into(self, session_id: int, other: "Store") -> int:
+        row = self.db.execute("SELECT token, started, finished, status, args, manifest FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+        new_session = other.db.execute("INSERT INTO sessions (token, started, finished, status, args, manifest)"
+                                       " VALUES (?, ?, ?, ?, ?, ?) RETURNING id", row).fetchone()[0]
+        case_columns = "test, case_id, spec, workload, workload_params, cache, data, status, stopped_by, manifest"
+        run_columns = ("idx, warmup, started, finished, seconds, cache_applied, prepare_seconds, cache_seconds,"
+                       " wall_seconds")
+        for case in self.db.execute(f"SELECT id, {case_columns} FROM cases WHERE session_id = ? ORDER BY id",
+                                    (session_id,)).fetchall():
+            new_case = other.db.execute(f"INSERT INTO cases (session_id, {case_columns}) VALUES (?{', ?' * 10})"
+                                        " RETURNING id", (new_session, *case[1:])).fetchone()[0]
+            for run in self.db.execute(f"SELECT id, {run_columns} FROM runs WHERE case_row = ? ORDER BY id",
+                                       (case[0],)).fetchall():
+                new_run = other.db.execute(f"INSERT INTO runs (case_row, {run_columns}) VALUES (?{', ?' * 9})"
+                                           " RETURNING id", (new_case, *run[1:])).fetchone()[0]
+                metrics = self.db.execute("SELECT name, params, value, unit, direction FROM metrics WHERE run_id = ?",
+                                          (run[0],)).fetchall()
+                other.db.executemany("INSERT INTO metrics (run_id, name, params, value, unit, direction)"
+                                     " VALUES (?, ?, ?, ?, ?, ?)", [(new_run, *m) for m in metrics])
+        other.db.executemany("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?)",
+                             [(new_session, *t) for t in self.db.execute(
+                                 "SELECT test, outcome FROM tests WHERE session_id = ?", (session_id,)).fetchall()])
+        other.db.executemany("INSERT INTO targets (session_id, test, case_id, build_seconds, teardown_seconds)"
+                             " VALUES (?, ?, ?, ?, ?)",
+                             [(new_session, *t) for t in self.db.execute(
+                                 "SELECT test, case_id, build_seconds, teardown_seconds FROM targets"
+                                 " WHERE session_id = ?", (session_id,)).fetchall()])
+        return int(new_session)
 
     @_guarded
     def resolve(self, ref: str, *, before: int | None = None) -> int:
-        """A session by id, token, baseline name, or 'last' (the newest complete one)."""
+        """A session by id, token, baseline name, 'last' (the newest complete one) or 'last@HOST'
+        (the newest complete one of that machine)."""
+        if ref.startswith("last@"):
+            host = ref.split("@", 1)[1]
+            done = [row.id for row in self.sessions(host=host) if row.status == "complete"
+                    and (before is None or row.id < before)]
+            if not done:
+                raise UsageError(f"{ref!r}: no complete session of host {host!r} in {self.path}; fsbench sessions "
+                                 "lists them with their hosts")
+            return done[-1]
         if ref == "last":
             query = "SELECT id FROM sessions WHERE status = 'complete'"
             args: tuple = ()
@@ -272,13 +312,12 @@ class Store:
     @_guarded
     def save_baseline(self, name: str, session_id: int) -> None:
         """Add the session to baseline name (made if new); the name then also resolves to it."""
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.db.transaction():
             self.db.execute("INSERT INTO baselines (name, session_id, created) VALUES (?, ?, ?) ON CONFLICT(name) "
                             "DO UPDATE SET session_id = excluded.session_id, created = excluded.created",
                             (name, session_id, now()))
-            self.db.execute("INSERT OR IGNORE INTO baseline_sessions (name, session_id, added) VALUES (?, ?, ?)",
-                            (name, session_id, now()))
+            self.db.execute("INSERT INTO baseline_sessions (name, session_id, added) VALUES (?, ?, ?)"
+                            " ON CONFLICT DO NOTHING", (name, session_id, now()))
 
     @_guarded
     def baseline_sessions(self, ref: str, *, before: int | None = None) -> list[int]:
@@ -298,8 +337,7 @@ class Store:
     @_guarded
     def drop_baseline(self, name: str) -> int:
         """Forget baseline name (its sessions stay); how many sessions it held."""
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.db.transaction():
             held = self.db.execute("DELETE FROM baseline_sessions WHERE name = ?", (name,)).rowcount
             self.db.execute("DELETE FROM baselines WHERE name = ?", (name,))
         if not held:
@@ -322,11 +360,11 @@ class Store:
                               (session_id, test, workload, params)).fetchone()
         if row is not None:
             return int(row[0])
-        cur = self.db.execute(
+        row = self.db.execute(
             "INSERT INTO cases (session_id, test, case_id, spec, workload, workload_params, cache, data, status, manifest)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?)",
-            (session_id, test, case_id, canonical(spec), workload, params, cache, data, canonical(manifest)))
-        return int(cur.lastrowid)
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id",
+            (session_id, test, case_id, canonical(spec), workload, params, cache, data, canonical(manifest))).fetchone()
+        return int(row[0])
 
     @_guarded
     def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
@@ -334,17 +372,16 @@ class Store:
                 cache_seconds: float | None = None, wall_seconds: float | None = None) -> None:
         """One run and its metrics, committed together. seconds: the measured command's; the
         unmeasured preparation's, the cache policy's and the whole run's in fsbench, where known."""
-        with self.db:
-            self.db.execute("BEGIN")
+        with self.db.transaction():
             idx = self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ?", (case_row,)).fetchone()[0]
-            cur = self.db.execute(
+            run_id = self.db.execute(
                 "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied, prepare_seconds,"
-                " cache_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " cache_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (case_row, idx, int(warmup), started, now(), seconds, cache_applied, prepare_seconds, cache_seconds,
-                 wall_seconds))
+                 wall_seconds)).fetchone()[0]
             self.db.executemany(
                 "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
-                [(cur.lastrowid, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
+                [(run_id, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
 
     @_guarded
     def finish_case(self, case_row: int, status: str, stopped_by: str | None,
@@ -446,22 +483,12 @@ def _options_text(spec_json: str) -> str:
     return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
 
 
-def check_schema(db: sqlite3.Connection, path: Path, create: bool) -> None:
-    """UsageError unless the database is fsbench's (or, when creating, still empty)."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-    if version == 0 and tables:
-        raise UsageError(f"{path} is an SQLite database of something else (tables {', '.join(tables[:5])}); "
-                         "name another --store")
-    if version == 0 and not create:
-        raise UsageError(f"the result store {path} holds no fsbench results yet; run benchmarks first")
-
-
-def migrate(db: sqlite3.Connection) -> None:
+def migrate(database) -> None:
     """Bring the schema to the newest version, one migration at a time."""
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version > len(MIGRATIONS):
-        raise UsageError(f"the result store is schema version {version}, newer than this fsbench "
-                         f"({len(MIGRATIONS)}); upgrade fsbench or use another --store")
-    for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-        db.executescript(f"BEGIN; {script}; PRAGMA user_version = {number}; COMMIT;")
+    with database.migrating():
+        version = database.version()
+        if version > len(MIGRATIONS):
+            raise UsageError(f"the result store is schema version {version}, newer than this fsbench "
+                             f"({len(MIGRATIONS)}); upgrade fsbench or use another --store")
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            database.migrate_step(number, script.format(**TYPES[database.dialect]))

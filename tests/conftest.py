@@ -63,6 +63,29 @@ def run_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.C
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A throwaway PostgreSQL server for this test session (skipped, with the reason, where none
+    can be made); PGPASSFILE points at its password for every store and child process."""
+    from postgres_server import PostgresServer, unavailable
+
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    server = PostgresServer()
+    before = os.environ.get("PGPASSFILE")
+    try:
+        server.start()
+        os.environ["PGPASSFILE"] = str(server.passfile)
+        yield server
+    finally:
+        if before is None:
+            os.environ.pop("PGPASSFILE", None)
+        else:
+            os.environ["PGPASSFILE"] = before
+        server.stop()
+
+
 @contextlib.contextmanager
 def one_target(tmp_path: Path, spec, kernels: str = "host"):
     """A session of one case with its target built on a loop image, as the plugin builds it (in

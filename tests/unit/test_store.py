@@ -1,10 +1,16 @@
+"""The result store, on SQLite and on a real PostgreSQL server (the same tests, where a server can
+be started here), plus what only one of them has."""
+
 import sqlite3
 
 import pytest
 
+from pytest_fsbench.databases import TYPES
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import MIGRATIONS, Store, StoreError
+
+SQLITE_SCHEMA = [script.format(**TYPES["sqlite"]) for script in MIGRATIONS]
 
 
 def write(value: float) -> list[Metric]:
@@ -12,9 +18,17 @@ def write(value: float) -> list[Metric]:
             Metric("cpu.user", 10.0, "%", Direction.LOWER)]
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request, tmp_path):
+    """Where a new, empty store is: an SQLite file, or a fresh database on the test server."""
+    if request.param == "sqlite":
+        return tmp_path / "fsbench.db"
+    return request.getfixturevalue("postgres_server").new_database()
+
+
 @pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "fsbench.db")
+def store(location):
+    s = Store(location)
     yield s
     s.close()
 
@@ -23,14 +37,15 @@ def case(store, session, test="t[ext4-single]"):
     return store.case_row(session, test, "ext4-single", {"fs": "ext4"}, "dd", {"bs": "1M"}, "drop", "random", {})
 
 
-def test_runs_are_committed_one_by_one(store, tmp_path):
+def test_runs_are_committed_one_by_one(store, location):
     session = store.start_session("tok", {"argv": []}, {"kernel": "x"})
     row = case(store, session)
     store.add_run(row, True, "t0", 1.0, "drop", write(1.0))
     store.add_run(row, False, "t1", 1.0, "drop", write(100.0))
     # a second connection (another process) sees the run at once: nothing waits for a commit
-    other = sqlite3.connect(tmp_path / "fsbench.db")
-    assert other.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 2
+    other = Store(location, create=False)
+    assert other.measured_runs(session) == 1 and other.run_counts(session) == {
+        ("t[ext4-single]", "dd", '{"bs":"1M"}'): (1, 1)}
     other.close()
     [cpu, dd] = sorted(store.series(session), key=lambda s: s.key.metric)
     assert dd.values == (100.0,) and dd.unit == "MB/s" and dd.direction is Direction.HIGHER  # warm-up left out
@@ -126,8 +141,9 @@ def test_writing_refuses_a_directory_or_a_file_as_parent(tmp_path):
 
 
 def test_a_failing_store_raises_store_error(store):
-    store.db.execute("DROP TABLE runs")  # a fault SQLite reports, caused here by hand
-    with pytest.raises(StoreError, match="result store .*: no such table: runs"):
+    store.db.execute("DROP TABLE metrics")  # a fault the database reports, caused here by hand
+    store.db.execute("DROP TABLE runs")
+    with pytest.raises(StoreError, match=f"result store {store.path}: .*runs"):
         store.measured_runs(1)
 
 
@@ -161,7 +177,7 @@ def test_export(store):
 def test_version_1_store_keeps_its_baseline(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
-    db.executescript(f"BEGIN; {MIGRATIONS[0]}; PRAGMA user_version = 1; COMMIT;")
+    db.executescript(f"BEGIN; {SQLITE_SCHEMA[0]}; PRAGMA user_version = 1; COMMIT;")
     db.execute("INSERT INTO sessions (id, token, started, status, args, manifest) VALUES (7, 't', 'x', 'complete', '{}', '{}')")
     db.execute("INSERT INTO baselines (name, session_id, created) VALUES ('base', 7, 'x')")
     db.commit()
@@ -175,7 +191,7 @@ def test_version_1_store_keeps_its_baseline(tmp_path):
 def test_where_the_time_went_and_an_older_session_without_it(tmp_path):
     path = tmp_path / "old.db"
     db = sqlite3.connect(path)
-    db.executescript(f"BEGIN; {MIGRATIONS[0]}; {MIGRATIONS[1]}; PRAGMA user_version = 2; COMMIT;")
+    db.executescript(f"BEGIN; {SQLITE_SCHEMA[0]}; {SQLITE_SCHEMA[1]}; PRAGMA user_version = 2; COMMIT;")
     db.execute("INSERT INTO sessions (id, token, started, finished, status, args, manifest) VALUES "
                "(1, 'old', '2026-11-23T10:00:00+00:00', '2026-11-23T10:01:40+00:00', 'complete', '{}', '{}')")
     db.execute("INSERT INTO cases (id, session_id, test, case_id, spec, workload, workload_params, cache, data, status,"
@@ -200,3 +216,41 @@ def test_where_the_time_went_and_an_older_session_without_it(tmp_path):
         "tearing down targets": 1.5, "fsbench in runs": 0.5}
     assert old["fsbench in runs"] is None
     store.close()
+
+
+def test_sessions_by_host_and_time(store):
+    a = store.start_session("a", {}, {"hostname": "alpha"})
+    b = store.start_session("b", {}, {"hostname": "beta"})
+    assert [(r.id, r.host) for r in store.sessions()] == [(a, "alpha"), (b, "beta")]
+    assert [r.id for r in store.sessions(host="beta")] == [b]
+    assert store.sessions(host="gamma") == []
+    assert [r.id for r in store.sessions(since="2000-01-01")] == [a, b]
+    assert store.sessions(until="2000-01-01") == [] and store.sessions(since="2999-01-01") == []
+    assert store.hosts([a, b]) == {a: "alpha", b: "beta"}
+
+
+def test_push_copies_a_session_whole_and_once(tmp_path, location):
+    local = Store(tmp_path / "local.db")
+    session = local.start_session("tok-1", {"argv": ["--fs=ext4"]}, {"hostname": "offline-box"})
+    row = case(local, session)
+    local.add_run(row, True, "t0", 1.0, "drop", write(1.0), 0.5, 0.25, 2.0)
+    for value in (100.0, 110.0):
+        local.add_run(row, False, "t1", 1.0, "drop", write(value), 0.5, 0.25, 2.0)
+    local.finish_case(row, "done", "runs")
+    local.record_test(session, "t[ext4-single]", "passed")
+    local.add_target_times(session, "t[ext4-single]", "ext4-single", 3.0, 1.0)
+    local.finish_session(session, "complete")
+    shared = Store(location)
+    shared.start_session("someone-else", {}, {"hostname": "rack-1"})  # ids differ between the stores
+    pushed = local.push(session, shared)
+    assert pushed == session + 1
+    assert shared.series(pushed) == local.series(session)
+    assert shared.run_counts(pushed) == local.run_counts(session)
+    assert shared.finished_tests(pushed) == {"t[ext4-single]"}
+    assert shared.time_totals(pushed) == local.time_totals(session)
+    assert shared.session_export(pushed)["session"]["manifest"] == {"hostname": "offline-box"}
+    assert shared.resolve("tok-1") == pushed
+    with pytest.raises(UsageError, match=f"session {session} \\(tok-1\\) is already in .* as session {pushed}"):
+        local.push(session, shared)
+    local.close()
+    shared.close()
