@@ -264,12 +264,21 @@ def time_table(report: Report) -> str:
         "store, monitoring and skipped cases (the session's wall time less every recorded step).</p>")
 
 
+def guest_kernels(report: Report) -> list[str]:
+    """The labels of the guest kernels the session's cases ran under."""
+    found = [case["manifest"].get("kernel") for case in report.cases]
+    return sorted({k["label"] for k in found if isinstance(k, dict) and k.get("runs_under") == "uml"})
+
+
 def case_details(report: Report) -> str:
     parts = []
     for case in report.cases:
         manifest = {k: v for k, v in case["manifest"].items() if k != "host"}
         summary = (f"{short_test(case['test'])}: {case['workload']} {params_text(json.dumps(case['workload_params']))}"
                    f"; cache {case['cache']}; data {case['data']}; {case['status']}")
+        kernel = manifest.get("kernel")
+        if isinstance(kernel, dict) and kernel.get("runs_under") == "uml":
+            summary += f"; in guest kernel {kernel.get('label')} ({kernel.get('release')}, User-mode Linux)"
         parts.append(f"<details><summary>{_e(summary)}</summary><pre>{_e(json.dumps(manifest, indent=1, sort_keys=True))}"
                      "</pre></details>")
     return "".join(parts)
@@ -292,5 +301,10 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
              "devices and where the runs measured.</p>", case_details(report)]
     if not report.rows:
         body.insert(2, "<p><b>This session measured nothing.</b></p>")
+    guests = guest_kernels(report)
+    if guests:
+        body.insert(2, f"<p class='note'><b>Measured in a guest kernel</b> (User-mode Linux): the cases "
+                       f"{_e(', '.join(f'{label}-*' for label in guests))}. Compare them with each other (kernels, "
+                       "filesystems, layouts), not their absolute throughput with a host's.</p>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n")

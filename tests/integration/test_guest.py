@@ -70,7 +70,7 @@ def test_md_layouts_in_a_guest_kernel(tmp_path, no_leftovers, fs, layout):
 
 def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftovers):
     done = run_pytest(["benchmarks/test_dd.py", "--kernel=uml", "--fs=ext4", "--layout=raid5", "--runs=2",
-                       *small(tmp_path)], cwd=REPO)
+                       f"--report={tmp_path / 'r.html'}", *small(tmp_path)], cwd=REPO)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "2 passed" in done.stdout and "skipped" not in done.stdout.split("short test summary")[-1]
     assert "uml-*: measured in a User-mode Linux guest kernel (/usr/bin/linux.uml" in done.stdout
@@ -83,6 +83,9 @@ def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftov
     kernel = json.loads(cases[0][2])["kernel"]
     assert kernel["runs_under"] == "uml" and kernel["release"] and len(kernel["sha256"]) == 64
     assert runs[0] == 4 and "host sync+drop_caches" in runs[1]
+    page = (tmp_path / "r.html").read_text()
+    assert "Measured in a guest kernel</b> (User-mode Linux): the cases uml-*." in page
+    assert "in guest kernel uml (6.1" in page
     assert not guests_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
 
 
