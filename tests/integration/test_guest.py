@@ -85,7 +85,7 @@ def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftov
     assert runs[0] == 4 and "host sync+drop_caches" in runs[1]
     page = (tmp_path / "r.html").read_text()
     assert "Measured in a guest kernel</b> (User-mode Linux): the cases uml-*." in page
-    assert "in guest kernel uml (6.1" in page
+    assert "in guest kernel uml (" in page and "User-mode Linux)" in page
     assert not guests_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
 
 
