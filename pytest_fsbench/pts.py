@@ -67,7 +67,9 @@ QUICK_OPTIONS: dict[str, dict[str, str]] = {
     "fsbench-kernel-build": {"config": "tinyconfig", "jobs": "cores"},
 }
 
-_NAME = re.compile(r"[a-z0-9][a-z0-9-]{1,125}")
+#: what PTS keeps of a result name as given (its clean_save_name keeps letters, digits and
+#: dashes, and collapses a run of dashes into one)
+_NAME = re.compile(r"(?=.{2,126}$)[a-z0-9]+(-[a-z0-9]+)*")
 
 
 class PtsError(UsageError):
@@ -112,9 +114,11 @@ def result_file(name: str, user: Path) -> Path:
 
 
 def check_result_name(name: str) -> str:
-    """PTS result names are lower case letters, digits and dashes (PTS rewrites anything else)."""
+    """PTS result names are lower case letters, digits and single dashes (PTS rewrites anything
+    else, and would then save the result under a name fsbench does not look for)."""
     if not _NAME.fullmatch(name):
-        raise PtsError(f"PTS result name {name!r}: use 2-126 lower-case letters, digits and dashes")
+        raise PtsError(f"PTS result name {name!r}: use 2-126 lower-case letters and digits, words joined by "
+                       "single dashes")
     return name
 
 
@@ -266,7 +270,8 @@ class PtsWorkload:
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
         """One PTS run, its result saved under a name of this run's own (from the run's private
         scratch directory), shown on stdout after RESULT_MARK and removed from PTS's results."""
-        result_name = check_result_name("fsbench-" + scratch.name.lower().replace("_", "-"))
+        # the scratch directory's random name may hold '_' in a row, which PTS would collapse
+        result_name = check_result_name("fsbench-" + re.sub(r"[^a-z0-9]+", "-", scratch.name.lower()).strip("-"))
         composite = self.user / "test-results" / result_name / "composite.xml"
         return ["env", f"FSBENCH_MARK={RESULT_MARK}", "sh", "-c", _COLLECT, "fsbench-pts", str(composite),
                 *self._argv("internal-run", workdir, result_name)]

@@ -58,6 +58,10 @@ def test_each_run_is_one_pts_run_of_the_menu_positions_under_the_work_directory(
     assert argv[-2:] == ["internal-run", "local/fsbench-dd-1.0.0"]
     assert "TEST_RESULTS_NAME=fsbench-run-ab-9" in argv  # a result of the run's own, in PTS's rules
     assert "/var/lib/pts/test-results/fsbench-run-ab-9/composite.xml" in argv
+    # underscores in a row (tempfile's names have them) would be dashes in a row, which PTS
+    # collapses: the result would be saved under a name fsbench does not look for
+    again = workload.argv(Path("/mnt/t/fsbench"), tmp_path / "run-p__dl_oe_")
+    assert "TEST_RESULTS_NAME=fsbench-run-p-dl-oe" in again
     assert workload.install_argv(Path("/mnt/t/fsbench"))[-2] == "batch-install"
 
 
@@ -88,7 +92,7 @@ def test_a_run_without_a_result_or_on_another_filesystem_yields_no_number():
 
 def test_result_names_are_what_pts_keeps():
     assert pts.check_result_name("fsbench-20261122-0712") == "fsbench-20261122-0712"
-    for bad in ("Fsbench", "a", "with space", "x/y"):
+    for bad in ("Fsbench", "a", "with space", "x/y", "run-p--dl", "trailing-", "-leading"):
         with pytest.raises(pts.PtsError):
             pts.check_result_name(bad)
 
