@@ -126,8 +126,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     named = f"sessions {', '.join(map(str, base_ids))}" if len(base_ids) > 1 else f"session {base_ids[0]}"
     hosts = store.hosts([*base_ids, new_id])
     base_hosts = sorted({hosts[i] for i in base_ids})
-    print(f"fsbench compare: {named} ({args.base}, on {', '.join(base_hosts)}) -> session {new_id} ({args.new}, "
-          f"on {hosts[new_id]})")
+    base_ref = "" if args.base == str(base_ids[-1]) else f"{args.base}, "
+    new_ref = "" if args.new == str(new_id) else f"{args.new}, "
+    print(f"fsbench compare: {named} ({base_ref}on {', '.join(base_hosts)}) -> session {new_id} ({new_ref}on "
+          f"{hosts[new_id]})")
     if base_hosts != [hosts[new_id]]:
         print("fsbench compare: the sessions ran on different machines: a change below is the machines' difference "
               "as much as the software's")
@@ -305,8 +307,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     if not rows:
         print(f"fsbench sessions: none in {store.path}" + (" that match" if args.host or args.since or args.until
                                                            else ""))
+    if rows:
+        print(f"{'id':>6}  {'token':16}  {'started (UTC)':25}  {'status':11}  host")
     for row in rows:
-        print(f"{row.id:6}  {row.token:16}  {row.started}  {row.status:11}  {row.host}")
+        print(f"{row.id:6}  {row.token:16}  {row.started:25}  {row.status:11}  {row.host}")
     return 0
 
 

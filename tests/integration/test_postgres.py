@@ -99,7 +99,9 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
     store.save_baseline("base", 1)
     store.close()
     listed = fsbench("sessions", f"--store={url}", "--host=rack-2")
-    assert listed.returncode == 0 and listed.stdout.split()[0] == "1" and listed.stdout.split()[-1] == "rack-2"
+    [header, row] = listed.stdout.splitlines()
+    assert listed.returncode == 0 and header.split()[-1] == "host"
+    assert row.split()[0] == "1" and row.split()[-1] == "rack-2"
 
     here = [*session_args(tmp_path, "q", url), "-k", "dd_write", "--compare=base"]
     refused = run_pytest(here, cwd=REPO)
