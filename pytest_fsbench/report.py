@@ -261,7 +261,8 @@ def time_table(report: Report) -> str:
              "" if share is None else f"{share * 100:.1f}%"] for name, seconds, share in time_shares(report.times)]
     return _table(["step", "seconds", "share of the session"], rows, numeric={1, 2}) + (
         "<p class='note'>measured: the measured commands of the kept runs; the rest: pytest, Python, the result "
-        "store, monitoring and skipped cases (the session's wall time less every recorded step).</p>")
+        "store, monitoring and skipped cases (the session's wall time less every recorded step; that wall time is "
+        "to the second, so a rest less than a second below zero is shown as 0).</p>")
 
 
 def guest_kernels(report: Report) -> list[str]:

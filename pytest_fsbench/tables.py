@@ -109,15 +109,24 @@ def gate_lines(results) -> list[str]:
     return [line for r in latest(results) for line in r.verdicts]
 
 
+#: the session's start and end are stored to the second, so its wall time, and "the rest" taken
+#: from it, can be off by up to this much either way
+WALL_RESOLUTION = 1.0
+
+
 def time_shares(totals: dict[str, float | None]) -> list[tuple[str, float | None, float | None]]:
     """(step, seconds, share of the session) for each step of Store.time_totals, then "the rest"
     (pytest, Python, the store, monitoring, skipped cases): the session's wall time less every
-    recorded step. Shares are None without the session's wall time."""
+    recorded step. Shares are None without the session's wall time. A rest below zero by no more
+    than the wall time's resolution is that rounding, and is 0; one further below zero is kept (a
+    step counted twice, or a clock gone wrong, is a bug to see)."""
     wall = totals.get("session")
     steps = [(name, seconds) for name, seconds in totals.items() if name != "session"]
     rows = [(name, seconds, None if not wall or seconds is None else seconds / wall) for name, seconds in steps]
     if wall:
         rest = wall - sum(seconds for _, seconds in steps if seconds is not None)
+        if -WALL_RESOLUTION <= rest < 0:
+            rest = 0.0
         rows.append(("the rest", rest, rest / wall))
     return rows
 

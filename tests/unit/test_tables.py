@@ -1,3 +1,5 @@
+import pytest
+
 from pytest_fsbench.bench import CaseResult, case_key
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.stats import compare
@@ -39,8 +41,6 @@ def test_comparison_lines_order_and_counts():
 
 
 def test_assert_better_needs_significance():
-    import pytest
-
     from pytest_fsbench.ordering import assert_better
 
     slow, fast = [100, 101, 99, 100, 102, 98], [120, 121, 119, 120, 122, 118]
@@ -52,3 +52,21 @@ def test_assert_better_needs_significance():
         assert_better("dd.write", ("a", fast[:2]), ("b", slow[:2]), Direction.HIGHER, "MB/s")
     # for a time, lower is better
     assert_better("kernel_build.seconds", ("zfs", slow), ("ext4", fast), Direction.LOWER, "s")
+
+
+def test_the_rest_of_the_time_is_never_a_rounding_minus():
+    from pytest_fsbench.tables import time_line, time_shares
+
+    steps = {"measured": 60.4, "warm-up runs": 13.0, "preparing": 56.0, "cache policy": 17.0,
+             "building targets": 2.0, "tearing down targets": 3.0, "fsbench in runs": 1.0}
+    # wall time to the second (152 s) a little short of the steps' 152.4 s: rounding, shown as 0
+    rest = time_shares({"session": 152.0, **steps})[-1]
+    assert rest[0] == "the rest" and rest[1] == 0.0 and rest[2] == 0.0
+    line = time_line({"session": 152.0, **steps})
+    assert line.endswith("the rest 0 s (0%)") and "-0" not in line
+    # further below zero than the second's rounding: a bookkeeping error, and it shows
+    assert time_shares({"session": 150.0, **steps})[-1][1] == pytest.approx(-2.4)
+    assert time_line({"session": 150.0, **steps}).endswith("the rest -2 s (-2%)")
+    # a positive rest is the rest, whatever its size
+    assert time_shares({"session": 152.9, **steps})[-1][1] == pytest.approx(0.5)
+    assert time_line({"measured": 1.0, "session": None}) == "time: measured 1 s"
