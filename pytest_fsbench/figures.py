@@ -7,12 +7,15 @@ can find the median a box plot drew and check it against the store's."""
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
+from matplotlib.textpath import TextToPath
 
 from .metrics import Direction
 from .sizes import format_size
@@ -31,6 +34,59 @@ COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e
 def label_width(labels: Sequence[str]) -> float:
     """A figure wide enough for its longest row label beside a plot of WIDTH - 3 inches."""
     return max(WIDTH, 4.5 + 0.065 * max((len(label) for label in labels), default=0))
+
+
+TITLE_MARGIN = 0.25  # inches of a figure's width its title and legend leave free (the layout's pads)
+
+
+def text_width(text: str, size: str | float = "large") -> float:
+    """Inches the text takes in the figures' font at a size (points, or a name like "large":
+    the size of the figures' titles)."""
+    width, _, _ = TextToPath().get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
+    return width / 72
+
+
+def wrap(text: str, width: float, size: str | float = "large") -> str:
+    """The text broken into lines no wider than width inches: after a space or a comma (so a
+    metric's [parameters] break between parameters), and within a word only when it is wider
+    than a line on its own."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.split(r"(?<=[ ,])", text):
+        if line and text_width((line + piece).rstrip(), size) > width:
+            lines.append(line.rstrip())
+            line = ""
+        while len(piece.rstrip()) > 1 and text_width(piece.rstrip(), size) > width:
+            cut = 1
+            while cut < len(piece) - 1 and text_width(piece[:cut + 1], size) <= width:
+                cut += 1
+            lines.append(piece[:cut])
+            piece = piece[cut:]
+        line += piece
+    if line.strip():
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def set_title(fig: Figure, title: str) -> None:
+    """The figure's title at its left edge, wrapped to the figure's width; the figure grows by
+    the lines a wrap adds, so the plot keeps its height."""
+    width, height = fig.get_size_inches()
+    text = wrap(title, width - TITLE_MARGIN)
+    line_height = 1.25 * FontProperties(size="large").get_size_in_points() / 72
+    fig.set_size_inches(width, height + text.count("\n") * line_height)
+    fig.suptitle(text, x=0.01, ha="left")
+
+
+def legend_columns(labels: Sequence[str], width: float, most: int = 4) -> int:
+    """The most columns (up to most) in which a legend of these labels fits the width: each
+    entry is its marker, a pad and its text, the columns spaced by 2 em."""
+    em = FontProperties(size="medium").get_size_in_points() / 72
+    entry = max((text_width(label, "medium") for label in labels), default=0.0) + 2.8 * em
+    for columns in range(min(most, len(labels)), 1, -1):
+        if columns * entry + (columns - 1) * 2.0 * em <= width - TITLE_MARGIN:
+            return columns
+    return 1
 
 
 def better(direction: Direction) -> str:
@@ -62,7 +118,7 @@ def box_plot(title: str, groups: Sequence[tuple[str, Sequence[float]]], unit: st
     ax.set_yticks(positions, labels)
     ax.invert_yaxis()
     ax.set_xlabel(f"{unit_label(unit)}, {better(direction)} {'→' if direction is Direction.HIGHER else '←'}")
-    ax.set_title(title, loc="left")
+    set_title(fig, title)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
@@ -99,15 +155,15 @@ def size_curves(title: str, panels: dict[str, dict[str, Sequence[CurvePoint]]], 
         ticks = sorted({p.x for lines in panels[name].values() for p in lines})
         ax.set_xticks(ticks, [format_size(int(t)) for t in ticks])
         ax.minorticks_off()
-        ax.set_title(name, loc="left")
+        ax.set_title(wrap(name, WIDTH / columns - 1.0), loc="left")
         ax.set_xlabel(x_name)
         ax.set_ylabel(unit_label(unit))
         ax.grid(alpha=0.3)
     for index in range(len(names), rows * columns):
         axes[index // columns][index % columns].set_visible(False)
     handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
-    fig.suptitle(f"{title} ({better(direction)}; band: the median's 95% interval)", x=0.01, ha="left")
+    fig.legend(handles, labels, loc="outside lower center", ncols=legend_columns(labels, WIDTH), frameon=False)
+    set_title(fig, f"{title} ({better(direction)}; band: the median's 95% interval)")
     return fig
 
 
@@ -145,7 +201,7 @@ def forest_plot(title: str, changes: Sequence[Change], allowed_pct: float | None
     ax.invert_yaxis()
     ax.set_xlabel("change, %" + ("; dashed: the allowed change" if allowed_pct is not None else "")
                   + "; diamond: significant")
-    ax.set_title(title, loc="left")
+    set_title(fig, title)
     ax.grid(axis="x", alpha=0.3)
     return fig
 

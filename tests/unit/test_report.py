@@ -126,3 +126,45 @@ def test_report_command_line_errors_are_one_line(store, tmp_path, capsys):
                      str(tmp_path / "taken")]) == 2
     assert "is a file; name a directory" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists(), "a bad option writes nothing"
+
+
+def texts_outside(fig) -> list[str]:
+    """The titles and legend texts a figure draws beyond its left or right edge (cut off)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    texts = [fig._suptitle] + [ax.title for ax in fig.axes if ax.get_visible()] + [
+        ax._left_title for ax in fig.axes if ax.get_visible()] + [t for legend in fig.legends for t in legend.get_texts()]
+    return [t.get_text() for t in texts if t is not None and t.get_text()
+            and not (0 <= t.get_window_extent(renderer).x0 and t.get_window_extent(renderer).x1 <= fig.bbox.width)]
+
+
+def test_long_titles_wrap_inside_the_figure_and_keep_every_word():
+    title = ("iozone.rewrite [file=128M,processes=2,record=64K,stride=17,tests=write,rewrite,read,reread] "
+             "(iozone)")
+    labels = ["test_iozone[ext4-single-drop-random-128M-64K-2]", "test_iozone[btrfs-single-drop-random-128M-64K-2]"]
+    box = figures.box_plot(title, [(label, [1.0, 2.0, 3.0]) for label in labels], "MB/s", Direction.HIGHER)
+    assert texts_outside(box) == []
+    drawn = box._suptitle.get_text()
+    assert "\n" in drawn and re.sub(r"\s", "", drawn) == re.sub(r"\s", "", title), "wrapped, nothing cut"
+    assert box.get_size_inches()[1] > figures.box_plot("t", [(label, [1.0, 2.0, 3.0]) for label in labels], "MB/s",
+                                                        Direction.HIGHER).get_size_inches()[1], "the plot keeps its height"
+    point = figures.CurvePoint
+    panels = {"iozone.write": {f"btrfs-single cache=drop data=random variant={i}": [point(65536, 1, 1, 1),
+                                                                                    point(1 << 20, 2, 2, 2)]
+                               for i in range(4)}}
+    curves = figures.size_curves("iozone [file=128M,processes=2,stride=17]: throughput against record size", panels,
+                                 "MB/s", Direction.HIGHER)
+    assert texts_outside(curves) == []
+    forest = figures.forest_plot("change vs sessions 3, 4, 5, 6, 7, 8, 9, 10, 11 and 12 of the nightly baseline "
+                                 "of the raid10 machine (90% intervals)", [figures.Change("a", 1.0, -1.0, 3.0, "unchanged", False)])
+    assert texts_outside(forest) == []
+    assert figures.wrap("short", 5.0) == "short"
+    assert all(figures.text_width(line) <= 1.0 for line in figures.wrap("x" * 80, 1.0).split("\n"))
+
+
+def test_the_reports_figures_draw_no_title_or_legend_outside(store):
+    data = report.report_data(store, 2, [1], "1", allowed_pct=5.0)
+    for name, title, fig in report.figure_list(data):
+        assert texts_outside(fig) == [], name
