@@ -19,7 +19,7 @@ from . import figures
 from .baseline import compare_pairs
 from .metrics import Direction, is_headline
 from .sizes import parse_size
-from .stats import Comparison, Summary, summarize
+from .stats import Comparison, Summary, compare, summarize
 from .store import Series, Store, canonical
 from .tables import VERDICT_ORDER, comparison_rows, in_summary, params_text, short_test, time_shares
 
@@ -211,8 +211,22 @@ def system_table(session: dict) -> str:
     return _table(["", ""], rows)
 
 
+def versus_best(best: Row, other: Row, alpha: float) -> str:
+    """Whether another case differs from the best one: fsbench compare's rank test of its runs
+    against the best's (one-sided at alpha each way), with the change's (1 - 2 alpha) interval."""
+    try:
+        cmp = compare(best.series.values, other.series.values, best.series.direction, alpha)
+    except ValueError as exc:
+        return f"not tested ({exc})"
+    if not cmp.has_interval:
+        return f"too few runs to tell (n={cmp.n_baseline}/{cmp.n_candidate})"
+    verdict = {"worse": "significantly worse", "better": "significantly better"}.get(cmp.verdict, "not significant")
+    return f"{verdict} [{cmp.level * 100:.3g}% CI {cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]"
+
+
 def at_a_glance(report: Report) -> str:
-    """Per box plot: the best case and how far each other one is from it, with its noise."""
+    """Per box plot: the best case and how far each other one is from it, with its noise and
+    whether the difference is significant."""
     items = []
     for (workload, metric, params), rows in box_groups(report.rows).items():
         if len(rows) < 2:
@@ -224,12 +238,18 @@ def at_a_glance(report: Report) -> str:
                  f"(CV {best.summary.cv * 100:.0f}%)"]
         for other in ranked[1:]:
             pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
-            parts.append(f"{_e(other.label)} {pct:+.1f}% (CV {other.summary.cv * 100:.0f}%)")
-        items.append(f"<li>{_e(_group_title(workload, metric, json.loads(params)))}: best " + "; ".join(parts) + "</li>")
+            parts.append(f"{_e(other.label)} {pct:+.1f}% (CV {other.summary.cv * 100:.0f}%), "
+                         f"{_e(versus_best(best, other, report.alpha))}")
+        items.append(f"<li>{_e(_group_title(workload, metric, json.loads(params)))}: best median "
+                     + "; ".join(parts) + "</li>")
     if not items:
         return ""
-    return ("<h2>At a glance</h2><p class='note'>Best median first; the others as a change from it. "
-            "CV: the runs' coefficient of variation (their noise).</p><ul>" + "".join(items) + "</ul>")
+    level = f"{(1 - 2 * report.alpha) * 100:.3g}"
+    return ("<h2>At a glance</h2><p class='note'>Best median first; the others as the change of their median from "
+            "it, then whether they differ from it: fsbench compare's rank test of their runs against the best's, "
+            f"one-sided at alpha={report.alpha:g}, with the {level}% interval of the change (not significant: the "
+            "runs overlap too much to tell them apart). CV: the runs' coefficient of variation (their noise).</p><ul>"
+            + "".join(items) + "</ul>")
 
 
 def summary_table(report: Report) -> str:

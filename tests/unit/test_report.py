@@ -168,3 +168,31 @@ def test_the_reports_figures_draw_no_title_or_legend_outside(store):
     data = report.report_data(store, 2, [1], "1", allowed_pct=5.0)
     for name, title, fig in report.figure_list(data):
         assert texts_outside(fig) == [], name
+
+
+def glance_row(fs: str, values: list[float]) -> report.Row:
+    from pytest_fsbench.store import Series, SeriesKey
+
+    test = f"benchmarks/test_iozone.py::test_iozone[{fs}-single-64K]"
+    key = SeriesKey(test, "iozone", '{"record": "64K"}', "iozone.stride_read", '{"record": "64K"}')
+    series = Series(key, f"{fs}-single", "MB/s", Direction.HIGHER, tuple(values))
+    return report.Row(series, summarize(values), report.short_test(test), {"record": "64K"}, 0, None, None, None)
+
+
+def test_at_a_glance_says_whether_the_others_differ_from_the_best_significantly():
+    from pytest_fsbench.stats import compare
+
+    btrfs = [4949.0, 5476.0, 7591.0, 5200.0, 6100.0]  # overlapping runs: a lower median, nothing to tell apart
+    ext4 = [2999.0, 3340.0, 5738.0, 5300.0, 3100.0]
+    apart = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
+    data = report.Report(1, {}, [], [glance_row("btrfs", btrfs), glance_row("ext4", ext4), glance_row("xfs", apart)])
+    [item] = html.fromstring(report.at_a_glance(data)).iter("li")
+    text = item.text_content()
+    assert "best median test_iozone[btrfs-single-64K] 5476 MB/s" in text
+    overlap, separate = compare(btrfs, ext4, Direction.HIGHER), compare(btrfs, apart, Direction.HIGHER)
+    assert not overlap.significant and separate.verdict == "worse"
+    assert (f"test_iozone[ext4-single-64K] -39.0% (CV {summarize(ext4).cv * 100:.0f}%), not significant "
+            f"[90% CI {overlap.pct_ci[0]:+.1f}%, {overlap.pct_ci[1]:+.1f}%]") in text
+    assert f"-81.7% (CV 1%), significantly worse [90% CI {separate.pct_ci[0]:+.1f}%, {separate.pct_ci[1]:+.1f}%]" in text
+    two_runs = report.Report(1, {}, [], [glance_row("btrfs", btrfs[:2]), glance_row("ext4", apart[:2])])
+    assert "too few runs to tell (n=2/2)" in report.at_a_glance(two_runs)
