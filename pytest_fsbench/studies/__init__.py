@@ -158,7 +158,7 @@ def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
             verdict = CONTRADICTED
         else:
             verdict = UNDECIDED
-        detail += f"; similar means within +-{check.tolerance_pct:g}%"
+        detail += f" (claim: within ±{check.tolerance_pct:g}%)"  # what "similar" means, whatever the verdict
     else:
         up = cmp.verdict == "better"
         down = cmp.verdict == "worse"

@@ -136,7 +136,12 @@ def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
     store2, sid2 = store_of(tmp_path / "b", {("btrfs", "single", ZLIB, "16M"): noisy,
                                              ("btrfs", "single", PLAIN, "16M"): list(reversed(noisy))})
     rows2 = report.report_data(store2, sid2).rows
-    assert studies.judge(check("similar", 5.0), rows2).verdict == studies.UNDECIDED
+    undecided = studies.judge(check("similar", 5.0), rows2)
+    assert undecided.verdict == studies.UNDECIDED
+    # the tolerance reads as the claim's definition, not as a result, whatever the verdict
+    assert undecided.detail.endswith(" (claim: within ±5%)") and "similar means" not in undecided.detail
+    assert studies.judge(check("similar", 5.0), rows).detail.endswith(" (claim: within ±5%)")
+    assert "claim:" not in studies.judge(check("higher"), rows).detail
 
 
 def test_published_numbers_stand_beside_the_matching_medians(tmp_path):
