@@ -77,6 +77,18 @@ class Study:
     def published(self) -> list[dict]:
         return self.data.get("published", [])
 
+    @property
+    def citation(self) -> str:
+        """Who wrote the study, when and what it is, as its text gives them (the title apart):
+        "Hajo Möller, 2013-03-28 (WS 2012/13); project report (...)". An author or a year the
+        text does not print is said to be missing, not made up."""
+        who = self.authors or "author not named in the source text"
+        when = str(self.data.get("date") or self.year or "year unknown")
+        if self.data.get("year_printed") is False:
+            when += " (year not printed in the source text)"
+        kind = self.data.get("kind", "")
+        return f"{who}, {when}" + (f"; {kind}" if kind else "")
+
 
 def load(path: Path) -> Study:
     data = tomllib.loads(path.read_text())

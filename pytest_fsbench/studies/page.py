@@ -72,6 +72,6 @@ def caveats_section(study: Study) -> str:
 
 
 def preface(study: Study, report: Report, scale: str) -> str:
-    head = (f"<p><b>{_e(study.title)}</b> ({_e(study.authors)}, {study.year}; seed {_e(study.seed)}). "
+    head = (f"<p><b>{_e(study.title)}</b>: {_e(study.citation)}. "
             f"fsbench re-ran it at the <b>{_e(scale)}</b> scale: {_e(study.scale(scale).get('note', ''))}.</p>")
     return head + findings_section(verdicts(study, report)) + beside_section(study, report) + caveats_section(study)

@@ -159,6 +159,30 @@ def test_published_numbers_stand_beside_the_matching_medians(tmp_path):
     html = page.preface(study, data, "quick")
     assert "Findings checked" in html and "31.586 MB/s" in html and "fsbench / published" in html
     assert "What this machine cannot run as the study did" in html
+    # the header cites the study as its text does, and says what the text does not give
+    assert ("<b>Linux Don&#x27;t Need No Stinkin&#x27; ZFS: BTRFS Intro &amp; Benchmarks</b>: author not named in the "
+            "source text, 2009 (year not printed in the source text); magazine article (web; only its benchmark page "
+            "is in the source text") in html
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_a_study_page_speaks_of_the_study_not_of_fsbenchs_seed_files(name, tmp_path):
+    """The study's page cites it by title, author (or says there is none) and year, and none of
+    what it shows (header, findings, published numbers, caveats) names fsbench's internal seeds."""
+    study = ALL[name]
+    store, sid = store_of(tmp_path, {("btrfs", "single", PLAIN, "16M"): [40.0, 42.0, 44.0]})
+    text = html_text(page.preface(study, report.report_data(store, sid), "quick"))
+    assert "seed" not in text.lower()
+    assert study.title in text and (study.authors or "author not named in the source text") in text
+    assert str(study.year) in text
+    shown = ("source", "fs", "layout", "options", "test", "statistic", "unit", "note")  # the published tables' cells
+    assert not [e[k] for e in study.published for k in shown if "seed" in str(e.get(k, "")).lower()]
+
+
+def html_text(page_html: str) -> str:
+    from lxml import html
+
+    return html.fromstring(f"<div>{page_html}</div>").text_content()
 
 
 def test_published_changes_stand_beside_fsbenchs_change(tmp_path):
