@@ -12,7 +12,8 @@ with the table or figure it comes from, its key findings as the study states the
   the interval of the change;
 - published: how a published number maps onto fsbench's results (metric, case, parameters,
   and the factor from the study's unit to MB/s = 10^6 B/s), so the report shows it beside
-  fsbench's median;
+  fsbench's median; a published number marked `suspect = true` (its `note` says why, e.g. a
+  value printed in the wrong unit) is shown as printed with that note, and no ratio;
 - blind / cannot_run: where the study was blind and what fsbench runs beside it; what this
   machine cannot run, why, and what stands in.
 """
@@ -214,7 +215,7 @@ def _fill(template: object, entry: dict) -> object:
 @dataclass(frozen=True)
 class Beside:
     entry: dict
-    published_mb_s: float | None  # the published value in fsbench's unit (None: a ratio or percent)
+    published_mb_s: float | None  # the published value in fsbench's unit (None: a ratio, percent or suspect)
     measured: float | None  # fsbench's median of the matching results
     rows: int  # how many fsbench cases matched
 
@@ -233,7 +234,8 @@ def beside(study: Study, rows: list) -> list[Beside]:
             values, chosen = samples(rows, selector, str(_fill(rule["metric"], entry)))
             if not chosen:
                 continue
-            published = float(entry["value"]) * float(rule.get("factor", 1.0)) if entry.get("unit") == rule["unit"] else None
+            published = (float(entry["value"]) * float(rule.get("factor", 1.0))
+                         if entry.get("unit") == rule["unit"] and not entry.get("suspect") else None)
             found.append(Beside(entry, published, _median(values), len(chosen)))
     return found
 
@@ -284,7 +286,16 @@ def changes_beside(study: Study, rows: list) -> list[ChangeBeside]:
     return found
 
 
+def suspect_note(item: Beside) -> str | None:
+    """Why the published value is not compared, when the study data marks it suspect."""
+    return str(item.entry.get("note") or "the published value is marked suspect") if item.entry.get("suspect") else None
+
+
 def ratio_text(item: Beside) -> str:
+    """fsbench's median over the published value; none for a value marked suspect (its note
+    says why, below the table)."""
+    if item.entry.get("suspect"):
+        return "not compared (see the note below)"
     if item.published_mb_s is None or item.measured is None or not item.published_mb_s:
         return ""
     return f"{item.measured / item.published_mb_s:.2f}"

@@ -4,7 +4,7 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 from __future__ import annotations
 
 from ..report import Report, _e, _table
-from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text
+from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text, suspect_note
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
 
@@ -47,6 +47,9 @@ def beside_section(study: Study, report: Report) -> str:
                              "published MB/s", "fsbench median MB/s", "fsbench / published"], rows,
                             numeric={8, 9, 10}))
         parts += [f"<p class='note'>{_e(note)}</p>" for note in sorted(rules)]
+        parts += [f"<p class='note'>Not compared: {_e(i.entry.get('source', ''))}, {_e(i.entry.get('test', ''))} "
+                  f"{i.entry['value']:g} {_e(i.entry.get('unit', ''))}: {_e(suspect_note(i))}.</p>"
+                  for i in items if suspect_note(i)]
     if changes:
         rows = [[c.entry.get("source", ""), c.entry.get("fs", ""), c.entry.get("layout", ""), c.entry.get("options", ""),
                  c.entry.get("test", ""), _params(c.entry), f"{c.entry['value']:+g}%",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from lxml import etree
+from lxml import html as lxml_html
 
 from pytest_fsbench import pts, report, studies
 from pytest_fsbench.metrics import Direction, Metric
@@ -86,8 +87,8 @@ def test_the_pts_suite_is_in_step_with_the_paper_scale(name):
 
 # --- judging findings on a real store of made-up runs ----------------------------------------
 
-def store_of(tmp_path: Path, cases: dict[tuple, list[float]]) -> tuple[Store, int]:
-    """A session whose iozone.write runs per (fs, layout, options) are the given values."""
+def store_of(tmp_path: Path, cases: dict[tuple, list[float]], metric: str = "iozone.write") -> tuple[Store, int]:
+    """A session whose runs of one metric (iozone.write) per (fs, layout, options) are the given values."""
     store = Store(tmp_path / "fsbench.db")
     sid = store.start_session("t-1", {"argv": []}, {"kernel": "6.1"})
     for (fs, layout, options, record), values in cases.items():
@@ -96,7 +97,7 @@ def store_of(tmp_path: Path, cases: dict[tuple, list[float]]) -> tuple[Store, in
                              f"{fs}-{layout}", spec, "iozone", {"record": record, "file": "512M"}, "drop", "random", {})
         for v in values:
             store.add_run(row, False, "t", 1.0, "drop",
-                          [Metric("iozone.write", v, "MB/s", Direction.HIGHER, {"record": record, "file": "512M"})])
+                          [Metric(metric, v, "MB/s", Direction.HIGHER, {"record": record, "file": "512M"})])
         store.finish_case(row, "done", "runs")
     store.finish_session(sid, "complete")
     return store, sid
@@ -180,9 +181,29 @@ def test_a_study_page_speaks_of_the_study_not_of_fsbenchs_seed_files(name, tmp_p
 
 
 def html_text(page_html: str) -> str:
-    from lxml import html
+    return lxml_html.fromstring(f"<div>{page_html}</div>").text_content()
 
-    return html.fromstring(f"<div>{page_html}</div>").text_content()
+
+def test_a_published_value_marked_suspect_gets_its_note_and_no_ratio(tmp_path):
+    """The article prints row 20's reread as 129928 in a column of MB/s around 130: a KB/s figure."""
+    study = ALL["btrfs-options"]
+    store, sid = store_of(tmp_path, {("btrfs", "raid0", ZLIB, "16M"): [4600.0, 4638.0, 4700.0],
+                                     ("btrfs", "raid0", PLAIN, "16M"): [4500.0, 4550.0, 4600.0]}, "iozone.reread")
+    data = report.report_data(store, sid)
+    found = {b.entry["options"]: b for b in studies.beside(study, data.rows) if b.entry["test"] == "reread"}
+    typo = found["mkfs=two disks, raid0; mount=-o compress"]
+    assert typo.entry["value"] == 129928 and typo.measured == 4638.0 and typo.published_mb_s is None
+    assert studies.ratio_text(typo) == "not compared (see the note below)"
+    assert studies.suspect_note(typo).startswith("printed as 129928 in the Reread MB/s column, 1000x")
+    plain = found["mkfs=two disks, raid0; mount=standard"]
+    assert studies.ratio_text(plain) == f"{4550.0 / (132.024 * 1.024):.2f}", "the others keep their ratio"
+    cells = {tuple(td.text_content() for td in tr.iter("td")) for tr in
+             lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")}
+    [row] = [c for c in cells if len(c) == 11 and c[7] == "129928 MB/s"]
+    assert row[8] == "" and row[9] == "4638" and row[10] == "not compared (see the note below)"
+    assert ("Not compared: Results table (untitled, only table in the article), row 20: Btrfs two disks, raid0 -o "
+            "compress, reread 129928 MB/s: printed as 129928") in html_text(page.preface(study, data, "quick"))
+    assert studies.suspect_note(plain) is None
 
 
 def test_published_changes_stand_beside_fsbenchs_change(tmp_path):
