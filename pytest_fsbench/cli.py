@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import os
 import sys
@@ -305,13 +306,25 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
     rows = store.sessions(host=args.host, since=args.since, until=args.until)
     if not rows:
-        print(f"fsbench sessions: none in {store.path}" + (" that match" if args.host or args.since or args.until
-                                                           else ""))
-    if rows:
-        print(f"{'id':>6}  {'token':16}  {'started (UTC)':25}  {'status':11}  host")
+        chosen = " that match" if args.host or args.since or args.until else ""
+        print(f"fsbench sessions: none in {store.path}{chosen}")
+        return 0
+    print(f"{'id':>6}  {'token':16}  {'started (UTC)':25}  {'status':11}  host")
     for row in rows:
         print(f"{row.id:6}  {row.token:16}  {row.started:25}  {row.status:11}  {row.host}")
     return 0
+
+
+def utc_time(text: str) -> str:
+    """A date or time as the store keeps them (ISO 8601, UTC), for comparing with its start times."""
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date or time; write e.g. 2026-11-01 or "
+                                         "2026-11-01T12:00") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def cmd_push(args: argparse.Namespace) -> int:
@@ -421,9 +434,9 @@ def parser() -> argparse.ArgumentParser:
     docs_parser.set_defaults(func=cmd_docs)
     sessions = sub.add_parser("sessions", help="list the sessions in the store (id, token, start, status, host)")
     sessions.add_argument("--host", help="only the sessions of this machine (its hostname)")
-    sessions.add_argument("--since", metavar="TIME", help="only sessions started at or after this UTC date or time, "
+    sessions.add_argument("--since", metavar="TIME", type=utc_time, help="only sessions started at or after this UTC date or time, "
                           "e.g. 2026-11-01 or 2026-11-01T12:00")
-    sessions.add_argument("--until", metavar="TIME", help="only sessions started before this UTC date or time")
+    sessions.add_argument("--until", metavar="TIME", type=utc_time, help="only sessions started before this UTC date or time")
     add_to_argparse(sessions, BY_FLAG["--store"])
     sessions.set_defaults(func=cmd_sessions)
     push = sub.add_parser("push", help="copy a session of this store into another, e.g. a machine's SQLite file "

@@ -254,3 +254,14 @@ def test_push_copies_a_session_whole_and_once(tmp_path, location):
         local.push(session, shared)
     local.close()
     shared.close()
+
+
+def test_time_bounds_are_read_as_the_store_keeps_its_times():
+    import argparse
+
+    from pytest_fsbench.cli import utc_time
+
+    assert utc_time("2026-11-01") == "2026-11-01T00:00:00+00:00"
+    assert utc_time("2026-11-01T12:00+02:00") == "2026-11-01T10:00:00+00:00"
+    with pytest.raises(argparse.ArgumentTypeError, match="'yesterday' is not a date or time"):
+        utc_time("yesterday")
