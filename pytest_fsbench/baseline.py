@@ -20,7 +20,7 @@ def same_host(store: Store, settings: Settings, current: int, ids: list[int]) ->
     if settings.across_hosts:
         return ids
     hosts = store.hosts([current, *ids])
-    mine = [i for i in ids if hosts[i] == hosts[current]]
+    mine = [i for i in ids if hosts[i] in (hosts[current], "")]  # a session recorded without a host: unknown
     if ids and not mine:
         others = sorted({hosts[i] for i in ids})
         raise UsageError(f"--compare {settings.compare}: its sessions ran on {', '.join(others)} and this one runs on "

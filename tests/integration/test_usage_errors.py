@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -104,7 +105,7 @@ def saved_baseline(path: Path, name: str, runs: int, token: str = "fixture-1234"
     """A store holding one complete session of dd.write samples saved as (added to) a baseline,
     made through the store's own interface: the data are fixed, so the outcome is certain."""
     store = Store(path)
-    session = store.start_session(token, {"argv": []}, {"hostname": "elsewhere"})
+    session = store.start_session(token, {"argv": []}, {"hostname": platform.node()})  # this machine's
     row = store.case_row(session, "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "ext4-single",
                          {"fs": "ext4", "layout": "single", "options": {}}, "dd", {"bs": "1M"}, "drop", "random", {})
     for i in range(runs):
@@ -214,7 +215,7 @@ def test_baselines_listed_and_dropped(tmp_path):
     listed = fsbench("baseline", f"--store={store}")
     assert listed.returncode == 0 and listed.stdout.strip() == "base: sessions 1, 2"
     compared = fsbench("compare", "base", "2", f"--store={store}")  # the baseline without the new session
-    assert compared.returncode == 0 and "session 1 (base) -> session 2 (2)" in compared.stdout
+    assert compared.returncode == 0 and f"session 1 (base, on {platform.node()}) -> session 2 (on {platform.node()})" in compared.stdout
     dropped = fsbench("baseline", "--drop", "base", f"--store={store}")
     assert dropped.stdout.strip() == "fsbench baseline: forgot base (2 session(s); they stay in the store)"
     assert one_line_error(fsbench("baseline", "--drop", "base", f"--store={store}")).startswith(
