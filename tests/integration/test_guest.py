@@ -117,11 +117,11 @@ def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path, no_left
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate(timeout=60)
     time.sleep(1)
-    assert guests_of(marker), "a killed session's guest leaves processes behind (what cleanup is for)"
+    left = guests_of(marker)  # UML's helper processes outlive its killed main one (here, always so far)
     swept = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True,
                            timeout=300)
     assert swept.returncode == 0, swept.stdout + swept.stderr
-    assert "removing guests: " in swept.stdout
+    assert ("removing guests: " in swept.stdout) == bool(left), swept.stdout
     deadline = time.monotonic() + 30
     while guests_of(marker) and time.monotonic() < deadline:
         time.sleep(0.2)
