@@ -337,6 +337,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         print(f"fsbench push: session {session_id} of {source.path} is session {pushed} of {target.path}")
     finally:
         target.close()
+        source.close()
     return 0
 
 

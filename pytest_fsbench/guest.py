@@ -34,7 +34,7 @@ from .errors import FsbenchError
 from .filesystems import Filesystem, driver
 from .host import Host
 from .kernels import Kernel
-from .runner import DROP_CACHES
+from .runner import empty_page_cache
 from .system import Completed, Runner, run
 
 #: the guest's RAM (its page cache included); the host's memory backs it from /dev/shm
@@ -188,7 +188,7 @@ class Guest:
         self.channel.send((op, *args))
         reply = self._receive(timeout, op)
         while reply == ("host-caches",):  # a measured run in the guest, between its cache policy and command
-            self._empty_caches()
+            empty_page_cache(run)
             self.channel.send(("done",))
             reply = self._receive(timeout, op)
         if reply[0] == "ok":
@@ -198,10 +198,6 @@ class Guest:
         except Exception:  # an exception whose class cannot be rebuilt from its args
             error = GuestError(reply[2])
         raise error
-
-    def _empty_caches(self) -> None:
-        run(["sync"])
-        DROP_CACHES.write_text("3\n")
 
     def stop(self) -> None:
         """Ask the agent to power the guest off; kill it when it does not."""

@@ -79,7 +79,7 @@ class Agent:
     def free(self) -> int:
         return shutil.disk_usage(self._target().mountpoint).free
 
-    def run(self, argv: list[str], timeout: float):
+    def command(self, argv: list[str], timeout: float):
         return run(argv, check=False, timeout=timeout)
 
     def teardown(self) -> None:
@@ -93,7 +93,7 @@ class Agent:
 
 
 def serve(channel: Channel, agent: Agent) -> None:
-    handlers = {"build": agent.build, "measure": agent.measure, "free": agent.free, "run": agent.run,
+    handlers = {"build": agent.build, "measure": agent.measure, "free": agent.free, "run": agent.command,
                 "teardown": agent.teardown}
     while True:
         request = channel.receive()

@@ -40,17 +40,22 @@ def check_cache_policy(policy: str) -> str:
     return policy
 
 
+def empty_page_cache(run: Runner, drop_caches: Path = DROP_CACHES) -> str:
+    """Write dirty pages back, then drop the kernel's clean page, dentry and inode caches."""
+    run(["sync"])
+    drop_caches.write_text("3\n")
+    return "sync+drop_caches"
+
+
 def apply_cache_policy(policy: str, target: Target, run: Runner, drop_caches: Path = DROP_CACHES) -> str:
     """Empty caches as the policy says; return what was done, for the record."""
     if policy == "warm":
         return "warm: caches left as they were"
-    run(["sync"])
     done = []
     if policy == "remount" or target.driver.evict_on_every_run:
         target.evict_caches(run)
         done.append(target.driver.evict_description)
-    drop_caches.write_text("3\n")
-    done.append("sync+drop_caches")
+    done.append(empty_page_cache(run, drop_caches))
     if policy == "direct":
         done.append("O_DIRECT")
     return f"{policy}: " + " + ".join(done)

@@ -89,7 +89,7 @@ def _guarded(method: Callable) -> Callable:
     def wrapper(self: "Store", *args, **kwargs):
         try:
             return method(self, *args, **kwargs)
-        except self.database.errors as exc:
+        except self.db.errors as exc:
             raise StoreError(f"result store {self.path}: {' '.join(str(exc).split())}") from exc
 
     return wrapper
@@ -145,20 +145,19 @@ class Store:
     not one. location: an SQLite file's path, or a postgresql:// URL."""
 
     def __init__(self, location: Path | str, *, create: bool = True) -> None:
-        self.database = connect(location, create)
-        self.path = self.database.name  # as shown: a URL without its password
-        self.db = self.database  # the SQL below runs on either database
+        self.db = connect(location, create)  # the SQL below runs on either database
+        self.path = self.db.name  # as shown: a URL without its password
         try:
-            migrate(self.database)
-        except self.database.errors as exc:
-            self.database.close()
+            migrate(self.db)
+        except self.db.errors as exc:
+            self.db.close()
             raise UsageError(f"the result store {self.path} cannot be used: {exc}; name another --store") from None
         except UsageError:
-            self.database.close()
+            self.db.close()
             raise
 
     def close(self) -> None:
-        self.database.close()
+        self.db.close()
 
     # --- sessions ------------------------------------------------------------------------------
 

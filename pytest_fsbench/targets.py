@@ -39,6 +39,7 @@ class Targets:
         self.zfsd = ZfsFuseDaemon(run, token)
         self.kernels = {kernel.label: kernel for kernel in settings.kernels}
         self._guest_facts: dict[str, GuestFacts] = {}
+        self._kernel_manifests: dict[str, dict[str, object]] = {}
         self._count = 0
 
     def provider(self) -> DeviceProvider:
@@ -53,6 +54,12 @@ class Targets:
             self._prepare_rundir()
             self._guest_facts[kernel.label] = boot_facts(kernel, self.rundir / f"probe-{kernel.label}")
         return self._guest_facts[kernel.label]
+
+    def kernel_manifest(self, kernel: Kernel) -> dict[str, object]:
+        """What a guest case's manifest says of its kernel (hashed once per session)."""
+        if kernel.label not in self._kernel_manifests:
+            self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel), self.run)
+        return self._kernel_manifests[kernel.label]
 
     def guest_notes(self) -> list[str]:
         """What the summary says of the guest kernels this session booted."""
@@ -102,9 +109,6 @@ class Targets:
     def target(self, spec: CaseSpec, host_manifest: dict[str, object]) -> Iterator[Target]:
         """A freshly built, mounted target for the case; torn down on exit, always."""
         self._prepare_rundir()
-        fs = driver(spec.fs, self.host)
-        if self.uses_zfs_fuse(spec):
-            self.zfsd.ensure()
         self._count += 1
         name = f"fsbench-{self.token}-{self._count}"
         if spec.in_guest:
@@ -112,10 +116,13 @@ class Targets:
             with guest_target(kernel, spec, self.rundir / f"guest-{self._count}", self.settings.image_dir,
                               self.settings.image_size, name, self.scratch) as target:
                 target.manifest["host"] = host_manifest
-                target.manifest["kernel"] = kernel_manifest(kernel, self.guest_facts(kernel), self.run)
+                target.manifest["kernel"] = self.kernel_manifest(kernel)
                 yield target
             return
-        with build_target(spec, fs, self.provider(), self.run, self.rundir, name, self.scratch) as target:
+        if self.uses_zfs_fuse(spec):
+            self.zfsd.ensure()
+        with build_target(spec, driver(spec.fs, self.host), self.provider(), self.run, self.rundir, name,
+                          self.scratch) as target:
             target.manifest["host"] = host_manifest
             try:
                 yield target
