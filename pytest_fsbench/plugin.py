@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -176,9 +177,24 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     return []
 
 
+_SIGINT_BEFORE: list = []  # the SIGINT handler a Ctrl-C replaced, restored at unconfigure
+
+
+def pytest_keyboard_interrupt(excinfo) -> None:
+    """One Ctrl-C stops the session. Its targets are then torn down and the session recorded as
+    interrupted, which a second Ctrl-C (pressed again, or a terminal's sent to the whole
+    process group) must not cut short: further SIGINTs are ignored until fsbench is done."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    _SIGINT_BEFORE.append(signal.signal(signal.SIGINT, signal.SIG_IGN))
+    sys.stderr.write("fsbench: interrupted; tearing the targets down (Ctrl-C again is ignored until done)\n")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     for sig, handler in config.stash.get(OLD_HANDLERS, {}).items():
         signal.signal(sig, handler)
+    while _SIGINT_BEFORE:
+        signal.signal(signal.SIGINT, _SIGINT_BEFORE.pop())
     session = config.stash.get(SESSION, None)
     if session is not None:
         session.close()
