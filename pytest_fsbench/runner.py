@@ -53,6 +53,9 @@ def apply_cache_policy(policy: str, target: Target, run: Runner, drop_caches: Pa
         return "warm: caches left as they were"
     done = []
     if policy == "remount" or target.driver.evict_on_every_run:
+        # written back first: zfs-fuse hangs when the kernel flushes a FUSE mount's dirty pages to
+        # it while its pool is being exported
+        run(["sync"])
         target.evict_caches(run)
         done.append(target.driver.evict_description)
     done.append(empty_page_cache(run, drop_caches))

@@ -14,7 +14,7 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.devices import Device
 from pytest_fsbench.errors import CommandError
 from pytest_fsbench.filesystems import driver
-from pytest_fsbench.runner import execute
+from pytest_fsbench.runner import apply_cache_policy, execute
 from pytest_fsbench.system import Completed
 from pytest_fsbench.target import build_target
 from pytest_fsbench.workloads.dd import DdWrite
@@ -106,3 +106,16 @@ def test_measuring_loop_checks_the_target_then_caches_then_measures(tmp_path):
     assert next(m for m in measurement.metrics if m.name == "dd.write").value == pytest.approx(200.2, rel=0.01)
     assert measurement.cache == "drop: sync+drop_caches"
     assert Path(target.manifest["measured_on"]["mountpoint"]) == target.mountpoint
+
+
+def test_a_remount_writes_dirty_pages_back_before_it_unmounts(tmp_path):
+    """zfs-fuse hangs when the kernel flushes a FUSE mount's dirty pages to it during an export:
+    every eviction comes after a sync."""
+    run = Recorder()
+    with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-4",
+                      tmp_path / "scratch") as target:
+        start = len(run.calls)
+        done = apply_cache_policy("remount", target, run, tmp_path / "drop_caches")
+        order = [c[0] for c in run.calls[start:]]
+        assert order.index("sync") < order.index("umount") < order.index("mount")
+        assert done == "remount: umount/mount + sync+drop_caches"
