@@ -46,7 +46,20 @@ PR_SET_PDEATHSIG = 1
 
 class GuestError(FsbenchError):
     """The guest kernel failed: it did not boot, died, stopped answering, or a request failed
-    there (the message is the guest's)."""
+    there (the message is the guest's). cause: the console's own words for a kernel that
+    panicked, where it said them."""
+
+    def __init__(self, message: str, cause: str | None = None) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+def panic_cause(lines: list[str]) -> str | None:
+    """The kernel's panic line and the line before it (what went wrong), or None."""
+    for index, line in enumerate(lines):
+        if "Kernel panic" in line:
+            return "; ".join(x.strip() for x in lines[max(0, index - 1):index + 1])
+    return None
 
 
 class Channel:
@@ -156,35 +169,42 @@ class Guest:
         self.channel = Channel(to_host, from_host)
         message = self._receive(BOOT_TIMEOUT, "boot")
         if not (isinstance(message, tuple) and message[0] == "ready"):
-            raise GuestError(f"{self.kernel.path} did not start fsbench's agent" + self._console_tail())
+            raise self._failed(f"{self.kernel.path} did not start fsbench's agent")
         self.facts = message[1]
 
     def _alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def _console_tail(self) -> str:
+    def _console_lines(self) -> list[str]:
         try:
-            lines = self.console.read_text(errors="replace").strip().splitlines()
+            return self.console.read_text(errors="replace").strip().splitlines()
         except OSError:
-            return ""
-        return "; its console ended:\n" + "\n".join(lines[-12:]) if lines else ""
+            return []
+
+    def _console_tail(self) -> str:
+        lines = self._console_lines()
+        cause = panic_cause(lines)
+        said = f"; it panicked: {cause}" if cause else ""
+        return said + ("; its console ended:\n" + "\n".join(lines[-12:]) if lines else "")
+
+    def _failed(self, message: str) -> GuestError:
+        return GuestError(message + self._console_tail(), panic_cause(self._console_lines()))
 
     def _receive(self, timeout: float, what: str) -> object:
         assert self.channel is not None
         try:
             message = self.channel.receive(timeout, self._alive)
         except GuestError as exc:
-            raise GuestError(f"guest kernel {self.kernel.label} ({what}): {exc}{self._console_tail()}") from None
+            raise self._failed(f"guest kernel {self.kernel.label} ({what}): {exc}") from None
         if message is None:
-            raise GuestError(f"guest kernel {self.kernel.label} ({what}): it closed the channel"
-                             + self._console_tail())
+            raise self._failed(f"guest kernel {self.kernel.label} ({what}): it closed the channel")
         return message
 
     def call(self, op: str, *args: object, timeout: float = REQUEST_MARGIN) -> object:
         """Send one request and return the guest's answer; the guest's own error is raised here
         (as itself when it can be, else as a GuestError with its text)."""
         if self.channel is None or not self._alive():
-            raise GuestError(f"guest kernel {self.kernel.label} is not running" + self._console_tail())
+            raise self._failed(f"guest kernel {self.kernel.label} is not running")
         self.channel.send((op, *args))
         reply = self._receive(timeout, op)
         while reply == ("host-caches",):  # a measured run in the guest, between its cache policy and command
@@ -238,7 +258,8 @@ class GuestTarget:
 
     def measure(self, workload, run: Runner, cache: str):
         """One measured run in the guest (runner.execute there); its Measurement."""
-        timeout = getattr(workload, "timeout", 3600.0) + REQUEST_MARGIN
+        phases = len(getattr(workload, "phases", lambda: [workload])())
+        timeout = getattr(workload, "timeout", 3600.0) * phases + REQUEST_MARGIN
         return self.guest.call("measure", workload, cache, timeout=timeout)
 
     def free_bytes(self) -> int:

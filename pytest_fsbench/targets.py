@@ -15,7 +15,7 @@ from . import processes
 from .case import CaseSpec
 from .devices import BlockDevices, DeviceProvider, LoopDevices
 from .filesystems import driver
-from .guest import GuestFacts, boot_facts, guest_target, kernel_manifest
+from .guest import GuestError, GuestFacts, boot_facts, guest_target, kernel_manifest
 from .host import Host
 from .kernels import Kernel
 from .mounts import mounts_under
@@ -39,6 +39,7 @@ class Targets:
         self.zfsd = ZfsFuseDaemon(run, token)
         self.kernels = {kernel.label: kernel for kernel in settings.kernels}
         self._guest_facts: dict[str, GuestFacts] = {}
+        self._boot_failures: dict[str, GuestError] = {}
         self._kernel_manifests: dict[str, dict[str, object]] = {}
         self._count = 0
 
@@ -49,10 +50,18 @@ class Targets:
         return LoopDevices(self.settings.image_dir, self.settings.image_size, self.run)
 
     def guest_facts(self, kernel: Kernel) -> GuestFacts:
-        """What a guest kernel offers (booted once per session to find out)."""
+        """What a guest kernel offers (booted once per session to find out). A kernel that panics
+        at boot is not booted again in this session: GuestError with its cause, every time."""
+        if kernel.label in self._boot_failures:
+            raise self._boot_failures[kernel.label]
         if kernel.label not in self._guest_facts:
             self._prepare_rundir()
-            self._guest_facts[kernel.label] = boot_facts(kernel, self.rundir / f"probe-{kernel.label}")
+            try:
+                self._guest_facts[kernel.label] = boot_facts(kernel, self.rundir / f"probe-{kernel.label}")
+            except GuestError as exc:
+                if exc.cause is not None:
+                    self._boot_failures[kernel.label] = exc
+                raise
         return self._guest_facts[kernel.label]
 
     def kernel_manifest(self, kernel: Kernel) -> dict[str, object]:
@@ -74,9 +83,17 @@ class Targets:
     def unavailable(self, spec: CaseSpec) -> list[str]:
         """Why this case cannot be built here (empty when it can)."""
         if spec.in_guest:
-            missing = self.kernels[spec.kernel].missing()
+            kernel = self.kernels[spec.kernel]
+            missing = kernel.missing()
             if missing:
                 return [missing]
+            try:
+                self.guest_facts(kernel)
+            except GuestError as exc:
+                if exc.cause is None:
+                    raise
+                return [f"the guest kernel {kernel.label} ({kernel.path}) does not boot on this machine: it panicked "
+                        f"({exc.cause})"]
         host = self.host_of(spec)
         reasons = driver(spec.fs, host).unavailable(spec, host)
         have = self.provider().available()

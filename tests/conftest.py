@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,33 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("root"):
             item.add_marker(skip)
+
+
+@functools.cache
+def uml_boot_failure() -> str | None:
+    """Why Debian's UML kernel cannot boot on this machine (it panicked, e.g. on a CPU whose
+    register state it cannot save), or None when it boots or is not there to try."""
+    from pytest_fsbench.guest import GuestError, boot_facts
+    from pytest_fsbench.kernels import DEBIAN_UML, Kernel
+
+    if os.geteuid() != 0 or not DEBIAN_UML.exists():
+        return None
+    with tempfile.TemporaryDirectory(prefix="fsbench-uml-probe-") as directory:
+        try:
+            boot_facts(Kernel("uml", DEBIAN_UML), Path(directory))
+        except GuestError as exc:
+            if exc.cause is None:
+                raise
+            return f"{DEBIAN_UML} does not boot on this machine: it panicked ({exc.cause})"
+    return None
+
+
+@pytest.fixture(scope="module")
+def uml_boots() -> None:
+    """Skip with the kernel's own words where the UML guest kernel panics at boot."""
+    failure = uml_boot_failure()
+    if failure:
+        pytest.skip(failure)
 
 
 def fsbench_leftovers(include_live: bool = False) -> list[str]:

@@ -29,6 +29,11 @@ pytestmark = [pytest.mark.root,
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _boots(uml_boots):
+    """Every test here needs the guest kernel to boot."""
+
+
 def guests_of(marker: str) -> list[int]:
     """Processes of guest kernels whose init path contains marker."""
     return [p.pid for p in psutil.process_iter(["cmdline"])

@@ -18,7 +18,7 @@ VERSION = {"jfs": "mkfs.jfs version", "reiserfs": "mkfs.reiserfs 3"}  # what eac
 
 @pytest.mark.parametrize("layout", ["single", "raid1"])
 @pytest.mark.parametrize("fs", list(VERSION))
-def test_in_a_guest_kernel(tmp_path, no_leftovers, fs, layout):
+def test_in_a_guest_kernel(tmp_path, uml_boots, no_leftovers, fs, layout):
     with one_target(tmp_path, CaseSpec(fs, layout, kernel="uml"), kernels="uml") as target:
         assert target.run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == fs
         assert VERSION[fs] in target.manifest["applied"]["version"]
