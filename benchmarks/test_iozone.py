@@ -2,8 +2,9 @@
 
     pytest --fs=btrfs,zfs -k iozone --iozone-record=64K,128K,1M,16M --iozone-file=2xRAM
 
-IOzone's write timings include the flush (-e): without it a write that fits in the page cache
-measures memory. The file lives on the target; its data pattern is IOzone's own.
+Each run measures the storage: the write group first, its flush timed (-e), then each other
+group as its own command on the kept file with the cache policy applied before it (Iozone's
+phases). The file lives on the target; its data pattern is IOzone's own.
 """
 
 import pytest

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import pytest
 
-from . import gate
+from . import cache_check, gate
 from .metrics import Metric, is_headline
 from .progress import Progress, run_line
 from .repeat import stop_reason
@@ -19,12 +20,12 @@ from .session import FsbenchSession
 from .settings import RunSpec
 from .case import CaseSpec
 from .stats import PAIRED, Comparison, compare, summarize
-from .store import Series, now
+from .store import Series, canonical, now
 from .target import Target
 from .errors import FsbenchError, UsageError
 from .sizes import human_size
 from .store import StoreError
-from .thresholds import Threshold, check_measurable, parse_threshold, violations
+from .thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
 from .workloads.base import Workload
 
@@ -34,6 +35,10 @@ _ROUND = re.compile(r"-round\d+\]$")
 def case_key(nodeid: str) -> str:
     """The test's identity across sessions and interleaved rounds (the round id dropped)."""
     return _ROUND.sub("]", nodeid)
+
+
+class CachedFigureWarning(UserWarning):
+    """A threshold or the gate judged a figure that came from a cache, not from the storage."""
 
 
 @dataclass
@@ -171,19 +176,37 @@ class Bench:
                                     measurement.completed.seconds, measurement.metrics))
 
     def _report(self, series: list[Series]) -> None:
+        shares = cache_check.share_index(series)
         for s in series:
             summary = summarize(s.values)
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
+            note = cache_check.cache_note(cache_check.figure_share(shares, s), self.cache)
             self._record_property(f"fsbench.{s.key.metric}{params}",
-                                  f"{summary.median:.6g} {s.unit} median of {summary.n} ({s.direction.value} is better)")
+                                  f"{summary.median:.6g} {s.unit} median of {summary.n} ({s.direction.value} is better)"
+                                  + (f"; {note}" if note else ""))
+
+    def _cache_notes(self, series: list[Series]) -> dict[tuple[str, str], str]:
+        """(metric, params) -> why the figure is marked served from cache, for those that are."""
+        shares = cache_check.share_index(series)
+        notes = {(s.key.metric, s.key.params): cache_check.cache_note(cache_check.figure_share(shares, s), self.cache)
+                 for s in series}
+        return {key: note for key, note in notes.items() if note}
 
     def _check(self, result: CaseResult) -> None:
         medians = [Metric(s.key.metric, summarize(s.values).median, s.unit, s.direction, s.params)
                    for s in result.series]
         thresholds = self.thresholds + self.marked
-        self.session.thresholds_applied.update(
-            t.text for t in thresholds if any(t.applies_to(self.target.spec, m) for m in medians))
-        failures = violations(thresholds, self.target.spec, medians)
+        applied = [(t, m) for t in thresholds for m in medians if t.applies_to(self.target.spec, m)]
+        self.session.thresholds_applied.update(t.text for t, _ in applied)
+        notes = self._cache_notes(result.series)
+        for t, m in applied:
+            note = notes.get((m.name, canonical(m.params)))
+            if note:
+                warnings.warn(CachedFigureWarning(f"{self.target.id}: threshold {t.text!r} checked "
+                                                  f"{m.name} {m.value:.4g} {m.unit}, {note}"))
+        failures = [message + (f" ({notes[(m.name, canonical(m.params))]})"
+                               if (m.name, canonical(m.params)) in notes else "")
+                    for t, m in applied if (message := t.violation(self.target.spec, m)) is not None]
         failures += [f"{self.target.id}: fsbench_threshold {t.text!r} applies to no metric this test measured "
                      f"({', '.join(sorted({m.name for m in medians}))})"
                      for t in self.marked if t.text not in self.session.thresholds_applied]
@@ -211,6 +234,8 @@ class Bench:
         if rule is None:
             return []
         kind = gate.verdict(cmp, rule.threshold_pct)
+        cached = self._cache_notes(result.series).get((s.key.metric, s.key.params))
+        note += f"; the figure was {cached}" if cached else ""
         message = gate.gate_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule) + note
         result.verdicts.append(message)
         return [message] if gate.fails(kind, settings.on_inconclusive) else []

@@ -46,6 +46,21 @@ class DataSpec:
         return self.text
 
 
+@dataclass(frozen=True)
+class DataSet:
+    """Input data a workload reads: generated once per session (runner.ensure_datasets)."""
+
+    size: int
+    data: str  # zeros, random or N%
+    seed: int = 1
+
+    @property
+    def filename(self) -> str:
+        """Names the data by what makes it what it is, so equal data sets are one file."""
+        kind = self.data.replace("%", "pct")
+        return f"data-{self.size}-{kind}-seed{self.seed}.dat"
+
+
 def parse_data(text: str) -> DataSpec:
     text = text.strip()
     match = _PERCENT.match(text)

@@ -21,6 +21,9 @@ class Metric:
     unit: str
     direction: Direction
     params: dict[str, str] = field(default_factory=dict)
+    #: the figure's own I/O, ("read" or "write", bytes), where the tool says how much it moved: what
+    #: the disk monitor checks it against (cache_check); not stored, the check's share is
+    io: tuple[str, int] | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -69,6 +72,7 @@ RUN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(r"cpu\.(user|system|iowait)", "%", "cpu.user|system|iowait"),
     MetricSpec(r"disk\.(read|write)", "MB", "disk.read|write"),
     MetricSpec(r"disk\.(read|write)_ops", "ops", "disk.read_ops|write_ops"),
+    MetricSpec(r"disk\.share", "%", "disk.share"),
     MetricSpec(r"fs\.compressratio", "x", "fs.compressratio"),
 )
 

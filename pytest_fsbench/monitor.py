@@ -29,8 +29,15 @@ def snapshot(devices: list[str]) -> Snapshot:
     return Snapshot(psutil.cpu_times(), disks)
 
 
-def cpu_metrics(before: Snapshot, after: Snapshot) -> list[Metric]:
-    deltas = {f: getattr(after.cpu, f) - getattr(before.cpu, f) for f in before.cpu._fields}
+Interval = tuple[Snapshot, Snapshot]
+
+
+def cpu_metrics(before: Snapshot, after: Snapshot, intervals: list[Interval] | None = None) -> list[Metric]:
+    """Mean CPU shares from before to after, or over the intervals (a phased run's commands)."""
+    deltas: dict[str, float] = {}
+    for start, end in intervals or [(before, after)]:
+        for f in start.cpu._fields:
+            deltas[f] = deltas.get(f, 0.0) + getattr(end.cpu, f) - getattr(start.cpu, f)
     total = sum(deltas.values())
     if total <= 0:
         return []
@@ -38,13 +45,15 @@ def cpu_metrics(before: Snapshot, after: Snapshot) -> list[Metric]:
             for name in ("user", "system", "iowait")]
 
 
-def disk_metrics(before: Snapshot, after: Snapshot) -> list[Metric]:
+def disk_metrics(before: Snapshot, after: Snapshot, intervals: list[Interval] | None = None) -> list[Metric]:
+    """Bytes and operations on the member devices from before to after, or over the intervals."""
     if not after.disks:
         return []
     sums = [0, 0, 0, 0]
-    for name, now in after.disks.items():
-        then = before.disks.get(name, (0, 0, 0, 0))
-        sums = [s + (n - t) for s, n, t in zip(sums, now, then)]
+    for start, end in intervals or [(before, after)]:
+        for name, now in end.disks.items():
+            then = start.disks.get(name, (0, 0, 0, 0))
+            sums = [s + (n - t) for s, n, t in zip(sums, now, then)]
     read_bytes, write_bytes, reads, writes = sums
     return [
         Metric("disk.read", read_bytes / MB, "MB", Direction.LOWER),

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from lxml import etree
 
-from . import __version__
+from . import __version__, cache_check
 from .metrics import UNITS, Direction, Metric, in_mb_per_s, is_headline
 from .stats import summarize
 from .store import Store
@@ -241,8 +241,10 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
             {"fsbench-manifest": case["manifest"], "fsbench-spec": case["spec"]}, sort_keys=True)
 
     by_test = {case["test"]: case for case in cases}
+    every = store.series(session_id)
+    shares = cache_check.share_index(every)
     groups: dict[tuple, list] = defaultdict(list)
-    for series in store.series(session_id):
+    for series in every:
         if not is_headline(series.key.metric) or not series.values:
             continue
         test_name = series.key.test.split("::")[-1].split("[")[0]
@@ -253,6 +255,11 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
                                                            members[0])
         # PTS-run throughput is stored in MB/s; shown again in the profile's own unit
         factor = UNITS.get(head["Scale"], ("", 1.0))[1] if members[0].unit != head["Scale"] else 1.0
+        notes = {series.case_id: cache_check.cache_note(cache_check.figure_share(shares, series),
+                                                         by_test[series.key.test]["cache"]) for series in members}
+        cached = [case_id for case_id, note in notes.items() if note]
+        if cached:
+            head = {**head, "Description": f"{head['Description']} - served from cache: {', '.join(cached)}"}
         result = etree.SubElement(root, "Result")
         _result_head(result, head)
         data = etree.SubElement(result, "Data")
@@ -262,6 +269,8 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
             etree.SubElement(entry, "Identifier").text = ident(series.case_id)
             etree.SubElement(entry, "Value").text = _value(summarize(values).median)
             etree.SubElement(entry, "RawString").text = ":".join(_value(v) for v in values)
+            if notes[series.case_id]:
+                etree.SubElement(entry, "JSON").text = json.dumps({"fsbench": notes[series.case_id]})
     return etree.ElementTree(root)
 
 

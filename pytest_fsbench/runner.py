@@ -10,15 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import monitor
+from . import cache_check, datagen, monitor
 from .errors import FsbenchError, UsageError
-from .metrics import Direction, Metric
+from .metrics import MB, Direction, Metric
 from .system import Completed, Runner
 from .target import Target
 from .workloads.base import Workload
 
 CACHE_POLICIES = ("drop", "remount", "direct", "warm")
 DROP_CACHES = Path("/proc/sys/vm/drop_caches")
+DATASETS = "datasets"  # in the session's scratch: input data generated once per session
 
 
 class Unsupported(FsbenchError):
@@ -79,9 +80,82 @@ def compression_ratio(target: Target, run: Runner) -> list[Metric]:
     return [] if ratio is None else [Metric("fs.compressratio", ratio, "x", Direction.HIGHER)]
 
 
+def ensure_datasets(workload: Workload, target: Target, scratch: Path) -> None:
+    """The workload's input data sets, each generated once per session into the session's scratch
+    (keyed by size, compressibility and seed) and linked into this run's scratch under its name."""
+    for name, dataset in getattr(workload, "datasets", dict)().items():
+        shared = target.scratch / DATASETS / dataset.filename
+        if not shared.exists():
+            shared.parent.mkdir(exist_ok=True)
+            partial = shared.with_name(shared.name + ".partial")
+            datagen.write_data(str(partial), dataset.size, datagen.parse_data(dataset.data), dataset.seed)
+            partial.rename(shared)
+        (scratch / name).symlink_to(shared)
+
+
+def prepare(workload: Workload, target: Target, run: Runner, workdir: Path, scratch: Path) -> None:
+    """Unmeasured set-up: the workload's files and data sets, its commands for every run, and those
+    it needs once on a target (e.g. the file a read test re-reads), not again on later runs."""
+    for filename, text in workload.files().items():
+        (scratch / filename).write_text(text)
+    ensure_datasets(workload, target, scratch)
+    for argv in workload.prepare_argvs(workdir, scratch):
+        run(argv, timeout=workload.timeout)
+    once = getattr(workload, "prepare_once_argvs", lambda *_: [])(workdir, scratch)
+    key = (workload.name, tuple(sorted(workload.params().items())))
+    if once and key not in target.prepared:
+        for argv in once:
+            run(argv, timeout=workload.timeout)
+        target.prepared.add(key)
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    completed: Completed
+    metrics: list[Metric]
+    before: monitor.Snapshot
+    after: monitor.Snapshot
+
+
+def _phases(workload: Workload) -> list[Workload]:
+    return list(getattr(workload, "phases", lambda: [workload])())
+
+
+def _measure_phase(phase: Workload, target: Target, run: Runner, workdir: Path, scratch: Path) -> PhaseResult:
+    devices = target.member_devices()
+    before = monitor.snapshot(devices)
+    completed = run(phase.argv(workdir, scratch), timeout=phase.timeout)
+    after = monitor.snapshot(devices)
+    return PhaseResult(completed, phase.parse(completed.output), before, after)
+
+
+def _combined(results: list[PhaseResult]) -> Completed:
+    """One Completed for the measured commands of every phase: their seconds added up."""
+    if len(results) == 1:
+        return results[0].completed
+    first = results[0].completed
+    return Completed(first.argv, 0, "".join(r.completed.stdout for r in results),
+                     "".join(r.completed.stderr for r in results), sum(r.completed.seconds for r in results))
+
+
+def _checked(workload: Workload, results: list[PhaseResult], ratio: list[Metric]) -> list[Metric]:
+    """Each phase's figures with their disk.share (not for zeros: they may be stored as holes)."""
+    if workload.params().get("data") == "zeros":
+        return []
+    value = ratio[0].value if ratio else None
+    found = []
+    for r in results:
+        disk = {m.name: m.value * MB for m in monitor.disk_metrics(r.before, r.after)}
+        if disk:
+            found += cache_check.shares(r.metrics, disk["disk.read"], disk["disk.write"], value)
+    return found
+
+
 def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop",
             drop_caches: Path = DROP_CACHES, below: Callable[[], str] | None = None) -> Measurement:
-    """Prepare, apply the cache policy, run the measured command and parse its output.
+    """Prepare, then for each phase of the workload (most have one) apply the cache policy and run
+    its measured command with the disk and CPU counters around it; parse, and check each figure
+    against what reached the disks.
 
     below: in a guest kernel, empties the caches of the machine under it (after the guest's
     own, unless the policy is warm) and says what it did, for the record.
@@ -94,29 +168,31 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
     workdir = target.workdir()
     target.check_holds(workdir, run)
     target.scratch.mkdir(parents=True, exist_ok=True)
+    prepare_seconds = cache_seconds = 0.0
+    results: list[PhaseResult] = []
     with tempfile.TemporaryDirectory(prefix="run-", dir=target.scratch) as name:
         scratch = Path(name)
         start = time.monotonic()
-        for filename, text in workload.files().items():
-            (scratch / filename).write_text(text)
-        for argv in workload.prepare_argvs(workdir, scratch):
-            run(argv, timeout=workload.timeout)
-        prepared = time.monotonic()
-        done = apply_cache_policy(cache, target, run, drop_caches)
-        if below is not None and cache != "warm":
-            done += " + " + below()
-        cached = time.monotonic()
-        for argv in getattr(workload, "staged_argvs", lambda _: [])(scratch):
-            run(argv, timeout=workload.timeout)
-        staged = time.monotonic()
-        devices = target.member_devices()
-        before = monitor.snapshot(devices)
-        completed = run(workload.argv(workdir, scratch), timeout=workload.timeout)
-        after = monitor.snapshot(devices)
-        measured = time.monotonic()
-    cleaned = time.monotonic()  # the staged data removed with the run's scratch directory
-    metrics = workload.parse(completed.output)
-    metrics += monitor.cpu_metrics(before, after) + monitor.disk_metrics(before, after)
-    metrics += compression_ratio(target, run)
-    return Measurement(metrics, completed, done, (prepared - start) + (staged - cached) + (cleaned - measured),
-                       cached - prepared)
+        prepare(workload, target, run, workdir, scratch)
+        prepare_seconds += time.monotonic() - start
+        for phase in _phases(workload):
+            start = time.monotonic()
+            done = apply_cache_policy(cache, target, run, drop_caches)
+            if below is not None and cache != "warm":
+                done += " + " + below()
+            staged = time.monotonic()
+            cache_seconds += staged - start
+            for argv in getattr(phase, "staged_argvs", lambda _: [])(scratch):
+                run(argv, timeout=phase.timeout)
+            prepare_seconds += time.monotonic() - staged
+            results.append(_measure_phase(phase, target, run, workdir, scratch))
+        cleaning = time.monotonic()
+    prepare_seconds += time.monotonic() - cleaning  # the staged data removed with the run's scratch directory
+    if len(results) > 1:
+        done += f" (before each of {len(results)} phases)"
+    metrics = [m for r in results for m in r.metrics]
+    ratio = compression_ratio(target, run)
+    metrics += _checked(workload, results, ratio)
+    metrics += monitor.cpu_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
+    metrics += monitor.disk_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
+    return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds)

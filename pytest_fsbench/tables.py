@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Sequence
 
+from . import cache_check
 from .metrics import is_headline
 from .stats import Comparison, summarize
 from .store import Series
@@ -48,23 +49,37 @@ def latest(results) -> list:
 
 def results_table(results) -> list[str]:
     """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it."""
-    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "compress", "stopped")
+    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "compress", "from", "stopped")
     rows = [header]
     for result in latest(results):
         user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
         ratio = _median(result.series, "fs.compressratio")
+        shares = cache_check.share_index(result.series)
         for s in result.series:
             if not in_summary(s.key.metric, s.unit):
                 continue
             summary = summarize(s.values)
-            half = (summary.median_ci[1] - summary.median_ci[0]) / 2 / summary.median * 100 if summary.median else math.nan
             rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), f"{summary.median:.4g}",
-                         s.unit, str(summary.n), "" if math.isnan(half) else f"+-{half:.1f}%",
+                         s.unit, str(summary.n), interval_text(summary),
                          "" if user is None or system is None else f"{user + system:.0f}",
-                         "" if ratio is None else f"{ratio:.2f}", result.stopped_by or "-"))
+                         "" if ratio is None else f"{ratio:.2f}",
+                         cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
     lines = align(rows)
-    return lines + ["ci95: the median's 95% confidence interval (distribution-free; min..max when n < 6); "
-                    "cpu%: user+system of all CPUs; compress: the filesystem's achieved ratio"]
+    return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
+                    "than 6 runs there is none, and the runs' range min..max is shown); cpu%: user+system of all "
+                    "CPUs, every process's; compress: the filesystem's achieved ratio; from: storage when at least "
+                    f"{cache_check.FROM_CACHE_BELOW:.0f}% of the figure's bytes reached the disks, cache when less "
+                    "(served from cache), blank when the tool does not say how many bytes it moved"]
+
+
+def interval_text(summary) -> str:
+    """The median's 95% interval as +-% of it; for n < 6, where there is none, the range min..max."""
+    if summary.n < 6:
+        return f"range {summary.min:.4g}..{summary.max:.4g}"
+    if not summary.median:
+        return ""
+    half = (summary.median_ci[1] - summary.median_ci[0]) / 2 / summary.median * 100
+    return "" if math.isnan(half) else f"+-{half:.1f}%"
 
 
 def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[tuple[str, ...]]:

@@ -41,6 +41,8 @@ class Target:
     scratch: Path  # the session's scratch directory, off the target
     manifest: dict[str, object] = field(default_factory=dict)
     _proven: dict[str, tuple] = field(default_factory=dict, repr=False)  # path -> (st_dev, measured_on, mount)
+    #: workloads whose once-per-target preparation is done (runner.prepare)
+    prepared: set[tuple] = field(default_factory=set, repr=False)
 
     @property
     def mountpoint(self) -> Path:

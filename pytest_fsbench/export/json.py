@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 
-from .. import __version__
+from .. import __version__, cache_check
 from ..stats import summarize
 from ..store import Store
 
@@ -17,8 +17,9 @@ def _finite(value: float) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else value
 
 
-def benchmark_entry(series, cases_by_test: dict[str, dict]) -> dict[str, object]:
+def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None = None) -> dict[str, object]:
     s = summarize(series.values)
+    share = cache_check.figure_share(shares or {}, series)
     case = cases_by_test.get(series.key.test, {})
     params = json.loads(series.key.params)
     name = series.key.test.split("::")[-1]
@@ -41,6 +42,7 @@ def benchmark_entry(series, cases_by_test: dict[str, dict]) -> dict[str, object]
             "median_ci95": [_finite(x) for x in s.median_ci], "mean_ci95": [_finite(x) for x in s.mean_ci],
             "sem": _finite(s.sem), "cv": _finite(s.cv), "cache": case.get("cache"), "data": case.get("data"),
             "stopped_by": case.get("stopped_by"), "manifest": case.get("manifest"),
+            "disk_share_pct": share, "served_from_cache": None if share is None else cache_check.served_from_cache(share),
         },
     }
 
@@ -50,12 +52,14 @@ def export_session(store: Store, session_id: int) -> dict[str, object]:
     session = meta["session"]
     cases_by_test = {c["test"]: c for c in meta["cases"]}
     manifest = session["manifest"]
+    every = store.series(session_id)
+    shares = cache_check.share_index(every)
     return {
         "machine_info": {"node": manifest.get("hostname"), "release": manifest.get("kernel"),
                          "cpu": {"brand_raw": manifest.get("cpu"), "count": manifest.get("cpus")},
                          "python_version": manifest.get("python"), **manifest},
         "commit_info": {"id": manifest.get("fsbench_commit"), "project": "fsbench"},
-        "benchmarks": [benchmark_entry(s, cases_by_test) for s in store.series(session_id)],
+        "benchmarks": [benchmark_entry(s, cases_by_test, shares) for s in every],
         "datetime": session["started"],
         "version": __version__,
         "fsbench_session": session,

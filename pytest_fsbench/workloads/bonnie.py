@@ -55,6 +55,9 @@ IO_TESTS: tuple[tuple[int, str, str], ...] = (
     (17, "block_read", "kib"),
     (19, "seeks", "ops"),
 )
+#: sequential tests -> the kind of I/O the cache check sets against the disks, in bonnie++'s order
+IO_KIND = {"char_write": "write", "block_write": "write", "block_rewrite": "write", "char_read": "read",
+           "block_read": "read"}
 FILE_TESTS: tuple[tuple[int, str, str], ...] = (
     (26, "seq_create", "ops"),
     (28, "seq_stat", "ops"),
@@ -203,7 +206,14 @@ class Bonnie:
         for col, test, _ in expected:
             if fields[col] == "":
                 raise ParseError("bonnie", f"no result for {test} (column {col})", output)
-        return csv_metrics(fields, output)
+        return [self._with_io(m) for m in csv_metrics(fields, output)]
+
+    def _with_io(self, metric: Metric) -> Metric:
+        """A sequential figure's I/O: the whole file, read or written (a rewrite's writes)."""
+        kind = IO_KIND.get(metric.name.removeprefix("bonnie."))
+        if kind is None or not self.size_mb:
+            return metric
+        return dataclasses.replace(metric, io=(kind, self.size_mb << 20))
 
 
 # -- parsing helpers (pure functions) --------------------------------------------------------

@@ -1,9 +1,10 @@
 """dd: sequential write (conv=fdatasync, so the flush is timed) and sequential read.
 
 The data written is the case's data spec: zeros straight from /dev/zero, otherwise a file of the
-chosen compressibility generated (unmeasured) into the session's scratch directory on disk first
+chosen compressibility, generated once per session into the session's scratch directory on disk
 and read back into the page cache after the cache policy, so it is not held in RAM between runs
-and the measured dd reads it from memory. Throughput is computed from the
+and the measured dd reads it from memory. The read test writes its file once per target and
+re-reads it after the cache policy on every run. Throughput is computed from the
 byte count and seconds dd itself prints, in MB/s (10^6 bytes/s), not taken from dd's rounded,
 unit-varying rate.
 """
@@ -12,11 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..datagen import parse_data
+from ..datagen import DataSet, parse_data
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec, mb_per_s
 from ..sizes import MARGIN, format_size, parse_size
@@ -24,7 +24,8 @@ from .params import ONE, Param, size
 
 _COPIED = re.compile(r"^(\d+) bytes? (?:\([^)]*\) )?copied, ([0-9.]+(?:e[+-]?\d+)?) s, ", re.MULTILINE)
 _RECORDS_OUT = re.compile(r"^(\d+)\+(\d+) records out$", re.MULTILINE)
-DATA_FILE = "dd.dat"
+DATA_FILE = "dd.dat"  # what the write test writes
+READ_FILE = "dd-read.dat"  # what the read test re-reads: its own, so a write on the same target leaves it
 SOURCE_FILE = "dd-source.dat"
 METRICS = (MetricSpec(r"dd\.(write|read)", "MB/s", "dd.write|read"),)
 
@@ -75,14 +76,14 @@ class _Dd:
     def _source(self, scratch: Path) -> str:
         return "/dev/zero" if parse_data(self.data).zeros else str(scratch / SOURCE_FILE)
 
-    def _generate(self, scratch: Path) -> list[list[str]]:
+    def datasets(self) -> dict[str, DataSet]:
+        """The source file, unless zeros (read from /dev/zero)."""
         if parse_data(self.data).zeros:
-            return []
-        return [[sys.executable, "-m", "pytest_fsbench.datagen", "--size", str(parse_size(self.total_size)),
-                 "--data", self.data, str(scratch / SOURCE_FILE)]]
+            return {}
+        return {SOURCE_FILE: DataSet(parse_size(self.total_size), self.data)}
 
-    def _write_argv(self, workdir: Path, scratch: Path, flush: str, direct: bool) -> list[str]:
-        argv = ["dd", f"if={self._source(scratch)}", f"of={workdir / DATA_FILE}",
+    def _write_argv(self, destination: Path, scratch: Path, flush: str, direct: bool) -> list[str]:
+        argv = ["dd", f"if={self._source(scratch)}", f"of={destination}",
                 f"bs={parse_size(self.block_size)}", f"count={self.count}", f"conv={flush}"]
         return argv + (["oflag=direct"] if direct else [])
 
@@ -100,7 +101,7 @@ class _Dd:
         if result.bytes != expected:
             raise ParseError("dd", f"copied {result.bytes} bytes, expected {expected}", output)
         return [Metric(f"dd.{op}", mb_per_s(result.bytes, result.seconds), "MB/s", Direction.HIGHER,
-                       self.params())]
+                       self.params(), io=(op, result.bytes))]
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,7 @@ class DdWrite(_Dd):
     """Write total_size in block_size blocks; fdatasync before dd reports its time."""
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
-        return [["rm", "-f", str(workdir / DATA_FILE)], *self._generate(scratch)]
+        return [["rm", "-f", str(workdir / DATA_FILE)]]
 
     def staged_argvs(self, scratch: Path) -> list[list[str]]:
         """Read the generated source back into the page cache (the cache policy emptied it), so
@@ -118,7 +119,7 @@ class DdWrite(_Dd):
         return [["dd", f"if={scratch / SOURCE_FILE}", "of=/dev/null", f"bs={1 << 20}"]]
 
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
-        return self._write_argv(workdir, scratch, "fdatasync", self.direct)
+        return self._write_argv(workdir / DATA_FILE, scratch, "fdatasync", self.direct)
 
     def parse(self, output: str) -> list[Metric]:
         return self._metric("write", output)
@@ -126,13 +127,16 @@ class DdWrite(_Dd):
 
 @dataclass(frozen=True)
 class DdRead(_Dd):
-    """Read back a file written (unmeasured) beforehand; the cache policy runs in between."""
+    """Read back a file written (unmeasured) once per target; the cache policy runs before each read."""
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
-        return [*self._generate(scratch), self._write_argv(workdir, scratch, "fsync", False)]
+        return []
+
+    def prepare_once_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
+        return [self._write_argv(workdir / READ_FILE, scratch, "fsync", False)]
 
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
-        argv = ["dd", f"if={workdir / DATA_FILE}", "of=/dev/null", f"bs={parse_size(self.block_size)}"]
+        argv = ["dd", f"if={workdir / READ_FILE}", "of=/dev/null", f"bs={parse_size(self.block_size)}"]
         return argv + (["iflag=direct"] if self.direct else [])
 
     def parse(self, output: str) -> list[Metric]:

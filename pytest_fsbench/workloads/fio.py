@@ -210,7 +210,12 @@ class Fio:
         return {}
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
-        """For patterns that read: write the data files first (buffered, fsynced)."""
+        """Nothing before every run: fio writes what it writes itself."""
+        return []
+
+    def prepare_once_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
+        """For patterns that read: write the data files once on the target (buffered, fsynced);
+        later runs re-read them after the cache policy."""
         if self.rw not in READING:
             return []
         return [
@@ -309,6 +314,10 @@ def _percentile(clat: dict[str, Any], pct: float, what: str, output: str) -> flo
     raise ParseError("fio", f"{what}: no {pct}th clat percentile", output)
 
 
+#: fio's sections -> the cache check's kinds of I/O
+IO_KIND = {"read": "read", "write": "write", "trim": "write"}
+
+
 def _direction_metrics(d: str, sections: list[Any], output: str) -> list[Metric]:
     """fio.<d>.bw/iops/clat_* from the jobs' <d> sections."""
     if not all(isinstance(s, dict) for s in sections):
@@ -326,7 +335,7 @@ def _direction_metrics(d: str, sections: list[Any], output: str) -> list[Metric]
         )
     iops = sum(_number(s, "iops", what, output) for s in sections)
     metrics = [
-        Metric(f"fio.{d}.bw", bw / MB, "MB/s", Direction.HIGHER),
+        Metric(f"fio.{d}.bw", bw / MB, "MB/s", Direction.HIGHER, io=(IO_KIND[d], int(io_bytes))),
         Metric(f"fio.{d}.iops", iops, "ops/s", Direction.HIGHER),
     ]
     for pct, suffix in PERCENTILES:

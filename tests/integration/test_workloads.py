@@ -70,6 +70,20 @@ def test_iozone(target):
     check_counters(metrics)
 
 
+def shares(metrics) -> dict[str, float]:
+    return {m.params["metric"]: m.value for m in metrics if m.name == "disk.share"}
+
+
+@pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
+def test_iozone_figures_come_from_the_storage_unless_warm(target):
+    workload = Iozone(tests=("write", "read", "reread"), record="1M", file="64M")
+    stored = shares(execute(workload, target, run).metrics)
+    assert stored["iozone.write"] >= 50 and stored["iozone.read"] >= 50, stored
+    assert stored["iozone.reread"] < 50, stored  # IOzone's re-test reads what its read just read
+    warm = shares(execute(workload, target, run, cache="warm").metrics)
+    assert warm["iozone.read"] < 50, warm
+
+
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 def test_iozone_throughput_mode(target):
     metrics = execute(Iozone(tests=("write", "read"), record="64K", file="16M", processes=2, flush=True),

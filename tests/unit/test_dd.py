@@ -4,6 +4,7 @@ import pytest
 
 from pytest_fsbench.errors import ParseError
 from pytest_fsbench.metrics import Direction
+from pytest_fsbench.datagen import DataSet
 from pytest_fsbench.workloads.dd import DdRead, DdWrite, parse_dd
 
 DATA = Path(__file__).parent.parent / "data" / "dd"
@@ -51,18 +52,26 @@ def test_zeros_come_from_dev_zero():
         "dd", "if=/dev/zero", "of=/mnt/t/fsbench/dd.dat", "bs=65536", "count=16", "conv=fdatasync"]
 
 
-def test_other_data_is_generated_in_scratch_first():
+def test_other_data_is_a_data_set_generated_once_per_session():
     write = DdWrite(block_size="1M", total_size="2M", data="50%")
-    generate = write.prepare_argvs(Path("/m"), Path("/s"))[1]
-    assert generate[1:] == ["-m", "pytest_fsbench.datagen", "--size", "2097152", "--data", "50%", "/s/dd-source.dat"]
+    assert write.prepare_argvs(Path("/m"), Path("/s")) == [["rm", "-f", "/m/dd.dat"]]
+    assert write.datasets() == {"dd-source.dat": DataSet(2097152, "50%")}
+    assert DdRead(block_size="64K", total_size="2M", data="50%").datasets() == write.datasets()
     assert write.argv(Path("/m"), Path("/s"))[1] == "if=/s/dd-source.dat"
+    assert DdWrite(data="zeros").datasets() == {}
 
 
-def test_read_prepares_the_file_then_reads_it():
+def test_read_writes_its_file_once_then_rereads_it():
     read_ = DdRead(block_size="1M", total_size="2M", data="zeros")
-    assert read_.prepare_argvs(Path("/m"), Path("/s")) == [
-        ["dd", "if=/dev/zero", "of=/m/dd.dat", "bs=1048576", "count=2", "conv=fsync"]]
-    assert read_.argv(Path("/m"), Path("/s")) == ["dd", "if=/m/dd.dat", "of=/dev/null", "bs=1048576"]
+    assert read_.prepare_argvs(Path("/m"), Path("/s")) == []
+    assert read_.prepare_once_argvs(Path("/m"), Path("/s")) == [
+        ["dd", "if=/dev/zero", "of=/m/dd-read.dat", "bs=1048576", "count=2", "conv=fsync"]]
+    assert read_.argv(Path("/m"), Path("/s")) == ["dd", "if=/m/dd-read.dat", "of=/dev/null", "bs=1048576"]
+
+
+def test_figures_declare_their_io():
+    metric = DdWrite(block_size="1M", total_size="64M").parse(read("write_64M.txt"))[0]
+    assert metric.io == ("write", 64 * 1024 * 1024)
 
 
 def test_direct_io():

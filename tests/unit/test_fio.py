@@ -156,13 +156,15 @@ def test_end_fsync(rw: str, end_fsync: bool | None, expected: str | None) -> Non
 @pytest.mark.parametrize("rw", ["write", "randwrite"])
 def test_no_prepare_for_writes(rw: str) -> None:
     assert Fio(rw=rw).prepare_argvs(WORK, SCRATCH) == []
+    assert Fio(rw=rw).prepare_once_argvs(WORK, SCRATCH) == []
 
 
 @pytest.mark.parametrize("rw", ["read", "randread", "readwrite", "randrw"])
-def test_prepare_writes_the_same_files_for_reads(rw: str) -> None:
+def test_prepare_writes_the_same_files_for_reads_once(rw: str) -> None:
     f = Fio(rw=rw, bs="4k", size="32M", numjobs=3, randseed=9, direct=True, ioengine="libaio",
             iodepth=16, buffer_compress_percentage=40, runtime=10)
-    (prep,) = f.prepare_argvs(WORK, SCRATCH)
+    assert f.prepare_argvs(WORK, SCRATCH) == []
+    (prep,) = f.prepare_once_argvs(WORK, SCRATCH)
     main = f.argv(WORK, SCRATCH)
     for key in ("name", "directory", "size", "numjobs", "bs", "randseed", "fallocate",
                 "buffer_compress_percentage", "buffer_compress_chunk", "refill_buffers"):

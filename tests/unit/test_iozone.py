@@ -92,19 +92,19 @@ def test_is_a_workload() -> None:
     assert workload.name == "iozone"
     assert workload.timeout > 0
     assert workload.files() == {}
-    assert workload.prepare_argvs(WORK, SCRATCH) == []
+    assert workload.prepare_argvs(WORK, SCRATCH) == [["rm", "-f", str(WORK / "iozone.tmp")]]
     with pytest.raises(dataclasses.FrozenInstanceError):
         workload.flush = True  # type: ignore[misc]
 
 
 def test_argv_default() -> None:
     assert args(Iozone()) == ["iozone", "-i", "0", "-i", "1", "-i", "2", "-r", "64k", "-s", "16384k",
-                              "-f", str(WORK / "iozone.tmp")]
+                              "-e", "-f", str(WORK / "iozone.tmp")]
 
 
 def test_argv_single_sizes() -> None:
     argv = args(Iozone(tests=("write",), record="1M", file="8M"))
-    assert argv == ["iozone", "-i", "0", "-r", "1024k", "-s", "8192k", "-f", str(WORK / "iozone.tmp")]
+    assert argv == ["iozone", "-i", "0", "-r", "1024k", "-s", "8192k", "-e", "-f", str(WORK / "iozone.tmp")]
 
 
 def test_argv_all_thirteen_tests() -> None:
@@ -125,14 +125,14 @@ def test_argv_pair_selects_one_group() -> None:
 def test_argv_size_lists() -> None:
     argv = args(Iozone(tests=("read",), record=("64k", "1M"), file=("512k", "2M")))
     assert argv == ["iozone", "-i", "0", "-i", "1", "-r", "64k", "-r", "1024k", "-s", "512k",
-                    "-s", "2048k", "-f", str(WORK / "iozone.tmp")]
+                    "-s", "2048k", "-e", "-f", str(WORK / "iozone.tmp")]
 
 
 def test_argv_auto() -> None:
     argv = args(Iozone(tests=SIX, auto=True, min_record="64k", max_record="256k", min_file="1M",
                        max_file="4M"))
     assert argv == ["iozone", "-i", "0", "-i", "1", "-i", "2", "-a", "-z", "-y", "64k", "-q", "256k",
-                    "-n", "1024k", "-g", "4096k", "-f", str(WORK / "iozone.tmp")]
+                    "-n", "1024k", "-g", "4096k", "-e", "-f", str(WORK / "iozone.tmp")]
 
 
 def test_argv_auto_defaults_are_iozones() -> None:
@@ -166,8 +166,57 @@ def test_argv_dedup() -> None:
 
 def test_argv_throughput() -> None:
     argv = args(Iozone(tests=("write", "read"), record="64k", file="8M", processes=2))
-    assert argv == ["iozone", "-i", "0", "-i", "1", "-r", "64k", "-s", "8192k", "-l", "2", "-u", "2",
+    assert argv == ["iozone", "-i", "0", "-i", "1", "-r", "64k", "-s", "8192k", "-e", "-l", "2", "-u", "2",
                     "-F", str(WORK / "iozone.0.tmp"), str(WORK / "iozone.1.tmp")]
+
+
+def test_phases_write_first_then_each_group_on_the_kept_file() -> None:
+    workload = Iozone(tests=("stride_read", "read", "reread", "write", "random_read"), record="64k", file="8M")
+    phases = workload.phases()
+    assert [p.tests for p in phases] == [("write",), ("read", "reread"), ("random_read",), ("stride_read",)]
+    assert [sorted(p.groups()) for p in phases] == [[0], [1], [2], [5]]
+    for phase in phases:
+        assert args(phase)[-4:-2] == ["-e", "-w"]
+        assert phase.prepare_argvs(WORK, SCRATCH) == []
+    assert workload.prepare_argvs(WORK, SCRATCH) == [["rm", "-f", str(WORK / "iozone.tmp")]]
+
+
+def test_a_write_phase_nobody_asked_for_reports_nothing() -> None:
+    first, later = Iozone(tests=("read",), record="64k", file="8M").phases()
+    assert first.silent and first.tests == ("write",) and not later.silent
+    assert first.parse(load("phase_write_r64k_s8m.txt")) == []
+
+
+def test_each_phase_parses_its_own_output() -> None:
+    write, reads, randoms = Iozone(tests=("write", "read", "reread", "random_read", "random_write"),
+                                   record="64k", file="8M").phases()
+    assert [m.name for m in write.parse(load("phase_write_r64k_s8m.txt"))] == ["iozone.write"]
+    assert [(m.name, m.io) for m in reads.parse(load("phase_read_r64k_s8m.txt"))] == [
+        ("iozone.read", ("read", 8 << 20)), ("iozone.reread", ("read", 8 << 20))]
+    assert [(m.name, m.io[0]) for m in randoms.parse(load("phase_random_r64k_s8m.txt"))] == [
+        ("iozone.random_read", "read"), ("iozone.random_write", "write")]
+    _, throughput = Iozone(tests=("write", "read"), record="64k", file="8M", processes=2).phases()
+    assert [m.name for m in throughput.parse(load("phase_throughput_read_l2_r64k_s8m.txt"))] == ["iozone.read"]
+
+
+def test_phases_per_file_and_record_size() -> None:
+    phases = Iozone(tests=("write", "rewrite", "read"), record=("64k", "1M"), file="8M").phases()
+    assert [(p.tests, p.record, p.reuses_file, p.silent) for p in phases] == [
+        (("write", "rewrite"), ("64K",), False, False), (("read",), ("64K",), True, False),
+        (("write", "rewrite"), ("1M",), False, False), (("read",), ("1M",), True, False)]
+
+
+def test_one_command_when_not_phased_and_in_auto_mode() -> None:
+    workload = Iozone(phased=False)
+    assert workload.phases() == [workload] and "-w" not in args(workload)
+    assert Iozone(tests=("write",), auto=True).phases()[0].auto
+
+
+def test_figures_declare_their_io() -> None:
+    metrics = {m.name: m.io for m in Iozone(tests=("write", "read"), record="64k", file="8M", processes=2)
+               .parse(load("throughput_l2_u2_r64k_s8m.txt"))}
+    assert metrics["iozone.write"] == ("write", 2 * 8 * 1024 * 1024)
+    assert metrics["iozone.read"] == ("read", 2 * 8 * 1024 * 1024)
 
 
 def test_argv_throughput_cpu_without_excel_report() -> None:
@@ -186,21 +235,22 @@ def test_data_files_under_workdir() -> None:
 def test_params_table() -> None:
     assert Iozone(tests=("write", "read"), record=("64k", "1m"), file="8m").params() == {
         "mode": "table", "tests": "write,read", "record": "64K,1M", "file": "8M",
-        "flush": "0", "direct": "0", "cpu": "0"}
+        "flush": "1", "direct": "0", "phased": "1", "cpu": "0"}
 
 
 def test_params_auto() -> None:
     params = Iozone(tests=("write",), auto=True, min_record="64k", max_record="16m", min_file="4g",
                     max_file="4g", flush=True).params()
     assert params == {"mode": "auto", "tests": "write", "record": "64K-16M", "file": "4G-4G",
-                      "flush": "1", "direct": "0", "cpu": "0"}
+                      "flush": "1", "direct": "0", "phased": "0", "cpu": "0"}
 
 
 def test_params_throughput() -> None:
     params = Iozone(tests=("write",), record="64k", file="8m", processes=2, cpu=True, direct=True,
                     dedup_percent=50).params()
     assert params == {"mode": "throughput", "tests": "write", "record": "64K", "file": "8M",
-                      "flush": "0", "direct": "1", "cpu": "1", "processes": "2", "dedup_percent": "50"}
+                      "flush": "1", "direct": "1", "phased": "1", "cpu": "1", "processes": "2",
+                      "dedup_percent": "50"}
 
 
 def test_tests_accept_a_list_and_a_string() -> None:
