@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Set up this machine for fsbench (idempotently) and run it.
-#   ./fsbench.sh bench [pytest args]   quick benchmark (dd) of every fs x layout this machine supports;
-#                                      pytest args choose other cases, e.g. benchmarks/ -m "not slow"
+#   ./fsbench.sh bench [pytest args]   quick benchmark (dd) of every fs x layout this machine supports,
+#                                      each under the host's kernel, or in a User-mode Linux guest where
+#                                      only a guest kernel can run it (md RAID here); pytest args choose
+#                                      other cases, e.g. benchmarks/ -m "not slow", or --kernel=host
 #   ./fsbench.sh test  [pytest args]   fsbench's own tests
 #   ./fsbench.sh setup                 only install what is missing
 set -euo pipefail
@@ -58,12 +60,15 @@ setup() {
     fi
 }
 
+# the bench's cases: every fs x layout, each once (host+uml is no kernel A/B); args after these win
+BENCH_ARGS=(--fs=ext4,xfs,btrfs,zfs --layout=single,raid0,raid1,raid10,raid5 --kernel=host+uml)
+
 case "${1:-}" in
     setup) setup ;;
     bench) shift; setup
            # with no arguments, the quick dd cases; otherwise what the arguments select
            [ $# -gt 0 ] || set -- benchmarks/test_dd.py
-           exec .venv/bin/pytest --fs=ext4,xfs,btrfs,zfs --layout=single,raid0,raid1,raid10,raid5 "$@" ;;
+           exec .venv/bin/pytest "${BENCH_ARGS[@]}" "$@" ;;
     test)  shift; setup
            exec .venv/bin/pytest tests "$@" ;;
     *) echo "usage: $0 bench|test|setup [pytest args]" >&2; exit 2 ;;

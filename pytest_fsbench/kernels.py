@@ -1,8 +1,12 @@
 """The kernels a case can run under: the host's own, or a User-mode Linux guest kernel (Debian's
-`linux.uml`, or one a developer built with `make ARCH=um`). Pure parsing of --kernel."""
+`linux.uml`, or one a developer built with `make ARCH=um`). Pure parsing of --kernel.
+
+Several kernels make a kernel A/B (every case under each); `host+uml` instead chooses one kernel
+per case: the host's where the case can run there, else the guest's (a *fallback* kernel)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -23,6 +27,7 @@ class Kernel:
 
     label: str
     path: Path | None = None  # the UML kernel program; None: the host's kernel
+    fallback: bool = False  # host+uml: runs only the cases the host's kernel cannot, never an A/B
 
     @property
     def guest(self) -> bool:
@@ -59,22 +64,59 @@ def _label_of(name: str | None, path: Path) -> str:
     return f"uml-{name}"
 
 
+def _kernel(text: str, part: str) -> Kernel:
+    """One kernel of the list: host, uml, uml:PATH or uml:NAME=PATH."""
+    if part == HOST:
+        return Kernel(HOST)
+    if part == "uml":
+        return Kernel("uml", DEBIAN_UML)
+    if part.startswith("uml:") and part[4:]:
+        name, path = _uml_path(text, part[4:])
+        return Kernel(_label_of(name, path), path)
+    raise UsageError(f"--kernel={text!r}: unknown kernel {part!r}; choose host, uml (Debian's User-mode Linux), "
+                     "uml:PATH or uml:NAME=PATH (a UML kernel you built), or host+uml (each case under the host's "
+                     "kernel where it can run there, else under uml)")
+
+
+def _fallback(text: str, parts: list[str]) -> tuple[Kernel, ...]:
+    """host+GUEST: the host's kernel, and GUEST for the cases the host's kernel cannot run."""
+    given = next(part for part in parts if part.startswith(f"{HOST}+"))
+    if len(parts) > 1:
+        raise UsageError(f"--kernel={text!r}: {given} chooses one kernel per case, so give it alone; list "
+                         "kernels (host,uml) to compare them instead")
+    rest = given[len(HOST) + 1:]
+    if not rest.startswith("uml"):
+        raise UsageError(f"--kernel={text!r}: after host+ name a guest kernel: host+uml, host+uml:PATH or "
+                         "host+uml:NAME=PATH")
+    return Kernel(HOST), dataclasses.replace(_kernel(text, rest), fallback=True)
+
+
 def parse_kernels(text: str) -> tuple[Kernel, ...]:
-    """'host', 'uml' (Debian's UML kernel), 'uml:PATH' or 'uml:NAME=PATH', comma-separated."""
+    """'host', 'uml' (Debian's UML kernel), 'uml:PATH' or 'uml:NAME=PATH', comma-separated (an
+    A/B when several); or 'host+uml' (host+uml:PATH ...) alone: the host's kernel and a fallback."""
+    parts = [p.strip() for p in text.split(",")]
+    if any(p.startswith(f"{HOST}+") for p in parts):
+        return _fallback(text, parts)
     kernels: list[Kernel] = []
-    for part in (p.strip() for p in text.split(",")):
-        if part == HOST:
-            kernel = Kernel(HOST)
-        elif part == "uml":
-            kernel = Kernel("uml", DEBIAN_UML)
-        elif part.startswith("uml:") and part[4:]:
-            name, path = _uml_path(text, part[4:])
-            kernel = Kernel(_label_of(name, path), path)
-        else:
-            raise UsageError(f"--kernel={text!r}: unknown kernel {part!r}; choose host, uml (Debian's "
-                             "User-mode Linux), uml:PATH or uml:NAME=PATH (a UML kernel you built)")
+    for part in parts:
+        kernel = _kernel(text, part)
         if any(k.label == kernel.label for k in kernels):
             raise UsageError(f"--kernel={text!r}: two kernels are both named {kernel.label!r}; name them apart "
                              "with uml:NAME=PATH")
         kernels.append(kernel)
     return tuple(kernels)
+
+
+def compared(kernels: tuple[Kernel, ...]) -> tuple[str, ...]:
+    """The labels of the kernels every case runs under (two or more: a kernel A/B)."""
+    return tuple(kernel.label for kernel in kernels if not kernel.fallback)
+
+
+def fallback(kernels: tuple[Kernel, ...]) -> Kernel | None:
+    """The guest kernel of host+uml, which runs the cases the host's kernel cannot."""
+    return next((kernel for kernel in kernels if kernel.fallback), None)
+
+
+def uml_installed() -> bool:
+    """Whether Debian's User-mode Linux kernel is here (--kernel=uml can boot)."""
+    return Kernel("uml", DEBIAN_UML).missing() is None

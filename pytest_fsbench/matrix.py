@@ -9,7 +9,8 @@ from collections.abc import Iterable
 
 from .case import LAYOUT_DEVICES, CaseSpec
 from .errors import UsageError
-from .filesystems import DRIVERS, FILESYSTEMS
+from .filesystems import DRIVERS, FILESYSTEMS, driver
+from .host import Host
 from .sizes import parse_size
 
 
@@ -131,6 +132,22 @@ def kernel_pairs(specs: list[CaseSpec], kernels: tuple[str, ...]) -> list[tuple[
     same configuration under the first (reference, variant)."""
     first = kernels[0]
     return [(dataclasses.replace(spec, kernel=first), spec) for spec in specs if spec.kernel != first]
+
+
+def needs_guest(spec: CaseSpec, host: Host) -> bool:
+    """The host cannot run the case, and only for what a guest kernel brings: md and kernel
+    filesystems (a missing tool, root or ZFS is missing in a guest on this machine too)."""
+    fs = driver(spec.fs, host)
+    if not fs.unavailable(spec, host):
+        return False
+    with_guest_kernel = dataclasses.replace(host, has_md=True, filesystems=host.filesystems | {fs.kernel_name})
+    return not fs.unavailable(spec, with_guest_kernel)
+
+
+def place_cases(specs: list[CaseSpec], guest: str, host: Host) -> list[CaseSpec]:
+    """--kernel=host+uml: each case once, under the host's kernel, or under the guest kernel
+    labelled guest when only that can run it; nothing is paired."""
+    return [dataclasses.replace(spec, kernel=guest) if needs_guest(spec, host) else spec for spec in specs]
 
 
 def parse_device_list(text: str) -> tuple[str, ...]:

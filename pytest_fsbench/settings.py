@@ -15,7 +15,8 @@ from .case import CaseSpec
 from .databases import is_url, redact
 from .datagen import parse_data
 from .filesystems import FILESYSTEMS
-from .kernels import HOST, Kernel, parse_kernels
+from .host import Host, probe
+from .kernels import HOST, Kernel, compared, fallback, parse_kernels
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, file_to_write, name, path
 from .options import percent_below_100, positive, positive_seconds, whole
@@ -66,7 +67,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--kernel", parse_kernels, "host", "kernels the cases run under, comma list of host (this machine's), "
            "uml (Debian's User-mode Linux guest kernel: md RAID, jfs, reiserfs), uml:PATH or uml:NAME=PATH (a UML "
            "kernel built with make ARCH=um); two or more make a kernel A/B: every case under each, in interleaved "
-           "rounds, compared paired by round with the first"),
+           "rounds, compared paired by round with the first. host+uml (or host+uml:PATH), alone, is no A/B: each "
+           "case runs once, under the host's kernel where it can run there, else in the guest (ids uml-...)"),
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
            kind=APPEND, metavar="FS:KEY=VALUE"),
@@ -179,21 +181,25 @@ class Settings:
         return [RunSpec(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
 
 
-def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = ()) -> Settings:
+def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = (),
+                  host: Host | None = None) -> Settings:
     """Settings from each option's raw value (get(option): text, a flag's bool, or a list of
-    texts for a repeatable option); relative store paths are taken from base."""
+    texts for a repeatable option); relative store paths are taken from base. --kernel=host+uml
+    places each case by what host (default: this machine, probed) can run."""
     value = {o.flag: (o.values(get(o)) if o.kind == APPEND else get(o) if o.kind == FLAG
                       else None if get(o) is None else o.value(get(o)))
              for o in OPTIONS}
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
-    labels = tuple(kernel.label for kernel in kernels)
-    if len(kernels) > 1 and value["--paired"]:
+    labels, guest = compared(kernels), fallback(kernels)  # host+uml: one kernel per case, no A/B
+    if len(labels) > 1 and value["--paired"]:
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")
     specs = matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]), labels)
+    if guest is not None:
+        specs = matrix.place_cases(specs, guest.label, host or probe())
     pairs = matrix.build_pairs(specs, list(value["--paired"]))
-    if len(kernels) > 1:
+    if len(labels) > 1:
         pairs = matrix.kernel_pairs(specs, labels)
     if pairs:  # each reference case, then its variant, then the cases --paired does not touch
         paired = list(dict.fromkeys(spec for a, b in pairs for spec in (a, b)))

@@ -3,6 +3,7 @@ request channel, and finding a killed guest's processes."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -12,7 +13,8 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.cleanup import guest_processes
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.guest import Channel, boot_argv, init_script
-from pytest_fsbench.kernels import DEBIAN_UML, HOST, Kernel, parse_kernels
+from pytest_fsbench.host import Host
+from pytest_fsbench.kernels import DEBIAN_UML, HOST, Kernel, compared, fallback, parse_kernels
 from pytest_fsbench.matrix import build_matrix, kernel_pairs
 from pytest_fsbench.options import APPEND, FLAG
 from pytest_fsbench.settings import settings_from
@@ -20,7 +22,13 @@ from pytest_fsbench.settings import settings_from
 TRUE = Path("/bin/true")  # an executable file, standing in for a UML kernel's path
 
 
-def settings(**given):
+#: this machine as the host+uml tests see it: ext4/xfs/btrfs, every tool, no md driver
+NO_MD = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs", "fuse"}),
+             frozenset({"mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "btrfs", "mdadm", "zpool", "zfs", "zfs-fuse"}),
+             has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
+
+
+def settings(host: Host = NO_MD, **given):
     def get(option):
         if option.flag in given:
             return given[option.flag]
@@ -30,7 +38,7 @@ def settings(**given):
             return False
         return option.default if option.ini else None
 
-    return settings_from(get, Path("/tmp"))
+    return settings_from(get, Path("/tmp"), host=host)
 
 
 def test_kernels_parsed_with_labels():
@@ -38,6 +46,15 @@ def test_kernels_parsed_with_labels():
     assert parse_kernels("host,uml") == (Kernel(HOST), Kernel("uml", DEBIAN_UML))
     assert parse_kernels(f"uml:{TRUE}") == (Kernel("uml-true", TRUE),)
     assert parse_kernels(f"uml:patched={TRUE}") == (Kernel("uml-patched", TRUE),)
+
+
+def test_host_plus_a_guest_is_the_host_and_a_fallback():
+    assert parse_kernels("host+uml") == (Kernel(HOST), Kernel("uml", DEBIAN_UML, fallback=True))
+    assert parse_kernels(f" host+uml:patched={TRUE} ") == (Kernel(HOST), Kernel("uml-patched", TRUE, fallback=True))
+    kernels = parse_kernels("host+uml")
+    assert compared(kernels) == (HOST,) and fallback(kernels) == Kernel("uml", DEBIAN_UML, fallback=True)
+    ab = parse_kernels("host,uml")
+    assert compared(ab) == (HOST, "uml") and fallback(ab) is None
 
 
 def test_a_kernel_tree_is_named_by_its_directory(tmp_path):
@@ -56,6 +73,12 @@ def test_a_kernel_tree_is_named_by_its_directory(tmp_path):
     (f"uml:a/b={TRUE}", "the name 'a/b' must be letters"),
     (f"uml:x={TRUE},uml:x={TRUE}", "two kernels are both named 'uml-x'; name them apart"),
     ("uml,uml", "two kernels are both named 'uml'"),
+    ("host+uml,uml", "host\\+uml chooses one kernel per case, so give it alone; list kernels \\(host,uml\\)"),
+    ("host,host+uml", "host\\+uml chooses one kernel per case, so give it alone"),
+    ("host+host", "after host\\+ name a guest kernel: host\\+uml, host\\+uml:PATH"),
+    ("host+", "after host\\+ name a guest kernel"),
+    ("host+umlx", "unknown kernel 'umlx'"),
+    ("host+uml:/no/such/linux", "/no/such/linux is not an executable file"),
 ])
 def test_bad_kernels_are_one_line_usage_errors(text, message):
     with pytest.raises(UsageError, match=message) as error:
@@ -108,6 +131,25 @@ def test_kernels_and_paired_options_are_not_mixed():
 def test_a_kernel_pair_needs_rounds_enough_to_decide():
     with pytest.raises(UsageError, match="can never show a significant difference"):
         settings(**{"--kernel": f"uml,uml:b={TRUE}", "--runs": "3"})
+
+
+def test_host_plus_uml_runs_each_case_once_under_one_kernel():
+    s = settings(**{"--kernel": "host+uml", "--fs": "ext4,btrfs", "--layout": "single,raid1", "--runs": "2"})
+    assert [spec.id for spec in s.specs] == ["ext4-single", "uml-ext4-raid1", "btrfs-single", "btrfs-raid1"]
+    assert not s.pairs and not s.interleave
+    assert {k.label: k.path for k in s.kernels} == {HOST: None, "uml": DEBIAN_UML}
+
+
+def test_host_plus_uml_keeps_every_case_on_a_host_with_md():
+    s = settings(host=dataclasses.replace(NO_MD, has_md=True), **{"--kernel": "host+uml", "--layout": "raid5"})
+    assert [spec.id for spec in s.specs] == ["ext4-raid5"]
+
+
+def test_host_plus_uml_allows_paired_options():
+    s = settings(**{"--kernel": "host+uml", "--fs": "btrfs,xfs", "--layout": "raid1",
+                    "--paired": ["btrfs:compress=zstd"], "--fs-opt": ["xfs:mount=noatime"]})
+    assert [(a.id, b.id) for a, b in s.pairs] == [("btrfs-raid1", "btrfs-raid1-compress=zstd")]
+    assert [spec.id for spec in s.specs][-1] == "uml-xfs-raid1"
 
 
 def test_boot_line_wires_the_channel_to_the_second_console():

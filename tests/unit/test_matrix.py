@@ -1,12 +1,20 @@
+import dataclasses
+
 import pytest
 
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
-from pytest_fsbench.filesystems import FILESYSTEMS
+from pytest_fsbench.filesystems import FILESYSTEMS, TOOLS
+from pytest_fsbench.host import Host
 from pytest_fsbench.matrix import (
     build_pairs,
-    build_matrix, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,
+    build_matrix, needs_guest, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,
+    place_cases,
 )
+
+#: a host like this machine: every tool, zfs-fuse, ext4/xfs/btrfs in its kernel, no md driver
+NO_MD = Host("6.1.0", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}),
+             frozenset(TOOLS) | {"zfs-fuse", "mdadm"}, has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
 
 
 def opts(*texts: str) -> list[tuple[str, str, str]]:
@@ -130,3 +138,28 @@ def test_paired_errors():
     two = build_matrix(("btrfs",), ("single",), opts("btrfs:compress=zstd", "btrfs:compress=no"))
     with pytest.raises(UsageError, match="--paired makes the same variant \\(compress=lzo\\) of"):
         build_pairs(two, opts("btrfs:compress=lzo"))
+
+
+@pytest.mark.parametrize("fs, layout, host, guest", [
+    ("ext4", "raid1", NO_MD, True),  # md: only a guest kernel has it
+    ("xfs", "raid10", NO_MD, True),
+    ("ext4", "single", NO_MD, False),
+    ("btrfs", "raid5", NO_MD, False),  # btrfs builds its own RAID
+    ("zfs", "raid10", NO_MD, False),  # zfs-fuse on the host
+    ("jfs", "single", NO_MD, True),  # a filesystem the host's kernel lacks
+    ("ext4", "raid1", dataclasses.replace(NO_MD, has_md=True), False),
+    ("ext4", "raid1", dataclasses.replace(NO_MD, programs=NO_MD.programs - {"mdadm"}), False),  # nor in a guest
+    ("ext4", "raid1", dataclasses.replace(NO_MD, is_root=False), False),
+    ("zfs", "single", dataclasses.replace(NO_MD, programs=NO_MD.programs - {"zfs-fuse"}), False),
+])
+def test_a_case_needs_the_guest_only_for_what_a_guest_kernel_brings(fs, layout, host, guest):
+    assert needs_guest(CaseSpec(fs, layout), host) is guest
+
+
+def test_placed_cases_keep_their_order_and_options():
+    specs = build_matrix(("ext4", "btrfs"), ("single", "raid5"), opts("ext4:mount=noatime", "ext4:mount=relatime"))
+    placed = place_cases(specs, "uml", NO_MD)
+    assert [s.id for s in placed] == ["ext4-single-mount=noatime", "uml-ext4-raid5-mount=noatime",
+                                      "ext4-single-mount=relatime", "uml-ext4-raid5-mount=relatime",
+                                      "btrfs-single", "btrfs-raid5"]
+    assert [dataclasses.replace(s, kernel="host") for s in placed] == specs

@@ -112,11 +112,24 @@ def test_everything_runs_on_a_complete_host():
             assert reasons(CaseSpec(fs, layout), HOST) == []
 
 
-def test_no_md_driver():
+def test_no_md_driver(monkeypatch):
+    monkeypatch.setattr("pytest_fsbench.filesystems.md.uml_installed", lambda: True)
     host = dataclasses.replace(HOST, has_md=False)
     assert reasons(CaseSpec("xfs", "raid10"), host) == [
-        "xfs raid10 needs an md RAID array, and this kernel has no md driver (/proc/mdstat is absent)"]
+        "xfs raid10 needs an md RAID array, and this kernel has no md driver (/proc/mdstat is absent); "
+        "run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"]
     assert reasons(CaseSpec("xfs", "single"), host) == []
+
+
+def test_no_md_driver_says_how_to_get_a_guest_kernel(monkeypatch):
+    monkeypatch.setattr("pytest_fsbench.filesystems.md.uml_installed", lambda: False)
+    host = dataclasses.replace(HOST, has_md=False)
+    [reason] = reasons(CaseSpec("ext4", "raid1"), host)
+    assert reason.endswith("; install user-mode-linux (Debian package) to run it in a guest kernel with "
+                           "--kernel=host+uml")
+    [in_guest] = reasons(CaseSpec("ext4", "raid1", kernel="uml-custom"), host)
+    assert "--kernel" not in in_guest and in_guest.endswith("give a guest kernel built with md (CONFIG_BLK_DEV_MD "
+                                                           "and its RAID levels)")
 
 
 def test_missing_tools_and_kernel_support():
