@@ -24,8 +24,9 @@ from .errors import CommandError, FsbenchError, UsageError
 from .ptsfile import composite_xml, session_label
 from .export.json import export_session
 from .options import add_to_argparse
-from .settings import BY_FLAG
+from .settings import BY_FLAG, DEFAULT_STORE
 from .baseline import compare_pairs
+from .databases import is_url
 from .store import Store
 from .system import run
 from .tables import comparison_lines
@@ -179,6 +180,23 @@ def allowed_pct(text: str) -> float:
     return value
 
 
+def study_store(pytest_args: list[str]) -> Path | str:
+    """The store a study's pytest session writes: the --store its arguments end with."""
+    return BY_FLAG["--store"].value(study_run.option_value(pytest_args, "--store", DEFAULT_STORE))
+
+
+def study_output(output: str | None, name: str, store: Path | str) -> Path:
+    """-o's file, else study-NAME.html beside the SQLite store (a server's store has no
+    directory: then in the default store's)."""
+    if output is None:
+        directory = Path(DEFAULT_STORE).parent.absolute() if is_url(store) else Path(store).parent
+        return directory / f"study-{name}.html"
+    page = output_path(output)
+    if page is None:
+        raise UsageError("-o -: the study's page is a file; name one")
+    return page
+
+
 def cmd_study(args: argparse.Namespace) -> int:
     """List the studies, or re-run one through the pytest face and write its report."""
     from . import report
@@ -190,16 +208,17 @@ def cmd_study(args: argparse.Namespace) -> int:
                   f"{len(s.checks())} findings checked)")
         return 0
     chosen = studies.study(args.name)
-    output = output_path(args.output or f"study-{chosen.name}.html")
     cwd = Path.cwd()
     pytest_args = study_run.study_args(chosen, args.scale, args.pytest_args, cwd)
+    store_path = study_store(pytest_args)
+    output = study_output(args.output, chosen.name, store_path)
     plan = study_run.plan(chosen, args.scale, pytest_args, cwd)
     print("\n".join(plan.lines()), flush=True)
     study_run.check_room(plan)
     if args.plan:
         return 0
-    store_path = Path(study_run.option_value(pytest_args, "--store", ""))
-    before = {row.id for row in Store(store_path).sessions()} if store_path.exists() else set()
+    existed = is_url(store_path) or Path(store_path).exists()
+    before = {row.id for row in Store(store_path).sessions()} if existed else set()
     status = study_run.run_pytest(pytest_args, cwd)
     store = Store(store_path, create=False)
     new = [row.id for row in store.sessions() if row.id not in before
@@ -210,7 +229,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     data = report.report_data(store, max(new), alpha=BY_FLAG["--alpha"].value(args.fsbench_alpha))
     page = report.render(data, f"fsbench study {chosen.name}: session {max(new)}",
                          study_page.preface(chosen, data, args.scale))
-    assert output is not None
+    output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(page)
     found = study_page.verdicts(chosen, data)
     print(f"fsbench study: wrote {output}: " + ", ".join(
@@ -389,7 +408,10 @@ def parser() -> argparse.ArgumentParser:
     study.add_argument("--scale", choices=studies.SCALES, default="quick",
                        help="quick (fits a 2-core VM in under about 40 minutes) or paper (the study's own sizes)")
     study.add_argument("--plan", action="store_true", help="print the plan and stop")
-    study.add_argument("-o", "--output", help="the report's HTML file (default study-NAME.html)")
+    results = Path(DEFAULT_STORE).parent
+    study.add_argument("-o", "--output", help=f"the report's HTML file (default: study-NAME.html beside the SQLite "
+                       f"store, in {results}/ unless --store names another; with a postgresql:// --store, in {results}/ "
+                       "of the current directory)")
     add_to_argparse(study, BY_FLAG["--alpha"])
     study.set_defaults(func=cmd_study, takes_pytest_args=True)
     rep = sub.add_parser("report", help="write a session as one self-contained HTML page with box plots, size "

@@ -174,6 +174,7 @@ table { border-collapse: collapse; margin: .6em 0; font-size: 13px }
 th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top }
 td.n { text-align: right; font-variant-numeric: tabular-nums }
 tr.worse td { background: #fde8e8 } tr.better td { background: #e8f6e8 }
+.glance tr.group th { background: #f3f3f3 } .glance tr.best td { font-weight: bold }
 figure { margin: 1em 0 } figure svg { max-width: 100%; height: auto }
 details pre { font-size: 12px; background: #f6f6f6; padding: .5em; overflow-x: auto }
 .note { color: #555; font-size: 13px }
@@ -187,12 +188,14 @@ def _e(value: object) -> str:
 def _table(header: list[str], rows: list[list[str]], classes: list[str] | None = None,
            numeric: set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
-    body = []
-    for i, row in enumerate(rows):
-        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
-        cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>" for j, c in enumerate(row))
-        body.append(f"<tr{cls}>{cells}</tr>")
+    body = [_row(row, numeric, classes[i] if classes else "") for i, row in enumerate(rows)]
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _row(row: list[str], numeric: set[int], cls: str = "") -> str:
+    cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>" for j, c in enumerate(row))
+    attribute = f' class="{cls}"' if cls else ""
+    return f"<tr{attribute}>{cells}</tr>"
 
 
 def _gib(n: object) -> str:
@@ -211,45 +214,58 @@ def system_table(session: dict) -> str:
     return _table(["", ""], rows)
 
 
-def versus_best(best: Row, other: Row, alpha: float) -> str:
-    """Whether another case differs from the best one: fsbench compare's rank test of its runs
-    against the best's (one-sided at alpha each way), with the change's (1 - 2 alpha) interval."""
+def versus_best(best: Row, other: Row, alpha: float) -> tuple[str, str]:
+    """(verdict, interval): whether another case differs from the best one, by fsbench compare's
+    rank test of its runs against the best's (one-sided at alpha each way), and the change's
+    (1 - 2 alpha) interval ("" when there is none)."""
     try:
         cmp = compare(best.series.values, other.series.values, best.series.direction, alpha)
     except ValueError as exc:
-        return f"not tested ({exc})"
+        return f"not tested ({exc})", ""
     if not cmp.has_interval:
-        return f"too few runs to tell (n={cmp.n_baseline}/{cmp.n_candidate})"
+        return f"too few runs to tell (n={cmp.n_baseline}/{cmp.n_candidate})", ""
     verdict = {"worse": "significantly worse", "better": "significantly better"}.get(cmp.verdict, "not significant")
-    return f"{verdict} [{cmp.level * 100:.3g}% CI {cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]"
+    return verdict, f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]"
+
+
+def glance_rows(ranked: list[Row], alpha: float) -> list[list[str]]:
+    """One group's rows, best median first: case, median, change of the median from the best's,
+    the change's interval, the verdict and the runs' CV."""
+    best = ranked[0]
+    rows = [[best.label, f"{best.summary.median:.4g}", "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
+    for other in ranked[1:]:
+        pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
+        verdict, interval = versus_best(best, other, alpha)
+        rows.append([other.label, f"{other.summary.median:.4g}", f"{pct:+.1f}%", interval, verdict,
+                     f"{other.summary.cv * 100:.0f}%"])
+    return rows
+
+
+def _glance_group(title: str, ranked: list[Row], alpha: float) -> str:
+    first = ranked[0].series
+    heading = f"{title}: {first.unit}, {first.direction.value} is better"
+    rows = [_row(cells, {1, 2, 3, 5}, "" if i else "best") for i, cells in enumerate(glance_rows(ranked, alpha))]
+    return f"<tbody><tr class='group'><th colspan='6'>{_e(heading)}</th></tr>{''.join(rows)}</tbody>"
 
 
 def at_a_glance(report: Report) -> str:
     """Per box plot: the best case and how far each other one is from it, with its noise and
-    whether the difference is significant."""
-    items = []
+    whether the difference is significant; one table, a group of rows per box plot."""
+    groups = []
     for (workload, metric, params), rows in box_groups(report.rows).items():
         if len(rows) < 2:
             continue
-        direction = rows[0].series.direction
-        ranked = sorted(rows, key=lambda r: r.summary.median, reverse=direction is Direction.HIGHER)
-        best = ranked[0]
-        parts = [f"<b>{_e(best.label)}</b> {best.summary.median:.4g} {_e(best.series.unit)} "
-                 f"(CV {best.summary.cv * 100:.0f}%)"]
-        for other in ranked[1:]:
-            pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
-            parts.append(f"{_e(other.label)} {pct:+.1f}% (CV {other.summary.cv * 100:.0f}%), "
-                         f"{_e(versus_best(best, other, report.alpha))}")
-        items.append(f"<li>{_e(_group_title(workload, metric, json.loads(params)))}: best median "
-                     + "; ".join(parts) + "</li>")
-    if not items:
+        ranked = sorted(rows, key=lambda r: r.summary.median, reverse=rows[0].series.direction is Direction.HIGHER)
+        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), ranked, report.alpha))
+    if not groups:
         return ""
     level = f"{(1 - 2 * report.alpha) * 100:.3g}"
-    return ("<h2>At a glance</h2><p class='note'>Best median first; the others as the change of their median from "
-            "it, then whether they differ from it: fsbench compare's rank test of their runs against the best's, "
-            f"one-sided at alpha={report.alpha:g}, with the {level}% interval of the change (not significant: the "
-            "runs overlap too much to tell them apart). CV: the runs' coefficient of variation (their noise).</p><ul>"
-            + "".join(items) + "</ul>")
+    head = "".join(f"<th>{h}</th>" for h in ("case", "median", "change", f"{level}% CI", "vs the best", "CV"))
+    return (f"<h2>At a glance</h2><table class='glance'><thead><tr>{head}</tr></thead>{''.join(groups)}</table>"
+            "<p class='note'>Per box plot the best median first, then each other case: change = of its median from "
+            f"the best's, {level}% CI = the interval of the change; vs the best = fsbench compare's rank test of its "
+            f"runs against the best's, one-sided at alpha={report.alpha:g} (not significant: the runs overlap too "
+            "much to tell apart); CV = the runs' coefficient of variation (their noise).</p>")
 
 
 def summary_table(report: Report) -> str:

@@ -3,6 +3,7 @@ and btrfs, dd and a two-record IOzone sweep, made on a 2-core VM; see README.txt
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import shutil
@@ -179,20 +180,39 @@ def glance_row(fs: str, values: list[float]) -> report.Row:
     return report.Row(series, summarize(values), report.short_test(test), {"record": "64K"}, 0, None, None, None)
 
 
+def glance_cells(page: str) -> list[list[str]]:
+    """The at-a-glance table as text: a group's heading row is one cell."""
+    [table] = html.fromstring(page).find_class("glance")
+    return [[cell.text_content() for cell in row] for row in table.iter("tr")]
+
+
 def test_at_a_glance_says_whether_the_others_differ_from_the_best_significantly():
     from pytest_fsbench.stats import compare
 
     btrfs = [4949.0, 5476.0, 7591.0, 5200.0, 6100.0]  # overlapping runs: a lower median, nothing to tell apart
     ext4 = [2999.0, 3340.0, 5738.0, 5300.0, 3100.0]
     apart = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
-    data = report.Report(1, {}, [], [glance_row("btrfs", btrfs), glance_row("ext4", ext4), glance_row("xfs", apart)])
-    [item] = html.fromstring(report.at_a_glance(data)).iter("li")
-    text = item.text_content()
-    assert "best median test_iozone[btrfs-single-64K] 5476 MB/s" in text
+    data = report.Report(1, {}, [], [glance_row("ext4", ext4), glance_row("xfs", apart), glance_row("btrfs", btrfs)])
     overlap, separate = compare(btrfs, ext4, Direction.HIGHER), compare(btrfs, apart, Direction.HIGHER)
     assert not overlap.significant and separate.verdict == "worse"
-    assert (f"test_iozone[ext4-single-64K] -39.0% (CV {summarize(ext4).cv * 100:.0f}%), not significant "
-            f"[90% CI {overlap.pct_ci[0]:+.1f}%, {overlap.pct_ci[1]:+.1f}%]") in text
-    assert f"-81.7% (CV 1%), significantly worse [90% CI {separate.pct_ci[0]:+.1f}%, {separate.pct_ci[1]:+.1f}%]" in text
-    two_runs = report.Report(1, {}, [], [glance_row("btrfs", btrfs[:2]), glance_row("ext4", apart[:2])])
-    assert "too few runs to tell (n=2/2)" in report.at_a_glance(two_runs)
+    assert glance_cells(report.at_a_glance(data)) == [
+        ["case", "median", "change", "90% CI", "vs the best", "CV"],
+        ["iozone.stride_read [record=64K] (iozone): MB/s, higher is better"],
+        ["test_iozone[btrfs-single-64K]", "5476", "best", "", "", f"{summarize(btrfs).cv * 100:.0f}%"],
+        ["test_iozone[ext4-single-64K]", "3340", "-39.0%", f"[{overlap.pct_ci[0]:+.1f}%, {overlap.pct_ci[1]:+.1f}%]",
+         "not significant", f"{summarize(ext4).cv * 100:.0f}%"],
+        ["test_iozone[xfs-single-64K]", "1000", "-81.7%", f"[{separate.pct_ci[0]:+.1f}%, {separate.pct_ci[1]:+.1f}%]",
+         "significantly worse", "1%"]]
+
+
+def test_at_a_glance_ranks_a_time_lowest_first_and_says_when_runs_are_too_few():
+    def timed(fs: str, values: list[float]) -> report.Row:
+        row = glance_row(fs, values)
+        return dataclasses.replace(row, series=dataclasses.replace(row.series, unit="s", direction=Direction.LOWER))
+
+    data = report.Report(1, {}, [], [timed("ext4", [3.0, 3.2]), timed("btrfs", [2.0, 2.1])])
+    assert glance_cells(report.at_a_glance(data))[1:] == [
+        ["iozone.stride_read [record=64K] (iozone): s, lower is better"],
+        ["test_iozone[btrfs-single-64K]", "2.05", "best", "", "", "3%"],
+        ["test_iozone[ext4-single-64K]", "3.1", "+51.2%", "", "too few runs to tell (n=2/2)", "5%"]]
+    assert report.at_a_glance(report.Report(1, {}, [], [timed("ext4", [3.0, 3.2])])) == ""
