@@ -3,6 +3,7 @@ images would not fit; pytest on the study's matrix; its report."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -49,10 +50,11 @@ class Plan:
 
 def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[str]:
     """The pytest arguments: the scale's, then the user's; the store made absolute, so the
-    session is found wherever pytest settles its rootdir."""
+    session is found wherever pytest settles its rootdir ($FSBENCH_STORE when no --store is given)."""
     args = [*study.scale(scale)["args"], *extra]
     if not any(a.startswith("--store=") for a in args):
-        args.append(f"--store={cwd / DEFAULT_STORE}")
+        store = os.environ.get("FSBENCH_STORE") or DEFAULT_STORE
+        args.append(f"--store={store if '://' in store else cwd / store}")
     return args
 
 

@@ -24,8 +24,14 @@ def default_page(extra: list[str], cwd: Path) -> Path:
     return cli.study_output(None, STUDY.name, store)
 
 
-def test_the_page_goes_beside_the_default_store(tmp_path):
+def test_the_page_goes_beside_the_default_store(tmp_path, monkeypatch):
+    monkeypatch.delenv("FSBENCH_STORE", raising=False)
     assert default_page([], tmp_path) == tmp_path / "fsbench-results" / "study-compression.html"
+
+
+def test_the_store_of_fsbench_store_is_the_studys_too(tmp_path, monkeypatch):
+    monkeypatch.setenv("FSBENCH_STORE", str(tmp_path / "team" / "s.db"))
+    assert default_page([], tmp_path) == tmp_path / "team" / "study-compression.html"
 
 
 def test_the_page_goes_beside_the_store_pytest_is_given(tmp_path):
