@@ -15,7 +15,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from . import figures
+from . import cache_check, figures
 from .baseline import compare_pairs
 from .metrics import Direction, is_headline
 from .sizes import parse_size
@@ -42,6 +42,7 @@ class Row:
     cache: str = "drop"  # the case's cache policy and data, which workload_params do not always name
     data: str = "random"
     spec: dict = field(default_factory=dict)  # the case: fs, layout, options
+    disk_share: float | None = None  # median % of its bytes that reached the disks (None: not checked)
 
     @property
     def configuration(self) -> dict[str, str]:
@@ -76,6 +77,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     counts = store.run_counts(session_id)
     by_test = {(c["test"], c["workload"], canonical(c["workload_params"])): c for c in meta["cases"]}
     side = side_medians(all_series, ("cpu.user", "cpu.system", "fs.compressratio"))
+    shares = cache_check.share_index(all_series)
     rows = []
     for s in all_series:
         if not s.values or not in_summary(s.key.metric, s.unit):
@@ -87,7 +89,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
                         None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
-                        case.get("data", "random"), case.get("spec", {})))
+                        case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s)))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
                   store.time_totals(session_id))
@@ -232,13 +234,17 @@ def glance_rows(ranked: list[Row], alpha: float) -> list[list[str]]:
     """One group's rows, best median first: case, median, change of the median from the best's,
     the change's interval, the verdict and the runs' CV."""
     best = ranked[0]
-    rows = [[best.label, f"{best.summary.median:.4g}", "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
+    rows = [[_glance_label(best), f"{best.summary.median:.4g}", "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
     for other in ranked[1:]:
         pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
         verdict, interval = versus_best(best, other, alpha)
-        rows.append([other.label, f"{other.summary.median:.4g}", f"{pct:+.1f}%", interval, verdict,
+        rows.append([_glance_label(other), f"{other.summary.median:.4g}", f"{pct:+.1f}%", interval, verdict,
                      f"{other.summary.cv * 100:.0f}%"])
     return rows
+
+
+def _glance_label(row: Row) -> str:
+    return row.label + (" (served from cache)" if cache_check.served_from_cache(row.disk_share) else "")
 
 
 def _glance_group(title: str, ranked: list[Row], alpha: float) -> str:
@@ -270,14 +276,16 @@ def at_a_glance(report: Report) -> str:
 
 def summary_table(report: Report) -> str:
     header = ["case", "metric", "params", "median", "unit", "IQR", "median 95% CI", "n", "warm-ups",
-              "stopped by", "CPU %", "compression"]
+              "stopped by", "CPU %", "compression", "from"]
     rows = []
     for r in report.rows:
         s = r.summary
+        source = cache_check.source_label(r.disk_share)
         rows.append([r.label, r.series.key.metric, params_text(r.series.key.params), f"{s.median:.4g}", r.series.unit,
                      f"{s.iqr:.3g}", f"{s.median_ci[0]:.4g} .. {s.median_ci[1]:.4g}", str(s.n), str(r.warmups),
                      r.stopped_by or "-", "" if r.cpu_pct is None else f"{r.cpu_pct:.0f}",
-                     "" if r.compression is None else f"{r.compression:.2f}x"])
+                     "" if r.compression is None else f"{r.compression:.2f}x",
+                     f"served from cache ({r.disk_share:.0f}% reached the disks)" if source == "cache" else source])
     return _table(header, rows, numeric={3, 5, 7, 8, 10})
 
 
