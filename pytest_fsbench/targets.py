@@ -20,6 +20,7 @@ from .host import Host
 from .kernels import Kernel
 from .mounts import mounts_under
 from .settings import Settings
+from .runner import release_datasets
 from .system import Runner
 from .target import Target, build_target
 from .zfsd import ZfsFuseDaemon
@@ -34,7 +35,7 @@ class Targets:
         self.token = token
         self.started = started
         self.rundir = run_root / token
-        # staged data and workload files: on disk beside the images, named so cleanup finds them
+        # data sets and workload files: on disk beside the images, named so cleanup finds them
         self.scratch = settings.image_dir / f"fsbench-{token}-scratch"
         self.zfsd = ZfsFuseDaemon(run, token)
         self.kernels = {kernel.label: kernel for kernel in settings.kernels}
@@ -151,6 +152,7 @@ class Targets:
         """Release the zfs-fuse daemon (stopped if nobody else uses it), remove the scratch and run
         directories."""
         self.zfsd.release()
+        release_datasets(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
         if self.rundir.exists() and not mounts_under(self.rundir):
             shutil.rmtree(self.rundir, ignore_errors=True)

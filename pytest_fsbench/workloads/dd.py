@@ -2,8 +2,8 @@
 
 The data written is the case's data spec: zeros straight from /dev/zero, otherwise a file of the
 chosen compressibility, generated once per session into the session's scratch directory on disk
-and read back into the page cache after the cache policy, so it is not held in RAM between runs
-and the measured dd reads it from memory. The read test writes its file once per target and
+and held mapped in memory by the runner (the cache policy does not drop mapped pages), so the
+measured dd reads it from memory. The read test writes its file once per target and
 re-reads it after the cache policy on every run. Throughput is computed from the
 byte count and seconds dd itself prints, in MB/s (10^6 bytes/s), not taken from dd's rounded,
 unit-varying rate.
@@ -110,13 +110,6 @@ class DdWrite(_Dd):
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
         return [["rm", "-f", str(workdir / DATA_FILE)]]
-
-    def staged_argvs(self, scratch: Path) -> list[list[str]]:
-        """Read the generated source back into the page cache (the cache policy emptied it), so
-        the measured dd reads it from memory."""
-        if parse_data(self.data).zeros:
-            return []
-        return [["dd", f"if={scratch / SOURCE_FILE}", "of=/dev/null", f"bs={1 << 20}"]]
 
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
         return self._write_argv(workdir / DATA_FILE, scratch, "fdatasync", self.direct)

@@ -171,3 +171,26 @@ def test_emptied_caches_make_reads_reach_the_devices(target, cache):
 def test_warm_reads_come_from_memory(target):
     metrics = by_name(execute(DdRead(total_size="64M"), target, run, "warm").metrics)
     assert metrics[("disk.read", ())].value < 64 * MiB / 1e6 * 0.1
+
+
+def test_a_data_set_stays_in_memory_when_the_cache_policy_empties_the_page_cache(tmp_path):
+    """dd's input is held mapped, so emptying the page cache leaves it resident (fincore counts its
+    pages in memory); released, the same drop empties it."""
+    from pathlib import Path
+
+    from pytest_fsbench import datagen
+    from pytest_fsbench.runner import empty_page_cache, hold, release_datasets
+
+    data = tmp_path / "data.dat"
+    datagen.write_data(str(data), 16 * MiB, datagen.parse_data("random"))
+
+    def resident() -> int:
+        return int(run(["fincore", "-b", "-n", "-o", "RES", str(data)]).stdout.split()[0])
+
+    hold(data)
+    empty_page_cache(run)
+    assert resident() == 16 * MiB
+    release_datasets(tmp_path)
+    empty_page_cache(run)
+    assert resident() < 16 * MiB
+    assert Path(data).exists()
