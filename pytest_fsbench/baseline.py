@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from .errors import UsageError
-from .sequential import nominal_alpha
+from .sequential import attained, nominal_alpha
 from .settings import Settings
 from .stats import SESSIONS, Comparison, compare, min_runs_for
 from .store import Series, SeriesKey, Store
@@ -73,6 +73,18 @@ class Baseline:
                              f"can never be significant at --alpha={self.settings.alpha:g}; it needs at least "
                              f"{needed} new runs (--runs, or --max-runs in the sequential mode) and more if the "
                              "runs are spread over several looks, or a baseline measured with more runs")
+
+    def sequential_levels(self) -> tuple[float, float] | None:
+        """The sequential gate's per-look level and its simulated chance of a false alarm over all
+        looks, for the baseline's fewest runs (None outside the sequential mode)."""
+        repeat = self.settings.repeat
+        if not repeat.sequential or not self.settings.regression_rules or self.sessions > 1:
+            return None
+        fewest = min((len(s.values) for s in self.store.series(self.newest)), default=0)
+        if fewest < 2:
+            return None
+        return (nominal_alpha(self.settings.alpha, fewest, repeat.looks),
+                attained(self.settings.alpha, fewest, repeat.looks))
 
     def test_level(self, baseline_runs: int) -> float:
         """The one-sided level of each look of the gate's rank test: alpha, or in the sequential

@@ -41,6 +41,10 @@ class CachedFigureWarning(UserWarning):
     """A threshold or the gate judged a figure that came from a cache, not from the storage."""
 
 
+class InconclusiveGateWarning(UserWarning):
+    """The gate could tell neither a regression nor a change within bounds, and the case passed."""
+
+
 @dataclass
 class CaseResult:
     """One workload's outcome in one test, for the terminal summary."""
@@ -238,7 +242,13 @@ class Bench:
         note += f"; the figure was {cached}" if cached else ""
         message = gate.gate_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule) + note
         result.verdicts.append(message)
-        return [message] if gate.fails(kind, settings.on_inconclusive) else []
+        params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
+        self._record_property(f"fsbench.gate.{s.key.metric}{params}", message)
+        failed = gate.fails(kind, settings.on_inconclusive)
+        if kind == gate.INCONCLUSIVE and not failed:
+            warnings.warn(InconclusiveGateWarning(f"{message} (passed: --inconclusive=pass; sign-off jobs use "
+                                                  "--inconclusive=fail)"))
+        return [message] if failed else []
 
     def _baseline_note(self, s: Series, cmp: Comparison) -> str:
         note = ""
@@ -284,11 +294,14 @@ class Bench:
         return pairs
 
     def _decided(self, row: int) -> bool:
-        """Sequential mode: whether every gated metric of this case has a decided verdict."""
+        """Sequential mode: whether every gated metric of this case is decided, or undecidable
+        within the budget (more runs would not likely decide it by --max-runs: futile)."""
         rules = list(self.session.settings.regression_rules)
+        most = self.session.settings.repeat.max_runs
         for s in self.session.store.series(self.session.session_id, case_row=row):
             rule = gate.rule_for(rules, s.key.metric)
             cmp = self.session.baseline.comparison(s) if rule and self.session.baseline else None
-            if cmp is not None and cmp.sessions == 1 and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE:
+            if (cmp is not None and cmp.sessions == 1 and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
+                    and not gate.futile(cmp, rule.threshold_pct, most)):
                 return False
         return True

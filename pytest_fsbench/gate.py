@@ -106,6 +106,18 @@ def _distance(estimate: float, better_end: float, worse_end: float, allowed: flo
     return worse_end - estimate, allowed - estimate  # needs the worse end inside the allowed change
 
 
+def futile(cmp: Comparison, allowed_pct: float, most_runs: int) -> bool:
+    """Whether an inconclusive comparison would likely stay undecided up to most_runs new runs
+    (the interval shrinking as 1/sqrt(runs)): further looks would spend runs for nothing."""
+    runs = min(cmp.n_baseline, cmp.n_candidate)
+    if not cmp.has_interval:
+        return False
+    if cmp.n_candidate >= most_runs:
+        return True
+    needed = more_runs_factor(cmp, allowed_pct) * runs
+    return not math.isfinite(needed) or needed > most_runs
+
+
 def sessions_needed(cmp: Comparison, allowed_pct: float, most: int = 50) -> int | None:
     """The smallest number of baseline sessions whose prediction interval (t on k - 1 degrees of
     freedom, times sqrt(1 + 1/k)) would decide the verdict, with the present spread; None when no

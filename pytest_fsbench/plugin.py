@@ -217,6 +217,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         if s.regression_rules and len(sessions) == 1:
             how += f", {s.gate_mode} gate" + (f" looking at {', '.join(map(str, s.repeat.looks))} runs"
                                               if s.repeat.sequential else "")
+            levels = session.baseline.sequential_levels()
+            if levels is not None:
+                how += (f", each look one-sided at {levels[0]:.3g} so that any look's false alarm is "
+                        f"{levels[1] * 100:.2f}% (simulated; --alpha={s.alpha:g})")
         lines.append(f"fsbench: comparing with {s.compare} ({how})")
     for a, b in s.pairs:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")

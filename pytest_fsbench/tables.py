@@ -82,29 +82,41 @@ def interval_text(summary) -> str:
     return "" if math.isnan(half) else f"+-{half:.1f}%"
 
 
-def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[tuple[str, ...]]:
+def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level: bool = False) -> list[tuple[str, ...]]:
     rows = []
     for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
         marker = "*" if cmp.significant else " "
         n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.sessions == 1 else f"{cmp.sessions}s/{cmp.n_candidate}"
+        level = f"{(1 - 2 * cmp.alpha) * 100:.3g}% " if show_level else ""
         rows.append((case, s.key.metric, params_text(s.key.params), f"{cmp.baseline_median:.4g}",
                      f"{cmp.candidate_median:.4g}", s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
-                     f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}", n, cmp.verdict))
+                     f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}", n, cmp.verdict))
     return rows
 
 
 def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:
-    level = f"{(1 - 2 * alpha) * 100:.3g}"
-    header = ("case", "metric", "params", base, "new", "unit", "change", f"ci{level}", "p", "n", "verdict")
-    rows = comparison_rows(pairs)
+    """The comparison table, labelled with the level its tests ran at: each comparison's own
+    (a sequential gate tests each look below alpha, so its intervals are wider than 1 - 2 alpha)."""
+    levels = sorted({cmp.alpha for _, _, cmp in pairs}) or [alpha]
+    used = levels[0] if len(levels) == 1 else None
+    label = f"ci{(1 - 2 * used) * 100:.3g}" if used is not None else "ci"
+    header = ("case", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
+    rows = comparison_rows(pairs, show_level=used is None)
     if not rows:
         return ["no case here has samples in the baseline to compare with"]
     counts = {v: sum(1 for r in rows if r[-1] == v) for v in VERDICT_ORDER}
     methods = sorted({cmp.method for _, _, cmp in pairs})
+    if used is None:
+        tested = "each row one-sided at its own level (in its interval's label)"
+        interval = "its interval at that level"
+    else:
+        tested = f"one-sided at alpha={used:.3g}" + (f" (the sequential gate's per-look level for --alpha={alpha:g})"
+                                                     if abs(used - alpha) > 1e-9 else "")
+        interval = (f"its {(1 - 2 * used) * 100:.3g}% interval (each end a one-sided {(1 - used) * 100:.3g}% "
+                    "bound)")
     return align([header, *rows]) + [
         f"{counts['worse']} worse, {counts['better']} better, {counts['unchanged']} unchanged; * = significant, "
-        f"one-sided at alpha={alpha:g} ({', '.join(methods)}); change = estimated shift, ci = its "
-        f"{level}% interval (each end a one-sided {(1 - alpha) * 100:g}% bound); n = runs (Ns: sessions)/runs"]
+        f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"]
 
 
 def comparison_table(results, alpha: float) -> list[str]:

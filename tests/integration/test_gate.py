@@ -89,14 +89,20 @@ def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_lefto
     line = next(l for l in far.stdout.splitlines() if l.startswith("btrfs-single regression: dd.write"))
     assert "n=2 sessions (12 runs)/6 worse" in line and "[90% CI " in line and " p=" in line
 
-    wide = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%"], cwd=REPO)
+    wide = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%", "--inconclusive=fail",
+                       f"--junitxml={tmp_path / 'wide.xml'}"], cwd=REPO)
     assert wide.returncode == 1, wide.stdout[-3000:]
     line = next(l for l in wide.stdout.splitlines() if l.startswith("btrfs-single inconclusive: dd.write"))
     assert "cannot tell whether it is within the 5% allowed" in line and "baseline sessions" in line
-    passing = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%", "--inconclusive=pass"], cwd=REPO)
+    # the default: an undecided gate passes, visibly: the summary, a warning and a junit property say so
+    passing = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%", f"--junitxml={tmp_path / 'j.xml'}"],
+                         cwd=REPO)
     assert passing.returncode == 0, passing.stdout[-3000:]
     assert "fsbench gate (--inconclusive=pass)" in passing.stdout
     assert "btrfs-single inconclusive: dd.write" in passing.stdout
+    assert "InconclusiveGateWarning" in passing.stdout and "sign-off jobs use --inconclusive=fail" in passing.stdout
+    junit = (tmp_path / "j.xml").read_text()
+    assert 'name="fsbench.gate.dd.write' in junit and "btrfs-single inconclusive: dd.write" in junit
 
 
 def test_paired_rounds_in_one_session(tmp_path, no_leftovers):
