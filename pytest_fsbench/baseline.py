@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+from . import drift
+from .drift import POWER, Drift, detectable_pct
 from .errors import UsageError
 from .sequential import attained, nominal_alpha
 from .settings import Settings
@@ -32,21 +34,46 @@ def same_host(store: Store, settings: Settings, current: int, ids: list[int]) ->
 class Baseline:
     """The sessions of --compare NAME (oldest first); one session is a baseline of one."""
 
-    def __init__(self, store: Store, settings: Settings, session_ids: list[int]) -> None:
+    def __init__(self, store: Store, settings: Settings, session_ids: list[int], drift: Drift | None = None) -> None:
         if not session_ids:
             raise UsageError(f"--compare {settings.compare}: names only this session; compare with another")
         self.store = store
         self.settings = settings
         self.session_ids = session_ids
+        self.drift = drift  # this machine's drift between sessions, when its history tells
         self._series: dict[SeriesKey, list[Series]] | None = None
 
     @classmethod
     def resolve(cls, store: Store, settings: Settings, current: int) -> "Baseline":
         ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
         ids = same_host(store, settings, current, ids)
-        baseline = cls(store, settings, ids)
+        machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
+                   if settings.drift == "machine" else None)
+        baseline = cls(store, settings, ids, machine)
         baseline.check()
         return baseline
+
+    @property
+    def across_sessions(self) -> bool:
+        """Whether the gate compares session medians (several baseline sessions, or the machine's
+        drift known), so more runs in this session cannot decide it."""
+        return self.sessions > 1 or self.drift is not None
+
+    def drift_lines(self) -> list[str]:
+        """What the header says of the drift: its size, the smallest slowdown the gate can catch
+        across sessions, and, when that is larger than a rule, the in-session alternative."""
+        if self.drift is None:
+            return []
+        smallest = detectable_pct(self.drift, self.sessions, self.settings.alpha)
+        lines = [f"{self.drift.text()}: across sessions the gate catches a slowdown of {smallest:.0f}% or more "
+                 f"{POWER * 100:.0f}% of the time against {self.sessions} baseline session"
+                 f"{'s' * (self.sessions > 1)}"]
+        rules = [r.threshold_pct for r in self.settings.regression_rules]
+        if rules and smallest > min(rules):
+            lines.append(f"that is more than the {min(rules):g}% rule: gate a change within one session instead, "
+                         "reference and candidate interleaved: --paired=FS:KEY=VALUE (an option), "
+                         "--kernel=A,B (a kernel)")
+        return lines
 
     @property
     def newest(self) -> int:
@@ -62,8 +89,8 @@ class Baseline:
         if not any(self.store.measured_runs(i) for i in self.session_ids):
             raise UsageError(f"--compare {self.settings.compare}: session {self.newest} holds no measured "
                              "runs (every case was skipped or failed); compare with a session that measured")
-        if not self.settings.regression_rules or self.sessions > 1:
-            return  # several sessions: a t prediction interval, which any difference can pass
+        if not self.settings.regression_rules or self.across_sessions:
+            return  # session medians: a t prediction interval, which any difference can pass
         fewest = min((len(s.values) for s in self.store.series(self.newest)), default=0)
         most = self.settings.repeat.looks[-1]
         level = self.test_level(fewest)
@@ -78,7 +105,7 @@ class Baseline:
         """The sequential gate's per-look level and its simulated chance of a false alarm over all
         looks, for the baseline's fewest runs (None outside the sequential mode)."""
         repeat = self.settings.repeat
-        if not repeat.sequential or not self.settings.regression_rules or self.sessions > 1:
+        if not repeat.sequential or not self.settings.regression_rules or self.across_sessions:
             return None
         fewest = min((len(s.values) for s in self.store.series(self.newest)), default=0)
         if fewest < 2:
@@ -110,6 +137,9 @@ class Baseline:
         if not bases or len(series.values) < 2:
             return None
         try:
+            if self.drift is not None:
+                return compare([b.values for b in bases], series.values, series.direction, self.settings.alpha,
+                               method=SESSIONS, drift=(self.drift.sd, self.drift.df))
             if len(bases) > 1:
                 return compare([b.values for b in bases], series.values, series.direction, self.settings.alpha,
                                method=SESSIONS)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from . import cache_check, gate
+from . import cache_check, drift, gate
 from .metrics import Metric, is_headline
 from .progress import Progress, run_line
 from .repeat import stop_reason
@@ -19,7 +19,7 @@ from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import RunSpec
 from .case import CaseSpec
-from .stats import PAIRED, Comparison, compare, summarize
+from .stats import PAIRED, SESSIONS, Comparison, compare, summarize
 from .store import Series, canonical, now
 from .target import Target
 from .errors import FsbenchError, UsageError
@@ -156,7 +156,7 @@ class Bench:
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
             baseline = self.session.baseline
-            decided = (lambda: self._decided(row)) if baseline is not None and baseline.sessions == 1 else None
+            decided = (lambda: self._decided(row)) if baseline is not None and not baseline.across_sessions else None
             reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start, decided)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
@@ -252,9 +252,11 @@ class Bench:
 
     def _baseline_note(self, s: Series, cmp: Comparison) -> str:
         note = ""
-        if cmp.sessions == 1:
-            note += ("; one baseline session, so drift between sessions is not in the test and its false-alarm "
-                     "rate is not controlled (--save the baseline in more sessions)")
+        if cmp.method != SESSIONS:
+            note += (f"; one baseline session and too little history of this machine's sessions to know its drift "
+                     f"(the store needs {drift.MIN_DF} degrees of freedom of repeated sessions), so drift between "
+                     "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
+                     "in more sessions)")
         base = self.session.baseline.series().get(s.key, []) if self.session.baseline else []
         if base and base[-1].options != s.options:
             note += f"; the filesystem options changed: baseline {base[-1].options}, now {s.options}"
@@ -301,7 +303,7 @@ class Bench:
         for s in self.session.store.series(self.session.session_id, case_row=row):
             rule = gate.rule_for(rules, s.key.metric)
             cmp = self.session.baseline.comparison(s) if rule and self.session.baseline else None
-            if (cmp is not None and cmp.sessions == 1 and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
+            if (cmp is not None and cmp.method != SESSIONS and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
                     and not gate.futile(cmp, rule.threshold_pct, most)):
                 return False
         return True

@@ -126,9 +126,9 @@ def sessions_needed(cmp: Comparison, allowed_pct: float, most: int = 50) -> int 
     estimate = _worse_log(cmp.shift_pct, cmp.direction)
     ends = sorted(_worse_log(end, cmp.direction) for end in cmp.pct_ci)
     have, need = _distance(estimate, ends[0], ends[1], _worse_log(_signed(allowed_pct, cmp.direction), cmp.direction))
-    spread = have / (stdtrit(k - 1, 1 - cmp.alpha) * math.sqrt(1 + 1 / k))
+    spread = have / (stdtrit(cmp.drift_df or k - 1, 1 - cmp.alpha) * math.sqrt(1 + 1 / k))
     for more in range(k + 1, most + 1):
-        if stdtrit(more - 1, 1 - cmp.alpha) * spread * math.sqrt(1 + 1 / more) < need:
+        if stdtrit(cmp.drift_df or more - 1, 1 - cmp.alpha) * spread * math.sqrt(1 + 1 / more) < need:
             return more
     return None
 
@@ -137,8 +137,11 @@ def more_runs_text(cmp: Comparison, allowed_pct: float) -> str:
     if cmp.method == SESSIONS:
         k = sessions_needed(cmp, allowed_pct)
         if k is None:
-            return ("with the baseline sessions' spread, no number of sessions would decide it (the estimate is "
-                    "too close to the allowed change); compare within one session instead (--paired)")
+            spread = "this machine's drift between sessions" if cmp.drift_df else "the baseline sessions' spread"
+            return (f"with {spread}, no number of baseline sessions would decide it: a session's median moves "
+                    "more than the estimate lies from the allowed change; measure reference and candidate "
+                    "interleaved in one session instead (--paired=FS:KEY=VALUE for an option, --kernel=A,B for a "
+                    "kernel)")
         return f"about {k} baseline sessions would likely decide it (now {cmp.sessions}; --save=NAME adds one)"
     runs = min(cmp.n_baseline, cmp.n_candidate)
     if not cmp.has_interval:

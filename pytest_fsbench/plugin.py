@@ -214,7 +214,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         sessions = session.baseline.session_ids
         how = (f"{len(sessions)} sessions ({', '.join(map(str, sessions))}): gate on their spread" if len(sessions) > 1
                else f"session {session.baseline.newest}")
-        if s.regression_rules and len(sessions) == 1:
+        if session.baseline.drift is not None:
+            how = (f"{len(sessions)} session{'s' * (len(sessions) > 1)} ({', '.join(map(str, sessions))}): gate on "
+                   "this machine's drift between sessions")
+        elif s.regression_rules and len(sessions) == 1:
             how += f", {s.gate_mode} gate" + (f" looking at {', '.join(map(str, s.repeat.looks))} runs"
                                               if s.repeat.sequential else "")
             levels = session.baseline.sequential_levels()
@@ -222,6 +225,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
                 how += (f", each look one-sided at {levels[0]:.3g} so that any look's false alarm is "
                         f"{levels[1] * 100:.2f}% (simulated; --alpha={s.alpha:g})")
         lines.append(f"fsbench: comparing with {s.compare} ({how})")
+        lines += [f"fsbench: {line}" for line in session.baseline.drift_lines()]
     for a, b in s.pairs:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:

@@ -30,6 +30,7 @@ from .workloads import KNOWN_METRICS
 DEFAULT_STORE = "fsbench-results/fsbench.db"
 DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
 GATE_MODES = ("sequential", "fixed")
+DRIFT_SOURCES = ("machine", "baseline")
 
 
 def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
@@ -44,6 +45,13 @@ def _caches(text: str) -> tuple[str, ...]:
 def _gate_mode(text: str) -> str:
     if text not in GATE_MODES:
         raise UsageError(f"--gate-mode={text!r}: choose sequential or fixed")
+    return text
+
+
+def _drift(text: str) -> str:
+    if text not in DRIFT_SOURCES:
+        raise UsageError(f"--drift={text!r}: choose machine (this machine's drift between sessions, pooled from the "
+                         "store's history) or baseline (only the baseline's own sessions)")
     return text
 
 
@@ -114,6 +122,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--gate-mode", _gate_mode, "sequential", "with --fail-on-regression: sequential (look at --runs, 10, "
            "15, 20, ... runs up to --max-runs and stop once every gated metric is decided; alpha is spent "
            "across the looks) or fixed (exactly --runs runs)"),
+    Option("--drift", _drift, "machine", "what a baseline session's result may drift by in another session: "
+           "machine (pooled from every repeated series of this machine's complete sessions in the store, once they "
+           "give 4 degrees of freedom; then even one baseline session is compared on it) or baseline (only the "
+           "spread of the baseline's own sessions; one session is compared run by run, drift not in the test)"),
     Option("--inconclusive", gate.parse_on_inconclusive, "pass", "what an inconclusive gate does to its case: "
            "pass (the case passes with a warning, a junit property and a summary line saying what would decide "
            "it; pytest exits 0) or fail (sign-off jobs: the runs could not show the change is within the "
@@ -172,6 +184,7 @@ class Settings:
     regression_rules: tuple[gate.RegressionRule, ...] = ()
     alpha: float = 0.05
     gate_mode: str = "sequential"
+    drift: str = "machine"
     on_inconclusive: str = "pass"
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
@@ -232,6 +245,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         regression_rules=rules,
         alpha=value["--alpha"],
         gate_mode=value["--gate-mode"],
+        drift=value["--drift"],
         on_inconclusive=value["--inconclusive"],
         pairs=tuple(pairs),
         args=args,

@@ -292,24 +292,26 @@ def paired_shift(reference: Sequence[float], candidate: Sequence[float], directi
 
 
 def session_shift(baseline_sessions: Sequence[Sequence[float]], candidate: Sequence[float], direction: Direction,
-                  alpha: float) -> Shift:
-    """Several baseline sessions: the candidate session's median against the spread of the
-    baseline sessions' medians (log scale), a prediction interval with Student's t on k - 1
-    degrees of freedom. Session-to-session drift then widens the interval instead of raising
-    false alarms."""
+                  alpha: float, drift: tuple[float, int] | None = None) -> Shift:
+    """Baseline sessions: the candidate session's median against the baseline sessions' mean
+    median (log scale), a prediction interval with Student's t. Its spread is the baseline
+    sessions' own (k - 1 degrees of freedom, k >= 2), or drift = (sd, degrees of freedom), the
+    machine's drift between sessions pooled from its history (any k >= 1). Session-to-session
+    drift then widens the interval instead of raising false alarms."""
     logs = [_oriented_logs(s, direction, "baseline") for s in baseline_sessions]
     medians = np.array([np.median(x) for x in logs])
     k = medians.size
-    if k < 2:
-        raise ValueError("session_shift needs at least two baseline sessions")
+    if k < (1 if drift else 2):
+        raise ValueError("session_shift needs at least two baseline sessions, or one and the machine's drift")
     cand = float(np.median(_oriented_logs(candidate, direction, "candidate")))
     # sessions whose medians happen to agree (rounded tool output) still carry their runs'
     # uncertainty: the spread of a session median is at least that of the median of its runs
     within = float(np.median([np.std(x, ddof=1) * 1.2533 / math.sqrt(x.size) for x in logs if x.size > 1] or [0.0]))
-    scale = max(float(np.std(medians, ddof=1)), within, 1e-9) * math.sqrt(1 + 1 / k)
+    spread, df = drift if drift else (float(np.std(medians, ddof=1)), k - 1)
+    scale = max(spread, within, 1e-9) * math.sqrt(1 + 1 / k)
     estimate = cand - float(medians.mean())
-    t = float(stdtrit(k - 1, 1 - alpha))  # Student's t quantile and cdf (scipy.special: fast)
-    p_worse = float(stdtr(k - 1, estimate / scale))
+    t = float(stdtrit(df, 1 - alpha))  # Student's t quantile and cdf (scipy.special: fast)
+    p_worse = float(stdtr(df, estimate / scale))
     return Shift(estimate, estimate - t * scale, estimate + t * scale, p_worse, 1.0 - p_worse)
 
 
@@ -370,6 +372,7 @@ class Comparison:
     method: str
     sessions: int = 1
     has_interval: bool = True  # False: too few runs for any interval at this level (pct_ci is -100..inf)
+    drift_df: int = 0  # sessions compared on the machine's pooled drift: its degrees of freedom (0: not)
 
     @property
     def worse_end_pct(self) -> float:
@@ -394,12 +397,14 @@ def compare(
     alpha: float = 0.05,
     *,
     method: str = RANK,
+    drift: tuple[float, int] | None = None,
 ) -> Comparison:
     """Compare candidate runs with a baseline of one metric, one-sided in each direction.
 
     method RANK: baseline is the runs of one session (Mann-Whitney with Hodges-Lehmann and Moses,
     exact, ties conservative); PAIRED: baseline is the reference runs of the same rounds
-    (signed-rank); SESSIONS: baseline is a list of sessions' runs (see :func:`session_shift`).
+    (signed-rank); SESSIONS: baseline is a list of sessions' runs, with drift (sd, degrees of
+    freedom) the machine's pooled drift between sessions (see :func:`session_shift`).
     Ranks ignore how far an outlier is (one 3x-slow run cannot hide a real shift, as it does by
     inflating a t test's variance) and assume no distribution. A rank test has a smallest
     attainable p-value (see :func:`min_runs_for`). All values must be > 0 (ValueError otherwise).
@@ -409,7 +414,8 @@ def compare(
     direction = Direction(direction)
     if method == SESSIONS:
         sessions = [_as_array(s, "baseline") for s in baseline]
-        shift, pooled, k = session_shift(sessions, candidate, direction, alpha), np.concatenate(sessions), len(sessions)
+        shift = session_shift(sessions, candidate, direction, alpha, drift)
+        pooled, k = np.concatenate(sessions), len(sessions)
     elif method == PAIRED:
         shift, pooled, k = paired_shift(baseline, candidate, direction, alpha), _as_array(baseline, "reference"), 1
     elif method == RANK:
@@ -432,6 +438,7 @@ def compare(
         n_baseline=int(pooled.size), n_candidate=int(cand.size), significant=verdict != "unchanged",
         verdict=verdict, direction=direction, alpha=alpha, method=method, sessions=k,
         has_interval=math.isfinite(shift.low) and math.isfinite(shift.high),
+        drift_df=drift[1] if method == SESSIONS and drift else 0,
     )
 
 
@@ -462,8 +469,9 @@ def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
     unit_part = f" {unit}" if unit else ""
     p = "p<0.001" if cmp.p_value < 0.001 else f"p={cmp.p_value:.3f}"
     low, high = cmp.pct_ci
-    n = (f"n={cmp.n_baseline}/{cmp.n_candidate}" if cmp.sessions == 1
-         else f"n={cmp.sessions} sessions ({cmp.n_baseline} runs)/{cmp.n_candidate}")
+    n = (f"n={cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS
+         else f"n={cmp.sessions} session{'s' * (cmp.sessions > 1)} ({cmp.n_baseline} runs)/{cmp.n_candidate}"
+         + (f", drift pooled on {cmp.drift_df} df" if cmp.drift_df else ""))
     return (
         f"{metric_name} {_fmt_value(cmp.baseline_median)} -> {_fmt_value(cmp.candidate_median)}"
         f"{unit_part} {_fmt_pct(cmp.shift_pct)} [{cmp.level * 100:.3g}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from . import cache_check
 from .metrics import is_headline
-from .stats import Comparison, summarize
+from .stats import SESSIONS, Comparison, summarize
 from .store import Series
 
 SUMMARY_UNITS = ("MB/s", "ops/s", "s")
@@ -86,7 +86,7 @@ def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level:
     rows = []
     for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
         marker = "*" if cmp.significant else " "
-        n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.sessions == 1 else f"{cmp.sessions}s/{cmp.n_candidate}"
+        n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
         level = f"{(1 - 2 * cmp.alpha) * 100:.3g}% " if show_level else ""
         rows.append((case, s.key.metric, params_text(s.key.params), f"{cmp.baseline_median:.4g}",
                      f"{cmp.candidate_median:.4g}", s.unit, f"{cmp.shift_pct:+.1f}%{marker}",

@@ -69,8 +69,9 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
 def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_leftovers):
     """Two baselines of two sessions each, made from one measured session so that the outcome is
     certain: sessions 100x and 120x faster (any new session is far below their spread), and
-    sessions 2x slower and 2x faster (too spread out for anything to be decided)."""
-    args = [*common(tmp_path), "--fs=btrfs", "--runs=6"]
+    sessions 2x slower and 2x faster (too spread out for anything to be decided). --drift=baseline:
+    the gate uses these sessions' own spread (the store's made-up history is no machine's drift)."""
+    args = [*common(tmp_path), "--fs=btrfs", "--runs=6", "--drift=baseline"]
     saved = run_pytest([*args, "--save=measured"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     db = tmp_path / "fsbench.db"
@@ -127,6 +128,32 @@ def test_paired_rounds_in_one_session(tmp_path, no_leftovers):
                          "WHERE r.warmup = 0 GROUP BY c.case_id ORDER BY c.case_id").fetchall()
     con.close()
     assert rounds == [("btrfs-single-compress-force=zstd:15", 6), ("btrfs-single-compress=no", 6)]
+
+
+def test_one_baseline_session_is_gated_on_the_machines_drift(tmp_path, no_leftovers):
+    """A store whose history on this machine repeats one case over several sessions (one measured
+    session, copied with session-to-session offsets of a few %): a baseline of one session is
+    compared on that drift, and the header states the smallest slowdown it can catch and, when
+    that exceeds the rule, how to gate within one session instead."""
+    args = [*common(tmp_path), "--fs=btrfs", "--runs=4"]
+    saved = run_pytest(args, cwd=REPO)
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    db = tmp_path / "fsbench.db"
+    for factor in (0.96, 1.04, 0.98, 1.02, 1.0):
+        session = new_session_like(db, 1, f"x{factor}")
+        copy_session(db, 1, session)
+        scale_baseline(db, session, factor)
+    store = Store(db)
+    store.save_baseline("base", 2)
+    store.close()
+    gated = run_pytest([*args, "--compare=base", "--fail-on-regression=1%"], cwd=REPO)
+    assert "comparing with base (1 session (2): gate on this machine's drift between sessions)" in gated.stdout
+    assert "fsbench: this machine's drift between sessions: sd " in gated.stdout
+    assert "pooled from 1 series of 6 sessions (5 degrees of freedom)" in gated.stdout
+    assert "that is more than the 1% rule: gate a change within one session instead" in gated.stdout
+    line = next(l for l in gated.stdout.splitlines() if l.startswith("btrfs-single ") and "dd.write" in l)
+    assert "n=1 session (4 runs)/4, drift pooled on 5 df" in line, line
+    assert "stopped" not in line and "max-runs" not in gated.stdout  # session medians: more runs cannot decide it
 
 
 def new_session_like(db: Path, source: int, suffix: str) -> int:

@@ -8,7 +8,7 @@ from pytest_fsbench.gate import INCONCLUSIVE, REGRESSION, WITHIN, RegressionRule
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.repeat import RepeatPolicy, parse_percent, stop_reason
 from pytest_fsbench.sequential import looks, nominal_alpha
-from pytest_fsbench.stats import SESSIONS, compare
+from pytest_fsbench.stats import format_comparison, SESSIONS, compare
 
 TIGHT = [100.0, 100.5, 99.8, 100.2, 99.9, 100.1, 100.3]
 LOOSE = [100.0, 140.0, 70.0, 120.0, 90.0, 60.0, 150.0]
@@ -110,7 +110,9 @@ def test_significant_but_small_change_with_a_wide_interval_is_inconclusive():
 def test_more_runs_for_sessions_speak_of_sessions():
     cmp = compare([[100.0, 101.0], [90.0, 91.0]], [95.0, 96.0], Direction.HIGHER, method=SESSIONS)
     assert gate.verdict(cmp, 5.0) == INCONCLUSIVE
-    assert "no number of sessions would decide it" in gate.more_runs_text(cmp, 5.0)
+    text = gate.more_runs_text(cmp, 5.0)
+    assert "with the baseline sessions' spread, no number of baseline sessions would decide it" in text
+    assert "--paired=FS:KEY=VALUE" in text and "--kernel=A,B" in text
     spread = compare([[100.0, 101.0, 99.0], [92.0, 93.0, 91.0], [106.0, 105.0, 107.0]], [80.0, 81.0, 79.0],
                      Direction.HIGHER, method=SESSIONS)
     assert gate.verdict(spread, 5.0) == INCONCLUSIVE  # -20 %, but 3 sessions cannot show it is significant
@@ -165,3 +167,15 @@ def test_sequential_false_decisions_stay_at_alpha():
         naive += any(compare(base, new[:n], Direction.HIGHER, 0.05).verdict == "worse" for n in points)
     assert alarms / trials <= 0.05 + 3 * (0.05 * 0.95 / trials) ** 0.5
     assert naive / trials > 0.07  # looking four times at 0.05 each would not hold alpha
+
+
+def test_one_baseline_session_is_compared_on_the_machines_pooled_drift():
+    base, new = [100.0, 101.0, 99.0, 100.5], [97.0, 96.0, 98.0, 97.5]
+    with pytest.raises(ValueError, match="one and the machine's drift"):
+        compare([base], new, Direction.HIGHER, method=SESSIONS)
+    narrow = compare([base], new, Direction.HIGHER, method=SESSIONS, drift=(0.01, 40))
+    wide = compare([base], new, Direction.HIGHER, method=SESSIONS, drift=(0.10, 40))
+    assert narrow.drift_df == 40 and narrow.verdict == "worse" and wide.verdict == "unchanged"
+    assert wide.pct_ci[0] < narrow.pct_ci[0] < narrow.shift_pct < narrow.pct_ci[1] < wide.pct_ci[1]
+    assert "drift pooled on 40 df" in format_comparison("dd.write", narrow)
+    assert "this machine's drift between sessions" in gate.more_runs_text(wide, 1.0)
