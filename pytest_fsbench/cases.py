@@ -14,6 +14,8 @@ from typing import Callable
 import pytest
 
 from . import pts
+from .errors import UsageError
+from .matrix import check_no_repeats
 from .ptsfile import composite_xml
 from .sizes import parse_size
 from .workloads import PARAMS, missing_tools
@@ -52,6 +54,10 @@ def values(config: pytest.Config, param: Param) -> list[str]:
             raise pytest.UsageError(f"--{param.name}={raw}: {exc}") from None
     if param.kind == ONE and len(items) != 1:
         raise pytest.UsageError(f"--{param.name}={raw}: give one value")
+    try:
+        check_no_repeats(items, f"--{param.name}={raw}")
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
     return items
 
 

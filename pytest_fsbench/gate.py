@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .errors import UsageError
-from .metrics import Direction, is_headline
 from scipy.special import stdtrit
+
+from .errors import UsageError
+from .metrics import Direction, MetricSpec, is_headline
 
 from .stats import SESSIONS, Comparison, format_comparison
 from .tables import params_text
@@ -41,6 +43,14 @@ def parse_rule(text: str) -> RegressionRule:
     if not 0 < pct < 100:
         raise UsageError(f"--fail-on-regression {text!r}: the allowed change must be above 0 and below 100%")
     return RegressionRule(match.group("metric"), pct)
+
+
+def check_measurable(rule: RegressionRule, known: Sequence[MetricSpec]) -> None:
+    """UsageError unless some workload measures the metric the rule names (a typo would gate
+    nothing and pass)."""
+    if rule.metric is not None and not any(spec.matches(rule.metric) for spec in known):
+        raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no workload measures a metric "
+                         f"{rule.metric!r}; metrics are {', '.join(spec.shown for spec in known)}")
 
 
 def parse_on_inconclusive(text: str) -> str:

@@ -23,7 +23,18 @@ def parse_list(text: str, allowed: Iterable[str], noun: str, option: str) -> tup
     for name in names:
         if name not in allowed:
             raise UsageError(f"{option}: unknown {noun} {name!r}; choose from {', '.join(allowed)}")
-    return tuple(dict.fromkeys(names))
+    check_no_repeats(names, f"{option}={text}")
+    return tuple(names)
+
+
+def check_no_repeats(values: Iterable[str], given: str) -> None:
+    """Every list option names each value once: a repeat is a usage error, never silently
+    dropped or made into a second case."""
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise UsageError(f"{given}: {value!r} is listed twice; name each value once")
+        seen.add(value)
 
 
 def parse_filesystems(text: str) -> tuple[str, ...]:
@@ -67,6 +78,7 @@ def build_matrix(
     """Every fs x layout x option variant x kernel, in the order the options were given (fs_opts
     as parse_fs_opt returns them); the kernels of one configuration are next to each other."""
     parsed = list(fs_opts)
+    check_no_repeats((f"{fs}:{key}={value}" for fs, key, value in parsed), "--fs-opt")
     for fs, key, value in parsed:
         if fs not in filesystems:
             raise UsageError(

@@ -4,6 +4,7 @@ that need several options at once. Every bad value is a UsageError before anythi
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,6 +58,10 @@ def _drift(text: str) -> str:
 
 def store_location(text: str) -> Path | str:
     """An SQLite file's path, or a PostgreSQL server's URL (its password belongs elsewhere)."""
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", text)
+    if scheme and not is_url(text):
+        raise UsageError(f"--store={redact(text)}: {scheme.group(1)}:// is no store fsbench knows; give an SQLite "
+                         "file's path or a postgresql://USER@HOST/DB URL")
     if is_url(text):
         if redact(text) != text:
             raise UsageError(f"--store={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
@@ -66,7 +71,9 @@ def store_location(text: str) -> Path | str:
 
 
 def _datas(text: str) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(str(parse_data(d)) for d in text.split(",")))
+    datas = [str(parse_data(d)) for d in text.split(",")]
+    matrix.check_no_repeats(datas, f"--data={text}")
+    return tuple(datas)
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -269,6 +276,8 @@ def check(settings: Settings) -> None:
     for threshold in settings.thresholds:
         check_measurable(threshold, KNOWN_METRICS)
         check_threshold_scope(threshold, settings.specs)
+    for rule in settings.regression_rules:
+        gate.check_measurable(rule, KNOWN_METRICS)
     if not settings.devices:
         check_image_room(settings.image_dir, settings.image_size)
 

@@ -21,8 +21,10 @@ def opts(*texts: str) -> list[tuple[str, str, str]]:
     return [parse_fs_opt(text) for text in texts]
 
 
-def test_filesystems_in_order_without_duplicates():
-    assert parse_filesystems("zfs,btrfs,zfs") == ("zfs", "btrfs")
+def test_filesystems_in_order_and_a_repeat_is_refused():
+    assert parse_filesystems("zfs,btrfs") == ("zfs", "btrfs")
+    with pytest.raises(UsageError, match="--fs=zfs,btrfs,zfs: 'zfs' is listed twice; name each value once"):
+        parse_filesystems("zfs,btrfs,zfs")
 
 
 @pytest.mark.parametrize("text, message", [
