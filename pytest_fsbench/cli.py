@@ -383,6 +383,22 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_changes(args: argparse.Namespace) -> int:
+    """Where each case's headline median changed level across the sessions, and what differed."""
+    from . import changes  # Otava and matplotlib only for this command
+    host = changes.chosen_host(args.host, args.all_hosts)
+    max_p = changes.max_pvalue(args.max_pvalue)
+    figure = changes.figure_path(args.figure) if args.figure else None
+    store = open_store(args)
+    found = changes.analyse(store, host, max_p)
+    print("\n".join(changes.lines(found, store.path)))
+    if figure is not None and found.changes:
+        print(f"fsbench changes: wrote {changes.write_figure(found.changes, figure)}")
+    elif figure is not None:
+        print(f"fsbench changes: no change points, so no figure in {figure}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
     sub = top.add_subparsers(dest="command", required=True)
@@ -469,6 +485,18 @@ def parser() -> argparse.ArgumentParser:
                       "or an SQLite file")
     add_to_argparse(push, BY_FLAG["--store"])
     push.set_defaults(func=cmd_push)
+    changed = sub.add_parser("changes", help="find the sessions where a case's headline median changed level "
+                             "(Apache Otava's change points over, e.g., a nightly job's sessions) and what "
+                             "differed there: kernel, fs options, fsbench's commit")
+    changed.add_argument("--host", help="the sessions of this machine (its hostname; default: this machine)")
+    changed.add_argument("--all-hosts", action="store_true", help="every machine's sessions, each machine "
+                         "its own series")
+    changed.add_argument("--figure", metavar="FILE", help="also draw each changed series into FILE.svg or "
+                         "FILE.png")
+    changed.add_argument("--max-pvalue", default="0.001", metavar="P", help="keep a change point when its "
+                         "t-test's p is below P (default 0.001, Otava's)")
+    add_to_argparse(changed, BY_FLAG["--store"])
+    changed.set_defaults(func=cmd_changes)
     return top
 
 
