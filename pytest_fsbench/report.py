@@ -15,7 +15,7 @@ from pathlib import Path
 
 from matplotlib.figure import Figure
 
-from . import cache_check, figures
+from . import cache_check, changes, figures
 from .baseline import compare_pairs
 from .metrics import Direction, is_headline
 from .sizes import parse_size
@@ -62,6 +62,7 @@ class Report:
     alpha: float = 0.05
     allowed_pct: float | None = None
     times: dict[str, float | None] = field(default_factory=dict)
+    history: list[changes.ChangePoint] = field(default_factory=list)  # of this session's cases, on its host
 
 
 def side_medians(series: list[Series], names: tuple[str, ...]) -> dict[tuple, float]:
@@ -92,7 +93,18 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s)))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
-                  store.time_totals(session_id))
+                  store.time_totals(session_id), history_of(store, meta))
+
+
+def history_of(store: Store, meta: dict) -> list[changes.ChangePoint]:
+    """The change points, on the session's machine, of the cases this session measured, up to
+    this session."""
+    host = meta["session"].get("manifest", {}).get("hostname")
+    if not host:
+        return []
+    tests = {case["test"] for case in meta["cases"]}
+    return [c for c in changes.detect(store, host)
+            if c.history.key.test in tests and c.session.session_id <= meta["session"]["id"]]
 
 
 def in_table_order(changes: list[tuple[str, Series, Comparison]]) -> list[tuple[str, Series, Comparison]]:
@@ -340,6 +352,12 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
         body.append(f"<figure id='{_e(name)}' aria-label='{_e(fig_title)}'>{figures.svg(fig)}</figure>")
     if report.changes:
         body += [f"<h2>Change vs {_e(report.base_label or 'baseline')}</h2>", change_table(report)]
+    if report.history:
+        body += ["<h2>History on this machine</h2>",
+                 "<p class='note'>Where each case's series of session medians changed level (fsbench changes: "
+                 f"Apache Otava's e-divisive means, p &lt; {changes.MAX_PVALUE:g}), with what differed.</p>",
+                 "<pre>" + _e("\n".join(line for c in report.history for line in changes.change_lines(c, False)))
+                 + "</pre>", f"<figure id='history'>{figures.svg(changes.figure(report.history))}</figure>"]
     body += ["<h2>Every case</h2>", summary_table(report), "<h2>Where the time went</h2>", time_table(report),
              "<h2>How each target was built</h2>",
              "<p class='note'>Per case: the commands that built the target, the options as applied, the "

@@ -207,3 +207,14 @@ def test_a_teams_postgresql_store_gives_the_same(postgres_server, tmp_path, caps
     started = re.compile(r"started \S+")
     assert status == 0 and started.sub("", on_server) == started.sub("", on_file)
     assert [line.split(" (")[0] for line in change_lines(on_server)] == ["  session 8"]
+
+
+def test_the_report_of_a_nightly_session_has_its_history(tmp_path):
+    from pytest_fsbench import report
+
+    store = Store(nightly(tmp_path / "s.db"), create=False)
+    page = report.render(report.report_data(store, 12))
+    assert "<h2>History on this machine</h2>" in page and "<figure id='history'>" in page
+    assert "session 8 (started " in page and "differs from session 7: kernel" in page
+    assert "History on this machine" not in report.render(report.report_data(store, 3))  # before the step
+    store.close()
