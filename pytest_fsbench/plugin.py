@@ -134,7 +134,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     collected = {case_key(item.nodeid) for item in session.items if is_case(item)}
     left = collected - session.config.stash[REPORTED] - fsbench.finished_tests
     try:
-        problems = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, tests_left=len(left))
+        problems = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, tests_left=len(left),
+                                  failed=session.testsfailed)
     except StoreError as exc:
         problems = [f"the session's end could not be recorded: {exc}"]
     if exitstatus != pytest.ExitCode.INTERRUPTED:

@@ -8,6 +8,7 @@ import datetime as dt
 import os
 import platform
 import secrets
+from collections.abc import Sequence
 from pathlib import Path
 
 from . import __version__, processes
@@ -16,6 +17,7 @@ from .host import Host
 from .settings import Settings
 from .baseline import Baseline
 from .databases import redact_args
+from .errors import UsageError
 from .store import Store
 from .system import Runner
 from .targets import Targets
@@ -57,6 +59,53 @@ def session_is_live(token: str, manifest: dict) -> bool:
     return pid.isdigit() and processes.alive(int(pid))
 
 
+#: options that change only where results go or how pytest reports: a resumed session may differ in them
+NOT_CASES = ("--resume", "--report", "--store", "--junitxml", "--junit-xml", "-q", "-v", "-x", "-rs", "-p",
+             "--tb", "-s")
+
+
+def case_options(argv: Sequence[str]) -> list[str]:
+    """The command line's words that choose the cases and how they run, sorted: without
+    NOT_CASES (and the value after -p or a bare --resume)."""
+    kept, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        flag = word.split("=", 1)[0]
+        if flag in NOT_CASES:
+            skip = word in ("-p", "--resume", "--tb")
+            continue
+        kept.append(word)
+    return sorted(kept)
+
+
+def resume_problem(session_id: int, status: str, live: bool, stored: Sequence[str], argv: Sequence[str]) -> str | None:
+    """Why --resume cannot take this session, or None: only an interrupted session (or one left
+    running by a process that is gone), with the same cases and options."""
+    if status not in ("interrupted", "running") or (status == "running" and live):
+        why = "is still running" if status == "running" else f"is {status}"
+        return f"--resume={session_id}: session {session_id} {why}; only an interrupted session can be resumed"
+    before, now = case_options(stored), case_options(argv)
+    if before != now:
+        gone = [w for w in before if w not in now]
+        new = [w for w in now if w not in before]
+        return (f"--resume={session_id}: session {session_id} ran with {' '.join(before) or 'no options'}; this "
+                f"command {'drops ' + ' '.join(gone) if gone else ''}{'; ' if gone and new else ''}"
+                f"{'adds ' + ' '.join(new) if new else ''}: resume with the same cases and options")
+    return None
+
+
+def ending(interrupted: bool, measured: bool, failed: int) -> str:
+    """A finished session's status: interrupted, complete (it measured), failed (it measured
+    nothing and tests failed) or empty (nothing measured, nothing failed: every case skipped)."""
+    if interrupted:
+        return "interrupted"
+    if measured:
+        return "complete"
+    return "failed" if failed else "empty"
+
+
 class FsbenchSession:
     def __init__(self, settings: Settings, host: Host, run: Runner, run_root: Path = RUN_ROOT) -> None:
         self.settings = settings
@@ -84,6 +133,12 @@ class FsbenchSession:
             if settings.resume:
                 self._session_id = (store.last_unfinished(session_is_live) if settings.resume == "last"
                                     else store.resolve(settings.resume))
+                stored = store.session_export(self._session_id)["session"]
+                problem = resume_problem(self._session_id, stored["status"],
+                                         session_is_live(stored["token"], stored["manifest"]),
+                                         stored["args"].get("argv", []), redact_args(settings.args))
+                if problem:
+                    raise UsageError(problem)
                 store.reopen_session(self._session_id)
                 self.finished_tests = store.finished_tests(self._session_id)
             else:
@@ -110,21 +165,24 @@ class FsbenchSession:
         assert self._session_id is not None
         return self._session_id
 
-    def finish(self, interrupted: bool, tests_left: int) -> list[str]:
-        """Mark the session complete, or interrupted when it was interrupted or a case did not
-        finish its runs (tests_left: collected tests that never reported); save it as a baseline
-        if asked. Returns the problems that fail the session."""
+    def finish(self, interrupted: bool, tests_left: int, failed: int = 0) -> list[str]:
+        """Record how the session ended: interrupted when it was interrupted or a case did not
+        finish its runs (tests_left: collected tests that never reported); else complete when it
+        measured something, failed when it measured nothing and tests failed (failed: how many),
+        empty when every case was skipped. Save it as a baseline if asked. Returns the problems
+        that fail the session."""
         if self._store is None:
             return []
         unfinished = self.store.unfinished_cases(self.session_id)
-        complete = not interrupted and not unfinished and not tests_left
-        self.store.finish_session(self.session_id, "complete" if complete else "interrupted")
+        status = ending(interrupted or bool(unfinished) or bool(tests_left),
+                        self.store.measured_runs(self.session_id) > 0, failed)
+        self.store.finish_session(self.session_id, status)
         if self.settings.save is None:
             return []
-        if not complete:
+        if status == "interrupted":
             left = f"{len(unfinished)} case(s) did not finish their runs" if unfinished else "it was interrupted"
             return [f"not saved as baseline {self.settings.save!r}: {left} (--resume finishes it)"]
-        if not self.store.measured_runs(self.session_id):
+        if status != "complete":
             return [f"not saved as baseline {self.settings.save!r}: no case was measured (all were skipped "
                     "or failed), so it could gate nothing"]
         self.store.save_baseline(self.settings.save, self.session_id)

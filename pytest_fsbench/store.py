@@ -283,7 +283,8 @@ class Store:
     def last_unfinished(self, is_live: Callable[[str, dict], bool]) -> int:
         """The newest session that did not complete and whose process is gone (is_live(token,
         manifest) tells a session still running elsewhere, which must not be taken over)."""
-        rows = self.db.execute("SELECT id, token, manifest FROM sessions WHERE status != 'complete' ORDER BY id DESC")
+        rows = self.db.execute("SELECT id, token, manifest FROM sessions WHERE status IN ('interrupted', 'running')"
+                               " ORDER BY id DESC")
         for session_id, token, manifest in rows:
             if not is_live(token, json.loads(manifest)):
                 return int(session_id)

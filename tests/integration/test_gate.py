@@ -260,3 +260,23 @@ def test_kill_9_then_resume_loses_and_repeats_nothing(tmp_path, no_leftovers):
     con = sqlite3.connect(db)
     assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "complete")]
     con.close()
+    again = run_pytest([*args, "--resume=1"], cwd=REPO)
+    assert again.returncode == pytest.ExitCode.USAGE_ERROR, again.stdout[-2000:]
+    assert ("--resume=1: session 1 is complete; only an interrupted session can be resumed"
+            in again.stderr), again.stderr
+    assert runs_per_case(db) == after  # nothing reopened, nothing measured
+
+
+def test_a_session_that_measured_nothing_is_recorded_empty_and_gates_nothing(tmp_path):
+    """Every case skipped (here: one whose data IOzone cannot write) is no 'complete' session:
+    --compare last never takes it, --resume refuses it."""
+    db = tmp_path / "fsbench.db"
+    args = ["benchmarks/test_iozone.py", "-k", "not throughput", "--fs=ext4", "--data=zeros", "--iozone-record=64K",
+            f"--image-dir={tmp_path / 'images'}", f"--store={db}"]
+    done = run_pytest(args, cwd=REPO)
+    assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout[-2000:]
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "empty")]
+    con.close()
+    refused = run_pytest([*args, "--resume=1"], cwd=REPO)
+    assert "--resume=1: session 1 is empty; only an interrupted session can be resumed" in refused.stderr

@@ -160,3 +160,28 @@ def test_zfs_fuse_limits():
 def test_no_zfs_at_all():
     host = dataclasses.replace(HOST, zfs_module=False, programs=HOST.programs - {"zfs-fuse"})
     assert reasons(CaseSpec("zfs", "single"), host)[-1].startswith("no ZFS here")
+
+
+def test_a_session_ends_interrupted_complete_failed_or_empty():
+    from pytest_fsbench.session import ending
+
+    assert ending(True, True, 0) == "interrupted"
+    assert ending(False, True, 3) == "complete"
+    assert ending(False, False, 2) == "failed"
+    assert ending(False, False, 0) == "empty"
+
+
+def test_resume_takes_only_an_interrupted_session_with_the_same_cases():
+    from pytest_fsbench.session import resume_problem
+
+    argv = ["benchmarks/test_dd.py", "--fs=ext4", "--dd-size=16M"]
+    assert resume_problem(3, "interrupted", False, argv, [*argv, "--resume=3", "-q", "--report=r.html"]) is None
+    assert resume_problem(3, "running", False, argv, [*argv, "--resume"]) is None
+    assert "session 3 is still running" in resume_problem(3, "running", True, argv, argv)
+    assert "session 3 is complete; only an interrupted session" in resume_problem(3, "complete", False, argv, argv)
+    assert "session 3 is empty" in resume_problem(3, "empty", False, argv, argv)
+    problem = resume_problem(3, "interrupted", False, argv,
+                             ["benchmarks/test_dd.py", "--fs=btrfs", "--dd-size=32M", "--resume=3"])
+    assert problem == ("--resume=3: session 3 ran with --dd-size=16M --fs=ext4 benchmarks/test_dd.py; this command "
+                       "drops --dd-size=16M --fs=ext4; adds --dd-size=32M --fs=btrfs: resume with the same cases and "
+                       "options")
