@@ -97,6 +97,8 @@ def check_real_devices(settings: Settings) -> Settings:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "fsbench_threshold(*rules): thresholds for this test, e.g. 'dd.write>=100MB/s'")
     config.addinivalue_line("markers", "root: needs root (loop devices, mkfs, mount)")
+    config.addinivalue_line("markers", "fsbench_cases(*case_ids): the test needs these cases in the session's matrix "
+                            "(e.g. 'btrfs-raid10'); it is deselected when --fs/--layout/--fs-opt leave one out")
     try:
         settings = check_real_devices(settings_from_config(config))
         session = FsbenchSession(settings, probe(), run)
@@ -246,10 +248,13 @@ class Rounds:
             metafunc.parametrize("fsbench_round", list(rounds), ids=[f"round{r}" for r in rounds])
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Interleaved: every case's round 1, then every case's round 2 in the reverse order, and so
-    on (A B, B A, A B ...), so that neither slow drift nor a case's position in the round (the
-    first after a build, the last before the next) favours one case."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked fsbench_cases(...) naming a case this session does not have is deselected
+    (it could only skip). Interleaved: every case's round 1, then every case's round 2 in the
+    reverse order, and so on (A B, B A, A B ...), so that neither slow drift nor a case's position
+    in the round (the first after a build, the last before the next) favours one case."""
+    deselect_without_cases(config, items)
+
     def round_of(item: pytest.Item) -> int:
         callspec = getattr(item, "callspec", None)
         return callspec.params.get("fsbench_round", 0) if callspec else 0
@@ -260,6 +265,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     position = {id(item): i for i, item in enumerate(items)}
     items.sort(key=key)
+
+
+def deselect_without_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
+    ids = {spec.id for spec in config.stash[SESSION].settings.specs}
+    unused = [item for item in items
+              if any(case not in ids for marker in item.iter_markers("fsbench_cases") for case in marker.args)]
+    if unused:
+        config.hook.pytest_deselected(items=unused)
+        items[:] = [item for item in items if item not in unused]
 
 
 @pytest.hookimpl(tryfirst=True)  # the case id comes first in test ids: test_x[btrfs-raid1-64K]
