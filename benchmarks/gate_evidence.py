@@ -1,18 +1,41 @@
-"""Evidence for the regression gate: how often it raises false alarms and how often it detects a
-real change, next to the rules other tools use. Not a pytest test.
+"""Evidence for the regression gate: how often a case fails when nothing changed and when it got
+slower, through the plugin's own decision path. Not a pytest test.
 
-    .venv/bin/python benchmarks/gate_evidence.py --simulate [--trials 2000] [--jobs 2]
+    .venv/bin/python benchmarks/gate_evidence.py --simulate [--trials 4000] [--jobs 2] [--scenario paired]
     .venv/bin/python benchmarks/gate_evidence.py --real --trials 20 [--record sessions.jsonl]
     .venv/bin/python benchmarks/gate_evidence.py --across sessions.jsonl
 
---simulate (pure computation): lognormal run-to-run noise of CV 3/10/30 % and a "mix" (CV 3 %
-with 10 % of runs slowed by 20-50 %), n = 6/10/20 runs, true change 0/-5/-10/-20 %, allowed 5 %.
-Scenarios: "within" (baseline and new runs from one session), "rounds" (one session whose speed
-drifts round by round, sd 10 %: fsbench's --paired against unpaired tests of the same runs),
-"across" (every session offset by a lognormal factor of sd --session-sd: one saved baseline
-session against a baseline of 3 or 5 sessions). Every fsbench rule runs fsbench's own code
-(stats.compare, gate.verdict, the sequential levels). Rates carry 95 % Wilson intervals; each
-row is also printed as one JSON line.
+--simulate (pure computation, plain values instead of a store): each trial draws the baseline's
+runs and the new runs from lognormal noise and takes them through what a pytest session does with
+them: Bench._repeat's loop (repeat.stop_reason with the shipped RepeatPolicy, asking a decided()
+that mirrors Bench._decided: gate.verdict and gate.futile on Baseline.comparison at
+Baseline.test_level), then the final comparison, gate.verdict and gate.fails under --inconclusive.
+The Baseline is the plugin's own, reading the drawn sessions from a stand-in for the store, so the
+level (sequential.nominal_alpha in the sequential mode), the method (runs, or session medians on
+their own spread or on the machine's drift from drift.from_store) are chosen by its code, not by
+this script. The defaults are read from the options' declarations.
+
+Scenarios, throughput (higher is better), allowed change 5 % (--fail-on-regression 5%):
+
+- one-session: baseline and new runs from one machine state, noise of CV 5/10/20 % and "mix"
+  (CV 10 % and 1 run in 10 slowed to 70 % of its throughput);
+- across-sessions: every session (each baseline session and the new one) offset by a lognormal
+  factor of CV offset_sd (3/5/10 %), runs of CV 10 %, against 1, 2, 3 or 5 baseline sessions;
+- paired: --paired rounds in one session, every round offset by a factor of CV offset_sd (10 %)
+  that hits both sides, runs of CV 10 %, 10 or 20 rounds (interleaved: never sequential).
+
+The machine's drift (--drift=machine, the default) is known only once the store's complete
+sessions give drift.MIN_DF degrees of freedom; rows without "drift known" are what the gate does
+before that (or with --drift=baseline): one baseline session compared run by run. Rows with it
+hold HISTORY complete sessions of the machine (the baseline's the newest of them), one series
+each, or 10 series sharing each session's offset (a machine-wide drift).
+
+Modes: "default" (the shipped defaults: sequential gate, --inconclusive=pass), "sign-off"
+(--inconclusive=fail) and "fixed" (--gate-mode=fixed). The modes of one row share their trials'
+random numbers, so default and sign-off differ only in how an inconclusive verdict counts. A row's
+"fails" is the share of trials whose case fails as a CI job sees it (a false alarm when change is
+0, the power otherwise), with a 95 % Wilson interval; regression/inconclusive/within are the
+verdicts' shares and mean_runs the new runs measured. Each row is one JSON line after the table.
 
 --real: dd direct writes on a loop target, in trials of rounds A A' B / B A' A (the order
 alternates, so neither drift nor a position in the round favours one group), where B is the
@@ -32,29 +55,54 @@ import os
 import signal
 import statistics
 import sys
+import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
+from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_fsbench import gate  # noqa: E402
+from pytest_fsbench import drift, gate  # noqa: E402
+from pytest_fsbench.baseline import Baseline  # noqa: E402
+from pytest_fsbench.gate import RegressionRule  # noqa: E402
 from pytest_fsbench.metrics import Direction  # noqa: E402
-from pytest_fsbench.sequential import looks, nominal_alpha  # noqa: E402
+from pytest_fsbench.repeat import RepeatPolicy, stop_reason  # noqa: E402
+from pytest_fsbench.settings import OPTIONS, Settings  # noqa: E402
 from pytest_fsbench.stats import PAIRED, SESSIONS, compare  # noqa: E402
+from pytest_fsbench.store import Series, SeriesKey, SessionRow  # noqa: E402
+
+
+def shipped(flag: str) -> Any:
+    """An option's default, typed as the plugin reads it."""
+    option = next(o for o in OPTIONS if o.flag == flag)
+    return option.value(option.default)
+
 
 ALLOWED = 5.0
-ALPHA = 0.05
-MAX_RUNS = 30
-NOISES = ("cv3", "cv10", "cv30", "mix")
-SIZES = (6, 10, 20)
-CHANGES = (0.0, -0.05, -0.10, -0.20)
-ROUND_DRIFT_SD = 0.10
+ALPHA = shipped("--alpha")
+MODES = ("default", "sign-off", "fixed")
+SCENARIOS = ("one-session", "across-sessions", "paired")
+#: "mix": the share of runs slowed, and the throughput they keep
+SLOW_SHARE, SLOW_FACTOR = 0.10, 0.70
+#: what makes a row's world (all but its mode and trials)
+WORLD = ("scenario", "noise", "cv", "offset_sd", "baseline_sessions", "n", "change", "drift", "history",
+         "series")
+#: --drift=machine: the complete sessions of this machine the store holds (the baseline's among them)
+HISTORY = 6
+HOST = "bench-vm"
 
 
-# ---- rules ------------------------------------------------------------------------------------
+def key(index: int) -> SeriesKey:
+    """A headline throughput series of the machine's history; index 0 is the gated one."""
+    return SeriesKey(f"benchmarks/test_dd.py::test_write[ext4-single-{index}]", "dd", "{}", "dd.write", "{}")
+
+
+# ---- rules (--real, --across) -------------------------------------------------------------------
 
 
 def fsbench_verdict(base, new, level: float = ALPHA) -> str:
@@ -66,109 +114,178 @@ def pytest_benchmark_alarm(base, new) -> bool:
     return (np.mean(new) - np.mean(base)) / np.mean(base) * 100 < -ALLOWED
 
 
-def fsperf_alarm(base, new) -> bool:
-    """fsperf: a regression when the new mean is below the baseline mean - 1.96 sigma."""
-    return np.mean(new) < np.mean(base) - 1.96 * np.std(base, ddof=1)
-
-
-def welch_alarm(base, new) -> bool:
-    """Welch's t test on log values, one-sided at alpha, and the mean change beyond 5 %."""
-    from scipy import stats
-
-    lb, ln = np.log(base), np.log(new)
-    p = stats.ttest_ind(ln, lb, equal_var=False, alternative="less").pvalue
-    return p <= ALPHA and math.expm1(ln.mean() - lb.mean()) * 100 < -ALLOWED
-
-
-# ---- noise ------------------------------------------------------------------------------------
-
-
-def draw(rng: np.random.Generator, noise: str, size) -> np.ndarray:
-    if noise == "mix":
-        runs = rng.lognormal(0.0, _sigma(0.03), size)
-        slowed = rng.random(size) < 0.10
-        return np.where(slowed, runs * (1 - rng.uniform(0.20, 0.50, size)), runs)
-    return rng.lognormal(0.0, _sigma(int(noise[2:]) / 100), size)
-
-
-def _sigma(cv: float) -> float:
-    return math.sqrt(math.log(1 + cv * cv))
-
-
-# ---- one condition ----------------------------------------------------------------------------
+# ---- one simulated row --------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Condition:
+class Row:
+    """One row of the evidence: a world (noise, drift, true change), a way of gating it (mode) and
+    how many trials. offset_sd is the CV of each session's offset (across-sessions) or of each
+    round's (paired); n is --runs, the first look (paired: the rounds). drift is --drift: "baseline"
+    (also what "machine" does while the store's history is too short), or "machine" with a store
+    that holds `history` complete sessions of this machine (the baseline's the newest of them), each
+    with `series` headline series that share the session's offset."""
+
     scenario: str
-    noise: str
-    n: int
+    cv: float
     change: float
-    trials: int
-    session_sd: float = 0.05
+    n: int
+    offset_sd: float = 0.0
+    baseline_sessions: int = 1
+    noise: str = "lognormal"  # or "mix"
+    drift: str = "baseline"
+    history: int = 0
+    series: int = 1
+    mode: str = "default"
+    trials: int = 4000
 
 
-def simulate(cond: Condition) -> list[dict]:
-    """Every rule's outcomes over cond.trials trials; one dict per rule."""
-    rng = np.random.default_rng(abs(hash((cond.scenario, cond.noise, cond.n, cond.change))) % 2**32)
-    tallies: dict[str, dict[str, float]] = {}
+@dataclass(frozen=True)
+class Outcome:
+    """One trial as a CI job sees it: the gate's verdict, the new runs measured, whether the case
+    fails."""
 
-    def tally(rule: str, alarm: bool, verdict: str | None = None, runs: int | None = None) -> None:
-        t = tallies.setdefault(rule, {"alarms": 0, "inconclusive": 0, "within": 0, "runs": 0})
-        t["alarms"] += alarm
-        t["inconclusive"] += verdict == gate.INCONCLUSIVE
-        t["within"] += verdict == gate.WITHIN
-        t["runs"] += runs or 0
+    kind: str
+    runs: int
+    fails: bool
 
-    factor = 1 + cond.change
-    points = looks(cond.n, max(cond.n, MAX_RUNS))
-    level = nominal_alpha(ALPHA, cond.n, points)
-    for _ in range(cond.trials):
-        if cond.scenario == "within":
-            base = 100 * draw(rng, cond.noise, cond.n)
-            more = 100 * factor * draw(rng, cond.noise, points[-1])
-            new = more[: cond.n]
-            v = fsbench_verdict(base, new)
-            tally("fsbench fixed", v == gate.REGRESSION, v, cond.n)
-            for used in points:
-                v = fsbench_verdict(base, more[:used], level)
-                if v != gate.INCONCLUSIVE:
-                    break
-            tally("fsbench sequential", v == gate.REGRESSION, v, used)
-            tally("pytest-benchmark mean:5%", pytest_benchmark_alarm(base, new))
-            tally("fsperf mean-1.96sd", fsperf_alarm(base, new))
-            tally("welch+5%", welch_alarm(base, new))
-        elif cond.scenario == "rounds":
-            drift = rng.lognormal(0.0, ROUND_DRIFT_SD, cond.n)
-            a = 100 * drift * draw(rng, cond.noise, cond.n)
-            b = 100 * factor * drift * draw(rng, cond.noise, cond.n)
-            v = gate.verdict(compare(a, b, Direction.HIGHER, ALPHA, method=PAIRED), ALLOWED)
-            tally("fsbench paired", v == gate.REGRESSION, v, cond.n)
-            v = fsbench_verdict(a, b)
-            tally("fsbench unpaired", v == gate.REGRESSION, v, cond.n)
-            tally("pytest-benchmark mean:5%", pytest_benchmark_alarm(a, b))
-        else:  # across sessions
-            def session(scale: float) -> np.ndarray:
-                return 100 * scale * rng.lognormal(0.0, cond.session_sd) * draw(rng, cond.noise, cond.n)
 
-            sessions = [session(1.0) for _ in range(5)]
-            new = session(factor)
-            v = fsbench_verdict(sessions[-1], new)
-            tally("fsbench 1 baseline session", v == gate.REGRESSION, v, cond.n)
-            for k in (3, 5):
-                v = gate.verdict(compare(sessions[-k:], new, Direction.HIGHER, ALPHA, method=SESSIONS), ALLOWED)
-                tally(f"fsbench {k} baseline sessions", v == gate.REGRESSION, v, cond.n)
-            tally("pytest-benchmark mean:5%", pytest_benchmark_alarm(sessions[-1], new))
-    rows = []
-    for rule, t in tallies.items():
-        low, high = wilson(int(t["alarms"]), cond.trials)
-        rows.append({"scenario": cond.scenario, "noise": cond.noise, "n": cond.n, "change": cond.change,
-                     "session_sd": cond.session_sd if cond.scenario == "across" else None, "rule": rule,
-                     "rate": t["alarms"] / cond.trials, "ci95": [low, high], "trials": cond.trials,
-                     "inconclusive": t["inconclusive"] / cond.trials if rule.startswith("fsbench") else None,
-                     "within_bounds": t["within"] / cond.trials if rule.startswith("fsbench") else None,
-                     "mean_runs": t["runs"] / cond.trials if rule.startswith("fsbench") else None})
-    return rows
+class MachineStore:
+    """The part of a Store that Baseline and drift.from_store read: this machine's complete
+    sessions (ids 0, 1, ...), each with the runs of its headline series (the gated one first)."""
+
+    def __init__(self, runs: list[list[np.ndarray]]) -> None:
+        self.runs = runs
+
+    def sessions(self, host: str | None = None) -> list[SessionRow]:
+        return [SessionRow(i, "", "", "", "complete", HOST) for i in range(len(self.runs))]
+
+    def series(self, session_id: int) -> list[Series]:
+        return [as_series(values, i) for i, values in enumerate(self.runs[session_id])]
+
+
+def as_series(values, index: int = 0) -> Series:
+    return Series(key(index), "ext4-single", "MB/s", Direction.HIGHER, tuple(float(v) for v in values))
+
+
+def mode_gate(row: Row) -> tuple[RepeatPolicy, str]:
+    """The RepeatPolicy and --inconclusive a session in row.mode would run with (settings_from: the
+    sequential gate needs --fail-on-regression and --compare, and --paired interleaves, which is
+    never sequential)."""
+    gate_mode = "fixed" if row.mode == "fixed" else shipped("--gate-mode")
+    on_inconclusive = "fail" if row.mode == "sign-off" else shipped("--inconclusive")
+    sequential = gate_mode == "sequential" and row.scenario != "paired"
+    policy = RepeatPolicy(runs=row.n, warmup=shipped("--warmup"), until_ci=shipped("--until-ci"),
+                          max_runs=shipped("--max-runs"), max_seconds=shipped("--max-time"),
+                          sequential=sequential)
+    return policy, on_inconclusive
+
+
+@lru_cache(maxsize=32)
+def settings_for(policy: RepeatPolicy, rule: RegressionRule, on_inconclusive: str,
+                 drift_from: str = "baseline") -> Settings:
+    return Settings((), (), (), repeat=policy, compare="base", regression_rules=(rule,), alpha=ALPHA,
+                    gate_mode="sequential" if policy.sequential else "fixed", on_inconclusive=on_inconclusive,
+                    drift=drift_from)
+
+
+def case_decided(settings: Settings, baseline: Baseline, series: Series) -> bool:
+    """Bench._decided for a case of one series: decided unless its gated metric is inconclusive
+    (compared run by run) and more runs could still likely decide it by --max-runs."""
+    rule = gate.rule_for(list(settings.regression_rules), series.key.metric)
+    cmp = baseline.comparison(series) if rule else None
+    return not (cmp is not None and cmp.method != SESSIONS
+                and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
+                and not gate.futile(cmp, rule.threshold_pct, settings.repeat.max_runs))
+
+
+def measured(settings: Settings, baseline: Baseline | None, new: np.ndarray) -> int:
+    """Bench._repeat's loop over the runs new would give, one at a time: how many it measures (a
+    sequential decision only against a baseline compared run by run, as there)."""
+    sequential = baseline is not None and not baseline.across_sessions
+    runs = 0
+    while True:
+        series = as_series(new[:runs])
+        decided = partial(case_decided, settings, baseline, series) if sequential else None
+        if stop_reason(settings.repeat, runs, [series.values], 0.0, decided):
+            return runs
+        if runs == new.size:
+            raise ValueError(f"the loop wants more than the {new.size} runs drawn")
+        runs += 1
+
+
+def noise(rng: np.random.Generator, row: Row, size: int) -> np.ndarray:
+    runs = rng.lognormal(0.0, sigma(row.cv), size)
+    if row.noise == "mix":
+        runs = np.where(rng.random(size) < SLOW_SHARE, runs * SLOW_FACTOR, runs)
+    return runs
+
+
+def sigma(cv: float) -> float:
+    """The log-scale sd of a lognormal factor of this coefficient of variation."""
+    return math.sqrt(math.log(1 + cv * cv))
+
+
+def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: RegressionRule,
+          on_inconclusive: str) -> Outcome:
+    """One case through the gate: draw its baseline and new runs, measure as Bench._repeat would,
+    judge as Bench._judge does."""
+    settings = settings_for(policy, rule, on_inconclusive, row.drift)
+    most = max(policy.runs, policy.max_runs)
+    if row.scenario == "paired":
+        rounds = rng.lognormal(0.0, sigma(row.offset_sd), most)  # each round's offset, on both sides
+        reference = 100 * rounds * noise(rng, row, most)
+        variant = 100 * (1 + row.change) * rounds * noise(rng, row, most)
+        runs = measured(settings, None, variant)
+        cmp = compare(reference[:runs], variant[:runs], Direction.HIGHER, settings.alpha, method=PAIRED)
+    else:
+        def session(factor: float, size: int, series: int = 1) -> list[np.ndarray]:
+            offset = factor * rng.lognormal(0.0, sigma(row.offset_sd))
+            return [100 * offset * noise(rng, row, size) for _ in range(series)]
+
+        # the store's sessions ran with the shipped --runs (saved without --compare: not sequential)
+        held = max(row.history, row.baseline_sessions)
+        store = MachineStore([session(1.0, shipped("--runs"), row.series) for _ in range(held)])
+        new = session(1 + row.change, most)[0]
+        machine = drift.from_store(store, HOST) if row.drift == "machine" else None
+        baseline = Baseline(store, settings, list(range(held - row.baseline_sessions, held)), machine)
+        runs = measured(settings, baseline, new)
+        cmp = baseline.comparison(as_series(new[:runs]))
+    kind = gate.verdict(cmp, rule.threshold_pct)
+    return Outcome(kind, runs, gate.fails(kind, on_inconclusive))
+
+
+def level_of(row: Row) -> float:
+    """The one-sided level of each look's test in this row, as the plugin chooses it."""
+    policy, on_inconclusive = mode_gate(row)
+    settings = settings_for(policy, RegressionRule(None, ALLOWED), on_inconclusive, row.drift)
+    if row.scenario == "paired" or row.baseline_sessions > 1 or row.drift == "machine":
+        return settings.alpha
+    return Baseline(MachineStore([]), settings, [0]).test_level(shipped("--runs"))
+
+
+def seed(row: Row) -> int:
+    """The same for every mode and trial count of a world: modes share their random numbers."""
+    return zlib.crc32(repr(tuple(getattr(row, k) for k in WORLD)).encode())
+
+
+def simulate(row: Row) -> dict:
+    """row.trials trials; the row's rates as one dict (the JSON line)."""
+    policy, on_inconclusive = mode_gate(row)
+    rule = RegressionRule(None, ALLOWED)
+    rng = np.random.default_rng(seed(row))
+    outcomes = [trial(rng, row, policy, rule, on_inconclusive) for _ in range(row.trials)]
+    fails = sum(o.fails for o in outcomes)
+
+    def share(kind: str) -> float:
+        return sum(o.kind == kind for o in outcomes) / row.trials
+
+    return {**asdict(row), "allowed": ALLOWED, "alpha": ALPHA, "level": level_of(row),
+            "gate_mode": "sequential" if policy.sequential else "fixed", "on_inconclusive": on_inconclusive,
+            "max_runs": policy.max_runs, "fails": fails / row.trials,
+            "fails_ci95": list(wilson(fails, row.trials)),
+            "regression": share(gate.REGRESSION), "inconclusive": share(gate.INCONCLUSIVE),
+            "within": share(gate.WITHIN), "mean_runs": sum(o.runs for o in outcomes) / row.trials}
 
 
 def wilson(hits: int, trials: int, z: float = 1.96) -> tuple[float, float]:
@@ -179,42 +296,85 @@ def wilson(hits: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def conditions(trials: int, session_sds: tuple[float, ...]) -> list[Condition]:
-    grid = [Condition("within", noise, n, change, trials) for noise in NOISES for n in SIZES for change in CHANGES]
-    grid += [Condition("rounds", noise, n, change, trials) for noise in NOISES for n in SIZES for change in CHANGES]
-    grid += [Condition("across", noise, 10, change, trials, sd) for sd in session_sds for noise in NOISES
-             for change in (0.0, -0.10, -0.20)]
-    return grid
+def worlds() -> list[Row]:
+    """Every row's world, in the order of the table."""
+    runs = shipped("--runs")
+    noises = [("lognormal", 0.05), ("lognormal", 0.10), ("lognormal", 0.20), ("mix", 0.10)]
+    machine = {"drift": "machine", "history": HISTORY}
+    rows = [Row("one-session", cv, change, runs, noise=kind) for kind, cv in noises
+            for change in (0.0, -0.03, -0.05, -0.07, -0.10, -0.15, -0.20)]
+    rows += [Row("one-session", 0.10, change, runs, **machine) for change in (0.0, -0.05, -0.10, -0.20)]
+    for known in ({}, machine):
+        rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, baseline_sessions=k, **known)
+                 for sd in (0.03, 0.05, 0.10) for k in (1, 2, 3, 5) for change in (0.0, -0.10, -0.20)]
+    rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, series=10, **machine)
+             for sd in (0.05, 0.10) for change in (0.0, -0.10)]
+    rows += [Row("paired", 0.10, change, rounds, offset_sd=0.10) for rounds in (10, 20)
+             for change in (0.0, -0.05, -0.10)]
+    return rows
 
 
-def print_table(rows: list[dict]) -> None:
-    def pct(x: float | None) -> str:
-        return "" if x is None else f"{x * 100:.0f}%"
+def grid(trials: int, scenarios: tuple[str, ...] = SCENARIOS) -> list[Row]:
+    return [replace(world, mode=mode, trials=trials) for world in worlds() if world.scenario in scenarios
+            for mode in MODES]
 
-    header = f"{'scenario':<8} {'noise':<5} {'n':>3} {'change':>6}  {'rule':<30} {'rate':>5}  {'95% CI':<11} " \
-             f"{'inconcl':>7} {'runs':>5}"
-    print(header)
-    for r in rows:
-        scen = r["scenario"] + (f"{r['session_sd'] * 100:.0f}" if r["session_sd"] else "")
-        low, high = r["ci95"]
-        runs = "" if r["mean_runs"] is None else f"{r['mean_runs']:.1f}"
-        print(f"{scen:<8} {r['noise']:<5} {r['n']:>3} {r['change'] * 100:>+5.0f}%  {r['rule']:<30} "
-              f"{pct(r['rate']):>5}  {pct(low) + '-' + pct(high):<11} {pct(r['inconclusive']):>7} {runs:>5}")
+
+# ---- output -------------------------------------------------------------------------------------
+
+
+def pct(x: float) -> str:
+    return f"{x * 100:.1f}"
+
+
+def fails_text(r: dict) -> str:
+    low, high = r["fails_ci95"]
+    return f"**{pct(r['fails'])}** ({pct(low)}-{pct(high)})"
+
+
+def table(results: list[dict]) -> list[str]:
+    """Markdown, one line per world, the modes side by side (percentages)."""
+    by_world: dict[tuple, dict[str, dict]] = {}
+    for r in results:
+        world = tuple(r[k] for k in WORLD)
+        by_world.setdefault(world, {})[r["mode"]] = r
+    lines = ["| scenario | noise | offset sd | drift known | base sessions | n | change "
+             "| default: fails % (95 % CI) | regr. | inconcl. | within | mean runs "
+             "| sign-off: fails % (95 % CI) | fixed: fails % (95 % CI) | fixed inconcl. |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for world, modes in by_world.items():
+        scenario, kind, cv, offset, sessions, n, change, drift_from, history, series = world
+        d, s, f = (modes.get(m) for m in MODES)
+        noise_text = f"CV {cv * 100:g} %" + (" + 1/10 slow" if kind == "mix" else "")
+        known = (f"{history} sessions" + (f" x {series} series" if series > 1 else "")
+                 if drift_from == "machine" else "")
+        cells = [scenario, noise_text, f"{offset * 100:g} %" if offset else "", known,
+                 "" if scenario == "paired" else str(sessions), str(n), f"{change * 100:+g} %"]
+        cells += [fails_text(d), pct(d["regression"]), pct(d["inconclusive"]), pct(d["within"]),
+                  f"{d['mean_runs']:.1f}"] if d else [""] * 5
+        cells += [fails_text(s) if s else "", fails_text(f) if f else "", pct(f["inconclusive"]) if f else ""]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def main_simulate(args: argparse.Namespace) -> int:
-    grid = conditions(args.trials, tuple(args.session_sd))
+    rows = grid(args.trials, tuple(args.scenario or SCENARIOS))
+    sequential = Row("one-session", 0.10, 0.0, shipped("--runs"))
+    level = level_of(sequential)  # computed once, before the workers fork
+    start = time.monotonic()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        results = list(pool.map(simulate, grid))
-    rows = [row for rows in results for row in rows]
-    print(f"gate evidence by simulation: {args.trials} trials per row, allowed {ALLOWED:g}%, alpha {ALPHA:g}, "
-          f"sequential looks {looks(6, MAX_RUNS)} (from n), round drift sd {ROUND_DRIFT_SD:.0%}")
-    print("rate: share of trials that fail as a regression (a false alarm when change = 0); "
-          "inconcl: fsbench's inconclusive share; runs: mean new runs used")
-    print_table(rows)
+        results = list(pool.map(simulate, rows))
+    seconds = time.monotonic() - start
+    default = mode_gate(sequential)[0]
+    print(f"gate evidence by simulation: {args.trials} trials a row, allowed {ALLOWED:g}%, alpha {ALPHA:g}, "
+          f"--runs {default.runs}, sequential looks {default.looks} (per-look level {level:.4f} against "
+          f"{shipped('--runs')} baseline runs), {seconds:.0f} s with {args.jobs} processes")
+    print("fails: share of trials whose case fails (a false alarm when change = 0); regr./inconcl./within: "
+          "verdicts (sign-off shares default's trials); mean runs: new runs measured; drift known: the store's "
+          "complete sessions of this machine (--drift=machine), blank: too few to know it (or --drift=baseline)\n")
+    print("\n".join(table(results)))
     print()
-    for row in rows:
-        print(json.dumps(row))
+    for r in results:
+        print(json.dumps(r))
     return 0
 
 
@@ -347,10 +507,9 @@ def main() -> int:
     mode.add_argument("--simulate", action="store_true", help="pure computation")
     mode.add_argument("--real", action="store_true", help="on a real loop target (root, cgroup v1 blkio)")
     mode.add_argument("--across", metavar="FILE", help="A/A across the sessions --record wrote to FILE")
-    parser.add_argument("--trials", type=int, default=2000)
+    parser.add_argument("--trials", type=int, help="trials a row (--simulate: 4000) or a real run (--real: 20)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--simulate: processes")
-    parser.add_argument("--session-sd", type=float, nargs="+", default=[0.05, 0.20],
-                        help="--simulate: sd of the session-to-session offsets")
+    parser.add_argument("--scenario", choices=SCENARIOS, action="append", help="--simulate: only these scenarios")
     parser.add_argument("--runs", type=int, default=6, help="--real: rounds per trial")
     parser.add_argument("--effect", type=float, default=20.0, help="--real: the throttle, %% below A's pilot median")
     parser.add_argument("--fs", default="ext4")
@@ -358,8 +517,10 @@ def main() -> int:
     parser.add_argument("--record", help="--real: append this session's A runs to this file")
     args = parser.parse_args()
     if args.simulate:
+        args.trials = args.trials or 4000
         return main_simulate(args)
     if args.real:
+        args.trials = args.trials or 20
         return main_real(args)
     return main_across(args)
 

@@ -5,7 +5,8 @@ For every headline series (test, workload configuration, metric) with several co
 on this host, the sessions' log medians spread about their mean; pooling the squared deviations
 of all series, each with its k - 1 degrees of freedom, gives one standard deviation of a session's
 log median — the runs' own noise in a median included, so it predicts how far a new session of an
-unchanged system lands. A real change inside the history counts as drift too: the estimate errs
+unchanged system lands. Its degrees of freedom are at most the sessions' less one: a machine-wide
+slowdown moves all of a session's series together. A real change inside the history counts as drift too: the estimate errs
 towards fewer alarms. Pure, but for `from_store`.
 """
 
@@ -57,7 +58,9 @@ def pooled(medians: Iterable[Sequence[float]], sessions: int = 0) -> Drift | Non
         count += 1
     if df == 0:
         return None
-    return Drift(math.sqrt(squares / df), df, count, sessions)
+    # a machine-wide slowdown moves every series of its session alike, so the series are not
+    # independent: no more degrees of freedom than the sessions give
+    return Drift(math.sqrt(squares / df), min(df, sessions - 1) if sessions else df, count, sessions)
 
 
 def detectable_pct(drift: Drift, baseline_sessions: int, alpha: float, power: float = POWER) -> float:

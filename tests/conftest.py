@@ -28,6 +28,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(skip)
 
 
+def load_script(name: str):
+    """One of the project's own scripts in benchmarks/ (not an installed module), by its path."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"fsbench_script_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module
+
+
 @functools.cache
 def uml_boot_failure() -> str | None:
     """Why Debian's UML kernel cannot boot on this machine (it panicked, e.g. on a CPU whose

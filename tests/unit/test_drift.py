@@ -16,8 +16,10 @@ def test_pooled_drift_is_the_sessions_spread_about_each_series_mean():
     found = drift.pooled([a, b, [5.0]], sessions=3)
     logs_a, logs_b = np.log(a), np.log(b)
     squares = ((logs_a - logs_a.mean()) ** 2).sum() + ((logs_b - logs_b.mean()) ** 2).sum()
-    assert found.df == 3 and found.series == 2 and found.sessions == 3
+    assert found.series == 2 and found.sessions == 3
     assert found.sd == pytest.approx(math.sqrt(squares / 3))
+    assert found.df == 2  # 3 from the series, but 3 sessions give no more than 2
+    assert drift.pooled([a, b, [5.0]], sessions=30).df == 3
     assert drift.pooled([[1.0], [2.0]]) is None
 
 
