@@ -31,7 +31,7 @@ def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("plan: pytest --pyargs pytest_fsbench.benchmarks.test_iozone")
-    assert "tests x 5 runs (warm-up included), about 13 minutes (measured on a 2-core VM" in lines[1]
+    assert "tests x 5 runs (warm-up included), about 6 minutes (measured on a 2-core VM" in lines[1]
     assert "4 x 4 GiB = 16 GiB (sparse)" in lines[1]
     assert list(tmp_path.rglob("study-*.html")) == [] and not (tmp_path / "images").exists()
 
