@@ -240,7 +240,8 @@ class Bench:
         kind = gate.verdict(cmp, rule.threshold_pct)
         cached = self._cache_notes(result.series).get((s.key.metric, s.key.params))
         note += f"; the figure was {cached}" if cached else ""
-        message = gate.gate_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule) + note
+        runs_option = "--max-runs" if settings.repeat.sequential else "--runs"
+        message = gate.gate_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule, runs_option) + note
         result.verdicts.append(message)
         params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
         self._record_property(f"fsbench.gate.{s.key.metric}{params}", message)

@@ -19,7 +19,7 @@ from scipy.special import stdtrit
 from .errors import UsageError
 from .metrics import Direction, MetricSpec, is_headline
 
-from .stats import SESSIONS, Comparison, format_comparison
+from .stats import PAIRED, SESSIONS, Comparison, format_comparison, min_runs_for
 from .tables import params_text
 
 REGRESSION, WITHIN, INCONCLUSIVE = "regression", "within bounds", "inconclusive"
@@ -143,7 +143,23 @@ def sessions_needed(cmp: Comparison, allowed_pct: float, most: int = 50) -> int 
     return None
 
 
-def more_runs_text(cmp: Comparison, allowed_pct: float) -> str:
+def new_runs_needed(cmp: Comparison, allowed_pct: float) -> float:
+    """About how many new runs would likely decide a rank comparison against the baseline's fixed
+    runs: the interval's width goes as sqrt(1/baseline + 1/new), so new runs alone can shrink it
+    only to the baseline's part (inf when that is not enough, or the estimate sits on the limit)."""
+    estimate = _worse_log(cmp.shift_pct, cmp.direction)
+    ends = [_worse_log(end, cmp.direction) for end in cmp.pct_ci]
+    have, need = _distance(estimate, min(ends), max(ends), _worse_log(_signed(allowed_pct, cmp.direction),
+                                                                         cmp.direction))
+    if not (math.isfinite(have) and need > 0):
+        return math.inf
+    m, n = cmp.n_baseline, cmp.n_candidate
+    room = (1 / m + 1 / n) * (need / have) ** 2 - 1 / m
+    return math.inf if room <= 0 else max(float(n), 1 / room)
+
+
+def more_runs_text(cmp: Comparison, allowed_pct: float, runs_option: str = "--runs") -> str:
+    """What would likely decide an inconclusive comparison, as options a user can pass."""
     if cmp.method == SESSIONS:
         k = sessions_needed(cmp, allowed_pct)
         if k is None:
@@ -152,18 +168,33 @@ def more_runs_text(cmp: Comparison, allowed_pct: float) -> str:
                     "more than the estimate lies from the allowed change; measure reference and candidate "
                     "interleaved in one session instead (--paired=FS:KEY=VALUE for an option, --kernel=A,B for a "
                     "kernel)")
-        return f"about {k} baseline sessions would likely decide it (now {cmp.sessions}; --save=NAME adds one)"
-    runs = min(cmp.n_baseline, cmp.n_candidate)
+        return (f"about {k} baseline sessions would likely decide it (now {cmp.sessions}): run --save=NAME in "
+                f"{k - cmp.sessions} more session{'s' * (k - cmp.sessions > 1)} of the reference")
     if not cmp.has_interval:
-        return f"{runs} runs a side are too few for any interval at this level; measure more runs"
-    factor = more_runs_factor(cmp, allowed_pct)
-    if not math.isfinite(factor) or factor * runs > MORE_RUNS_CAP:
-        return "the estimate is too close to the allowed change for more runs to decide it soon"
-    return f"about {math.ceil(factor * runs)} runs a side would likely decide it (now {runs})"
+        floor = min_runs_for(cmp.alpha, cmp.n_baseline if cmp.method != PAIRED else None)
+        if floor == 0:
+            return (f"the baseline's {cmp.n_baseline} runs are too few for any interval at this level: save a "
+                    "baseline measured with more runs (--runs=10 --save=NAME)")
+        return (f"{cmp.n_baseline}/{cmp.n_candidate} runs are too few for any interval at this level: it takes at "
+                f"least {floor} new runs ({runs_option}={max(floor, cmp.n_candidate + 1)}), more to decide it")
+    if cmp.method == PAIRED:
+        rounds = more_runs_factor(cmp, allowed_pct) * cmp.n_candidate
+        if not math.isfinite(rounds) or rounds > MORE_RUNS_CAP:
+            return "the estimate is too close to the allowed change for more rounds to decide it soon"
+        return f"about {math.ceil(rounds)} rounds would likely decide it (now {cmp.n_candidate}): --runs={math.ceil(rounds)}"
+    runs = new_runs_needed(cmp, allowed_pct)
+    if not math.isfinite(runs) or runs > MORE_RUNS_CAP:
+        return (f"no number of new runs against the baseline's {cmp.n_baseline} would likely decide it: save a "
+                f"baseline measured with more runs (--runs={2 * cmp.n_baseline} --save=NAME), or measure reference "
+                "and candidate interleaved in one session (--paired=FS:KEY=VALUE, --kernel=A,B)")
+    return (f"about {math.ceil(runs)} new runs against the baseline's {cmp.n_baseline} would likely decide it (now "
+            f"{cmp.n_candidate}): {runs_option}={math.ceil(runs)}")
 
 
-def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison, rule: RegressionRule) -> str:
-    """The failure line of a case: the verdict, the change, its interval and p."""
+def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison, rule: RegressionRule,
+                 runs_option: str = "--runs") -> str:
+    """The failure line of a case: the verdict, the change, its interval and p; when inconclusive,
+    what would decide it (runs_option: the option that sets this session's most runs)."""
     label = f"{metric} {params_text(params)}".rstrip()
     kind = verdict(cmp, rule.threshold_pct)
     line = f"{case_id} {kind}: {format_comparison(label, cmp, unit)}"
@@ -171,7 +202,7 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
         return f"{line}; worse than the {rule.threshold_pct:g}% allowed"
     if kind == INCONCLUSIVE:
         return (f"{line}; cannot tell whether it is within the {rule.threshold_pct:g}% allowed: "
-                f"{more_runs_text(cmp, rule.threshold_pct)}")
+                f"{more_runs_text(cmp, rule.threshold_pct, runs_option)}")
     return f"{line}; within the {rule.threshold_pct:g}% allowed"
 
 

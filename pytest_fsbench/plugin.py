@@ -141,10 +141,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     except StoreError as exc:
         problems = [f"the session's end could not be recorded: {exc}"]
     if exitstatus != pytest.ExitCode.INTERRUPTED:
-        problems += fsbench.unapplied_thresholds()
+        problems += fsbench.unapplied_thresholds() + fsbench.ungated()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if fsbench.settings.report is not None:
         problems += write_report(fsbench, reporter)
+    if reporter is not None and fsbench.saved:
+        reporter.write_line(f"fsbench: {fsbench.saved}")
     for problem in problems:
         if reporter is not None:
             reporter.write_line(f"fsbench: {problem}", red=True)

@@ -121,6 +121,7 @@ class FsbenchSession:
         self.finished_tests: set[str] = set()
         self.baseline: Baseline | None = None  # what --compare names
         self.thresholds_applied: set[str] = set()  # texts of the thresholds some measured value met
+        self.saved: str | None = None  # what --save saved, for the terminal
 
     def open_store(self) -> None:
         """Open the result store and start (or reopen) this session's row in it; once. A store
@@ -186,7 +187,29 @@ class FsbenchSession:
             return [f"not saved as baseline {self.settings.save!r}: no case was measured (all were skipped "
                     "or failed), so it could gate nothing"]
         self.store.save_baseline(self.settings.save, self.session_id)
+        held = self.store.baseline_sessions(self.settings.save)
+        self.saved = (f"saved session {self.session_id} as baseline {self.settings.save!r}: it holds "
+                      f"{len(held)} session{'s' * (len(held) > 1)} ({', '.join(map(str, held))}); "
+                      f"--compare={self.settings.save} gates against it")
         return []
+
+    def ungated(self) -> list[str]:
+        """A --fail-on-regression that compared nothing gated nothing: one line naming what did not
+        match (a changed case or size has no samples in the baseline)."""
+        if not self.settings.regression_rules or not self.results:
+            return []
+        if any(r.comparisons or r.paired for r in self.results):
+            return []
+        if self.baseline is None:
+            return ["--fail-on-regression gated nothing: no --paired variant finished its rounds beside its case"]
+        theirs = sorted({s.case_id for group in self.baseline.series().values() for s in group})
+        mine = sorted({r.case_id for r in self.results})
+        params = sorted({s.key.workload_params for r in self.results for s in r.series}
+                        - {key.workload_params for key in self.baseline.series()})
+        return [f"--fail-on-regression gated nothing: no case here has samples in baseline {self.settings.compare!r} "
+                f"(its cases: {', '.join(theirs) or 'none'}; this session's: {', '.join(mine)}"
+                + (f"; workload parameters not in the baseline: {', '.join(params)}" if params else "")
+                + "); compare like with like, or --save a new baseline"]
 
     def unapplied_thresholds(self) -> list[str]:
         """The --threshold rules that applied to no measured value: they checked nothing."""

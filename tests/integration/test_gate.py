@@ -40,6 +40,8 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6"]
     saved = run_pytest([*args, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
+    assert ("fsbench: saved session 1 as baseline 'base': it holds 1 session (1); --compare=base gates against it"
+            in saved.stdout)
     db = tmp_path / "fsbench.db"
     con = sqlite3.connect(db)
     con.execute("INSERT INTO sessions (token, started, status, args, manifest) SELECT token || '-fast', started, "
@@ -64,6 +66,14 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     assert better.returncode == 0, better.stdout[-3000:]
     assert "0 worse, 1 better, 0 unchanged" in better.stdout
     assert "btrfs-single within bounds: dd.write" in better.stdout
+
+    # another size is another case: a gate that matched nothing fails, naming what did not match
+    other = run_pytest([*[a for a in args if not a.startswith("--dd-size")], "--dd-size=32M", "--compare=2",
+                        "--fail-on-regression=5%", "--runs=3"], cwd=REPO)
+    assert other.returncode == 1, other.stdout[-3000:]
+    assert ("fsbench: --fail-on-regression gated nothing: no case here has samples in baseline '2' (its cases: "
+            "btrfs-single; this session's: btrfs-single; workload parameters not in the baseline: "
+            '{"bs":"1M","data":"random","size":"32M"})') in other.stdout, other.stdout[-3000:]
 
 
 def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_leftovers):

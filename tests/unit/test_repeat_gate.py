@@ -92,7 +92,9 @@ def test_three_verdicts():
     noisy = compare([100.0, 60.0, 140.0, 90.0, 120.0, 70.0], [70.0, 40.0, 100.0, 95.0, 60.0, 130.0],
                     Direction.HIGHER)
     assert gate.verdict(noisy, rule) == INCONCLUSIVE
-    assert "runs a side would likely decide it (now 6)" in gate.more_runs_text(noisy, rule)
+    text = gate.more_runs_text(noisy, rule, "--max-runs")
+    assert "new runs against the baseline's 6 would likely decide it (now 6): --max-runs=" in text \
+        or "no number of new runs against the baseline's 6 would likely decide it" in text, text
     # a time that rose by 10 %: worse for Direction.LOWER
     assert gate.verdict(compare(BASE, [x * 1.1 for x in BASE], Direction.LOWER), rule) == REGRESSION
     assert gate.verdict(compare(BASE, [x * 1.1 for x in BASE], Direction.HIGHER), rule) == WITHIN
@@ -125,7 +127,8 @@ def test_too_few_runs_for_an_interval_say_so_in_both_directions():
                                  (Direction.LOWER, [1 / 100, 1 / 101], [1 / 90, 1 / 91])):
         cmp = compare(base, new, direction)
         assert not cmp.has_interval and gate.verdict(cmp, 5.0) == INCONCLUSIVE
-        assert gate.more_runs_text(cmp, 5.0).startswith("2 runs a side are too few for any interval")
+        assert gate.more_runs_text(cmp, 5.0).startswith("2/2 runs are too few for any interval at this level: it "
+                                                        "takes at least 5 new runs (--runs=5)")
 
 
 def test_gate_messages_name_verdict_change_interval_and_p():
