@@ -69,7 +69,7 @@ class MetricSpec:
 
 #: metrics measured around every run, whatever the workload
 RUN_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec(r"cpu\.(user|system|iowait)", "%", "cpu.user|system|iowait"),
+    MetricSpec(r"cpu\.(user|system|iowait|tool)", "%", "cpu.user|system|iowait|tool"),
     MetricSpec(r"disk\.(read|write)", "MB", "disk.read|write"),
     MetricSpec(r"disk\.(read|write)_ops", "ops", "disk.read_ops|write_ops"),
     MetricSpec(r"disk\.share", "%", "disk.share"),

@@ -2,11 +2,14 @@
 
 The counters are read just before and just after the measured command; their differences give
 the exact means over the run (system-wide CPU user/system/iowait in percent of all CPUs, bytes
-and operations on the target's member devices), which is what the compression study compared.
+and operations on the target's member devices), which is what the compression study compared,
+and the CPU of the measured command's own processes (cpu.tool), which other jobs do not touch.
 """
 
 from __future__ import annotations
 
+import resource
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,8 @@ from .metrics import MB, Direction, Metric
 class Snapshot:
     cpu: psutil._common.scputimes  # type: ignore[name-defined]
     disks: dict[str, tuple[int, int, int, int]]  # name -> read_bytes, write_bytes, reads, writes
+    children: float = 0.0  # CPU seconds (user + system) of this process's finished children
+    wall: float = 0.0  # time.monotonic()
 
 
 def snapshot(devices: list[str]) -> Snapshot:
@@ -26,7 +31,19 @@ def snapshot(devices: list[str]) -> Snapshot:
     counters = psutil.disk_io_counters(perdisk=True) or {}
     disks = {n: (c.read_bytes, c.write_bytes, c.read_count, c.write_count)
              for n, c in counters.items() if n in names}
-    return Snapshot(psutil.cpu_times(), disks)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return Snapshot(psutil.cpu_times(), disks, usage.ru_utime + usage.ru_stime, time.monotonic())
+
+
+def tool_cpu(intervals: list[tuple[Snapshot, Snapshot]]) -> list[Metric]:
+    """cpu.tool: the CPU the measured command's own processes used (the children it waited for),
+    in % of all CPUs over its wall time; other jobs on the machine do not count. A daemon that
+    does the work for it (zfs-fuse) is not its child and is left out."""
+    seconds = sum(end.children - start.children for start, end in intervals)
+    wall = sum(end.wall - start.wall for start, end in intervals)
+    if wall <= 0:
+        return []
+    return [Metric("cpu.tool", 100.0 * seconds / wall / (psutil.cpu_count() or 1), "%", Direction.LOWER)]
 
 
 Interval = tuple[Snapshot, Snapshot]

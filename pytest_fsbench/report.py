@@ -37,7 +37,7 @@ class Row:
     workload_params: dict[str, str]
     warmups: int
     stopped_by: str | None
-    cpu_pct: float | None
+    cpu_pct: float | None  # the measured tool's own processes (cpu.tool), else the machine's user+system
     compression: float | None
     cache: str = "drop"  # the case's cache policy and data, which workload_params do not always name
     data: str = "random"
@@ -77,7 +77,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     all_series = store.series(session_id)
     counts = store.run_counts(session_id)
     by_test = {(c["test"], c["workload"], canonical(c["workload_params"])): c for c in meta["cases"]}
-    side = side_medians(all_series, ("cpu.user", "cpu.system", "fs.compressratio"))
+    side = side_medians(all_series, ("cpu.user", "cpu.system", "cpu.tool", "fs.compressratio"))
     shares = cache_check.share_index(all_series)
     rows = []
     for s in all_series:
@@ -85,10 +85,10 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
             continue
         key = (s.key.test, s.key.workload, s.key.workload_params)
         case = by_test.get(key, {})
-        user, system = side.get((*key, "cpu.user")), side.get((*key, "cpu.system"))
+        user, system, tool = side.get((*key, "cpu.user")), side.get((*key, "cpu.system")), side.get((*key, "cpu.tool"))
         rows.append(Row(s, summarize(s.values), short_test(s.key.test), json.loads(s.key.workload_params),
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
-                        None if user is None or system is None else user + system,
+                        tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s)))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
@@ -288,7 +288,7 @@ def at_a_glance(report: Report) -> str:
 
 def summary_table(report: Report) -> str:
     header = ["case", "metric", "params", "median", "unit", "IQR", "median 95% CI", "n", "warm-ups",
-              "stopped by", "CPU %", "compression", "from"]
+              "stopped by", "tool CPU %", "compression", "from"]
     rows = []
     for r in report.rows:
         s = r.summary

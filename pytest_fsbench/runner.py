@@ -218,5 +218,6 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
     ratio = compression_ratio(target, run)
     metrics += _checked(workload, results, ratio)
     metrics += monitor.cpu_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
+    metrics += monitor.tool_cpu([(r.before, r.after) for r in results])
     metrics += monitor.disk_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
     return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds)

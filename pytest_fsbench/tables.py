@@ -53,6 +53,7 @@ def results_table(results) -> list[str]:
     rows = [header]
     for result in latest(results):
         user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
+        tool = _median(result.series, "cpu.tool")
         ratio = _median(result.series, "fs.compressratio")
         shares = cache_check.share_index(result.series)
         for s in result.series:
@@ -61,15 +62,22 @@ def results_table(results) -> list[str]:
             summary = summarize(s.values)
             rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), f"{summary.median:.4g}",
                          s.unit, str(summary.n), interval_text(summary),
-                         "" if user is None or system is None else f"{user + system:.0f}",
+                         cpu_text(tool, user, system),
                          "" if ratio is None else f"{ratio:.2f}",
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
     lines = align(rows)
     return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
-                    "than 6 runs there is none, and the runs' range min..max is shown); cpu%: user+system of all "
-                    "CPUs, every process's; compress: the filesystem's achieved ratio; from: storage when at least "
+                    "than 6 runs there is none, and the runs' range min..max is shown); cpu%: the measured tool's own "
+                    "processes, % of all CPUs (marked 'machine' where only the machine-wide user+system is known, "
+                    "other jobs' included); compress: the filesystem's achieved ratio; from: storage when at least "
                     f"{cache_check.FROM_CACHE_BELOW:.0f}% of the figure's bytes reached the disks, cache when less "
                     "(served from cache), blank when the tool does not say how many bytes it moved"]
+
+
+def cpu_text(tool: float | None, user: float | None, system: float | None) -> str:
+    if tool is not None:
+        return f"{tool:.0f}"
+    return "" if user is None or system is None else f"{user + system:.0f} machine"
 
 
 def interval_text(summary) -> str:

@@ -54,3 +54,18 @@ def test_cpu_and_disk_deltas():
         "cpu.user": 33.333, "cpu.system": 22.222, "cpu.iowait": 11.111}
     assert {m.name: m.value for m in disk_metrics(before, after)} == {
         "disk.read": 3.0, "disk.write": 3.0, "disk.read_ops": 7.0, "disk.write_ops": 7.0}
+
+
+def test_the_tools_own_cpu_is_its_childrens_over_the_wall_time():
+    import psutil
+
+    from pytest_fsbench.monitor import snapshot, tool_cpu
+    from pytest_fsbench.system import run
+
+    before = snapshot([])
+    run(["python3", "-c", "sum(range(30_000_000))"])
+    after = snapshot([])
+    [metric] = tool_cpu([(before, after)])
+    assert metric.name == "cpu.tool" and metric.unit == "%"
+    # one busy process: at most one CPU's worth, and it did burn CPU
+    assert 0 < metric.value <= 100.0 / (psutil.cpu_count() or 1) * 1.05

@@ -26,7 +26,10 @@ def test_results_table_shows_headline_metrics_with_cpu_and_compression():
     lines = results_table([earlier_round, CaseResult(TEST, "btrfs-single", [write, *side], "runs")])
     assert len(lines) == 3  # header, the latest result only, the legend
     assert lines[1].split() == ["test_dd_write[btrfs-single-1M]", "dd.write", "bs=1M", "100", "MB/s", "6",
-                                "+-10.0%", "30", "2.00", "runs"]
+                                "+-10.0%", "30", "machine", "2.00", "runs"]  # no cpu.tool: the machine's
+    tool = series("cpu.tool", [7] * 6, "%", Direction.LOWER)
+    lines = results_table([CaseResult(TEST, "btrfs-single", [write, *side, tool], "runs")])
+    assert lines[1].split()[7:9] == ["7", "2.00"]
 
 
 def test_comparison_lines_order_and_counts():
