@@ -66,6 +66,7 @@ class Bench:
         self.target = target
         self.cache = run_spec.cache
         self.data = run_spec.data
+        self.written: str | None = None  # what the tool writes when it is not --data (own_data)
         self.item = item
         self.test = case_key(item.nodeid)
         self.interleaved = interleaved
@@ -86,6 +87,7 @@ class Bench:
         if self.data != RunSpec().data:
             pytest.skip(f"{self.target.id}: {tool} writes its own data pattern, so --data={self.data} "
                         "cannot apply; dd and fio honour --data")
+        self.written = f"{tool}'s own pattern"
 
     def run(self, workload: Workload, *, cache: str | None = None) -> dict[str, list[float]]:
         """Measure workload (warm-up runs first, discarded) until the repeat policy stops; fail
@@ -94,7 +96,7 @@ class Bench:
         policy = check_cache_policy(cache or self.cache)
         store, session_id = self.session.store, self.session.session_id
         row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
-                             workload.params(), policy, self.data, self.target.manifest)
+                             workload.params(), policy, self.written or self.data, self.target.manifest)
         try:
             workload = self._installed(workload)
             self._check_room(workload)
