@@ -173,11 +173,11 @@ class Change:
     shift_pct: float
     low: float
     high: float
-    verdict: str  # worse, better, unchanged
+    verdict: str  # worse, better, not significant
     significant: bool
 
 
-VERDICT_COLOURS = {"worse": "#d62728", "better": "#2ca02c", "unchanged": "#555555"}
+VERDICT_COLOURS = {"worse": "#d62728", "better": "#2ca02c", "not significant": "#555555"}
 
 
 def forest_plot(title: str, changes: Sequence[Change], allowed_pct: float | None = None) -> Figure:

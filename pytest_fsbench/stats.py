@@ -341,6 +341,9 @@ def min_rounds_for(alpha: float = 0.05) -> int:
     return max(1, math.ceil(math.log2(1 / alpha) - 1e-12))
 
 
+#: a comparison's verdict when neither side is significant: it gates nothing, and says only that
+#: the runs cannot tell the two apart (not that they are the same)
+NOT_SIGNIFICANT = "not significant"
 #: how a Comparison was computed
 RANK, PAIRED, SESSIONS = "rank-sum", "signed-rank", "sessions"
 
@@ -353,7 +356,7 @@ class Comparison:
     medians for sessions) and ``pct_ci`` its (1 - 2 alpha) interval, each end a one-sided
     (1 - alpha) bound, in the metric's own sense (a throughput drop is negative, a time rise
     positive). ``p_value`` is the one-sided p-value of the side the estimate lies on; ``verdict``
-    is "worse" or "better" when that p <= alpha, else "unchanged". ``pct_change`` compares the
+    is "worse" or "better" when that p <= alpha, else "not significant" (the data cannot tell). ``pct_change`` compares the
     two medians, for tables.
     """
 
@@ -429,13 +432,13 @@ def compare(
     elif shift.p_better <= alpha:
         verdict, p = "better", shift.p_better
     else:
-        verdict, p = "unchanged", shift.p_worse if shift.estimate < 0 else shift.p_better
+        verdict, p = NOT_SIGNIFICANT, shift.p_worse if shift.estimate < 0 else shift.p_better
     base_median, cand_median = float(np.median(pooled)), float(np.median(cand))
     return Comparison(
         baseline_median=base_median, candidate_median=cand_median,
         pct_change=percent_change(base_median, cand_median), pct_ci=(bounds[0], bounds[1]),
         shift_pct=_to_pct(shift.estimate, direction), p_value=min(1.0, p),
-        n_baseline=int(pooled.size), n_candidate=int(cand.size), significant=verdict != "unchanged",
+        n_baseline=int(pooled.size), n_candidate=int(cand.size), significant=verdict != NOT_SIGNIFICANT,
         verdict=verdict, direction=direction, alpha=alpha, method=method, sessions=k,
         has_interval=math.isfinite(shift.low) and math.isfinite(shift.high),
         drift_df=drift[1] if method == SESSIONS and drift else 0,

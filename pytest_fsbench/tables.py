@@ -12,7 +12,7 @@ from .stats import SESSIONS, Comparison, summarize
 from .store import Series
 
 SUMMARY_UNITS = ("MB/s", "ops/s", "s")
-VERDICT_ORDER = {"worse": 0, "better": 1, "unchanged": 2}
+VERDICT_ORDER = {"worse": 0, "better": 1, "not significant": 2}
 
 
 def in_summary(name: str, unit: str) -> bool:
@@ -123,7 +123,7 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
         interval = (f"its {(1 - 2 * used) * 100:.3g}% interval (each end a one-sided {(1 - used) * 100:.3g}% "
                     "bound)")
     return align([header, *rows]) + [
-        f"{counts['worse']} worse, {counts['better']} better, {counts['unchanged']} unchanged; * = significant, "
+        f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
         f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"]
 
 

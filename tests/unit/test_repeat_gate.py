@@ -178,7 +178,7 @@ def test_one_baseline_session_is_compared_on_the_machines_pooled_drift():
         compare([base], new, Direction.HIGHER, method=SESSIONS)
     narrow = compare([base], new, Direction.HIGHER, method=SESSIONS, drift=(0.01, 40))
     wide = compare([base], new, Direction.HIGHER, method=SESSIONS, drift=(0.10, 40))
-    assert narrow.drift_df == 40 and narrow.verdict == "worse" and wide.verdict == "unchanged"
+    assert narrow.drift_df == 40 and narrow.verdict == "worse" and wide.verdict == "not significant"
     assert wide.pct_ci[0] < narrow.pct_ci[0] < narrow.shift_pct < narrow.pct_ci[1] < wide.pct_ci[1]
     assert "drift pooled on 40 df" in format_comparison("dd.write", narrow)
     assert "this machine's drift between sessions" in gate.more_runs_text(wide, 1.0)

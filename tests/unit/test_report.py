@@ -159,7 +159,7 @@ def test_long_titles_wrap_inside_the_figure_and_keep_every_word():
                                  "MB/s", Direction.HIGHER)
     assert texts_outside(curves) == []
     forest = figures.forest_plot("change vs sessions 3, 4, 5, 6, 7, 8, 9, 10, 11 and 12 of the nightly baseline "
-                                 "of the raid10 machine (90% intervals)", [figures.Change("a", 1.0, -1.0, 3.0, "unchanged", False)])
+                                 "of the raid10 machine (90% intervals)", [figures.Change("a", 1.0, -1.0, 3.0, "not significant", False)])
     assert texts_outside(forest) == []
     assert figures.wrap("short", 5.0) == "short"
     assert all(figures.text_width(line) <= 1.0 for line in figures.wrap("x" * 80, 1.0).split("\n"))

@@ -160,14 +160,14 @@ def test_min_runs_for():
         n = min_runs_for(alpha)
         low, high = [10.0 + i for i in range(n)], [100.0 + i for i in range(n)]
         assert compare(high, low, Direction.HIGHER, alpha).verdict == "worse"
-        assert compare(high[: n - 1], low[: n - 1], Direction.HIGHER, alpha).verdict == "unchanged"
+        assert compare(high[: n - 1], low[: n - 1], Direction.HIGHER, alpha).verdict == "not significant"
 
 
 def test_min_rounds_for():
     assert (min_rounds_for(0.05), min_rounds_for(0.01)) == (5, 7)  # 1/32, 1/128
     up = [1.0, 2.0, 3.0, 4.0, 5.0]
     assert compare(up, [v * 0.9 for v in up], Direction.HIGHER, method=PAIRED).verdict == "worse"
-    assert compare(up[:4], [v * 0.9 for v in up[:4]], Direction.HIGHER, method=PAIRED).verdict == "unchanged"
+    assert compare(up[:4], [v * 0.9 for v in up[:4]], Direction.HIGHER, method=PAIRED).verdict == "not significant"
 
 
 def test_one_slow_baseline_run_cannot_hide_a_20_percent_drop():
@@ -253,7 +253,7 @@ def test_pairing_cancels_drift_that_hides_a_change_from_independent_samples():
     drift = np.array([1.0, 1.3, 0.8, 1.6, 0.7, 1.2, 0.9, 1.5])  # the machine's speed, round by round
     a = 400 * drift * np.array([1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01])
     b = 0.9 * 400 * drift * np.array([1.01, 1.0, 1.0, 0.99, 1.0, 1.01, 0.99, 1.0])
-    assert compare(a, b, Direction.HIGHER).verdict == "unchanged"
+    assert compare(a, b, Direction.HIGHER).verdict == "not significant"
     paired = compare(a, b, Direction.HIGHER, method=PAIRED)
     assert paired.verdict == "worse" and -11 < paired.shift_pct < -9
     with pytest.raises(ValueError, match="one value per round"):
@@ -267,7 +267,7 @@ def test_sessions_prediction_interval():
     cmp = compare(sessions, new, Direction.HIGHER, method=SESSIONS)
     scale = medians.std(ddof=1) * math.sqrt(1 + 1 / 3)
     t = (np.median(np.log(new)) - medians.mean()) / scale
-    assert cmp.p_value == pytest.approx(st.t(2).cdf(t)) and cmp.verdict == "unchanged"
+    assert cmp.p_value == pytest.approx(st.t(2).cdf(t)) and cmp.verdict == "not significant"
     assert cmp.sessions == 3 and cmp.n_baseline == 12
     half = st.t(2).ppf(0.95) * scale
     est = np.median(np.log(new)) - medians.mean()
@@ -287,8 +287,8 @@ def test_sessions_prediction_interval():
         (Direction.LOWER, WORSE, "better"),  # time dropped
         (Direction.HIGHER, [v * 1.1 for v in BASE], "better"),
         (Direction.LOWER, [v * 1.1 for v in BASE], "worse"),
-        (Direction.HIGHER, [v + 0.5 for v in BASE], "unchanged"),
-        (Direction.LOWER, [v - 0.5 for v in BASE], "unchanged"),
+        (Direction.HIGHER, [v + 0.5 for v in BASE], "not significant"),
+        (Direction.LOWER, [v - 0.5 for v in BASE], "not significant"),
     ],
 )
 def test_verdict_is_direction_aware(direction, candidate, verdict):
@@ -320,7 +320,7 @@ def test_format_comparison():
     )
     line = format_comparison("kernel_build.seconds", compare([3.0, 1.0, 2.0], [2.0, 3.0, 4.0], "lower"))
     assert line.startswith("kernel_build.seconds 2.000 -> 3.000 +50.0% [90% CI ")
-    assert line.endswith("n=3/3 unchanged")
+    assert line.endswith("n=3/3 not significant")
     fast = compare(BASE, WORSE, Direction.HIGHER)
     assert format_comparison("x", fast).endswith("p<0.001 n=8/8 worse")
     sessions = compare([[100.0, 101.0], [90.0, 92.0]], [95.0, 96.0], Direction.HIGHER, method=SESSIONS)

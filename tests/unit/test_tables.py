@@ -38,8 +38,8 @@ def test_comparison_lines_order_and_counts():
     same = compare(base.values, [100, 101, 99, 100, 102, 98], Direction.HIGHER)
     lines = comparison_lines([("b", base, same), ("a", base, worse)], 0.05)
     assert lines[1].startswith("a ") and lines[1].endswith("worse") and "-10.0%*" in lines[1]
-    assert lines[2].endswith("unchanged")
-    assert lines[-1].startswith("1 worse, 0 better, 1 unchanged")
+    assert lines[2].endswith("not significant")
+    assert lines[-1].startswith("1 worse, 0 better, 1 not significant")
     assert comparison_lines([], 0.05) == ["no case here has samples in the baseline to compare with"]
 
 
@@ -51,7 +51,7 @@ def test_assert_better_needs_significance():
     with pytest.raises(AssertionError, match=r"^ext4-single is not significantly better than btrfs-raid10: "
                        r"btrfs-raid10 -> ext4-single dd.write 120.0 -> 100.0 MB/s -16.7%"):
         assert_better("dd.write", ("ext4-single", slow), ("btrfs-raid10", fast), Direction.HIGHER, "MB/s")
-    with pytest.raises(AssertionError, match="n=2/2 unchanged"):  # 2 runs a side can never be significant
+    with pytest.raises(AssertionError, match="n=2/2 not significant"):  # 2 runs a side can never be significant
         assert_better("dd.write", ("a", fast[:2]), ("b", slow[:2]), Direction.HIGHER, "MB/s")
     # for a time, lower is better
     assert_better("kernel_build.seconds", ("zfs", slow), ("ext4", fast), Direction.LOWER, "s")
