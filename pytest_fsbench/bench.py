@@ -56,6 +56,7 @@ class CaseResult:
     comparisons: list[tuple[Series, Comparison]] = field(default_factory=list)  # with the baseline
     paired: list[tuple[Series, Comparison]] = field(default_factory=list)  # a --paired variant with its reference
     verdicts: list[str] = field(default_factory=list)  # the gate's line for each gated metric
+    gate_failed: list[bool] = field(default_factory=list)  # whether each of those failed the case
 
 
 class Bench:
@@ -147,7 +148,13 @@ class Bench:
         self.session.results.append(result)
         self._report(series)
         if stopped_by:
-            self._check(result)
+            try:
+                self._check(result)
+            finally:
+                if result.verdicts:  # kept with the case, so a report made later shows the gate too
+                    self.target.manifest["gate"] = [{"line": line, "failed": failed}
+                                                    for line, failed in zip(result.verdicts, result.gate_failed)]
+                    store.finish_case(row, "done", stopped_by, self.target.manifest)
         return series
 
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:
@@ -248,6 +255,7 @@ class Bench:
         params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
         self._record_property(f"fsbench.gate.{s.key.metric}{params}", message)
         failed = gate.fails(kind, settings.on_inconclusive)
+        result.gate_failed.append(failed)
         if kind == gate.INCONCLUSIVE and not failed:
             warnings.warn(InconclusiveGateWarning(f"{message} (passed: --inconclusive=pass; sign-off jobs use "
                                                   "--inconclusive=fail)"))

@@ -321,6 +321,12 @@ def time_table(report: Report) -> str:
         "to the second, so a rest less than a second below zero is shown as 0).</p>")
 
 
+def gate_rows(report: Report) -> list[list[str]]:
+    """Per gated metric: its case, failed or passed, and the gate's line (kept in the case's manifest)."""
+    return [[short_test(case["test"]), "failed" if entry["failed"] else "passed", entry["line"]]
+            for case in report.cases for entry in case["manifest"].get("gate", [])]
+
+
 def guest_kernels(report: Report) -> list[str]:
     """The labels of the guest kernels the session's cases ran under."""
     found = [case["manifest"].get("kernel") for case in report.cases]
@@ -352,6 +358,11 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
         body.append(f"<figure id='{_e(name)}' aria-label='{_e(fig_title)}'>{figures.svg(fig)}</figure>")
     if report.changes:
         body += [f"<h2>Change vs {_e(report.base_label or 'baseline')}</h2>", change_table(report)]
+    gated = gate_rows(report)
+    if gated:
+        body += ["<h2>The gate</h2>", _table(["case", "outcome", "the gate's line"], gated) +
+                 "<p class='note'>Each gated metric's verdict (regression, within bounds, inconclusive) and whether it "
+                 "failed its case (an inconclusive one does only with --inconclusive=fail).</p>"]
     if report.history:
         body += ["<h2>History on this machine</h2>",
                  "<p class='note'>Where each case's series of session medians changed level (fsbench changes: "

@@ -60,6 +60,13 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     level = float(re.search(r"% \[(\d+(?:\.\d+)?)% CI ", line).group(1))
     assert 90 < level < 97
     assert "n=6/6 worse; worse than the 5% allowed; one baseline session" in line  # decided at the first look
+    # the report made afterwards says so too
+    page = tmp_path / "r.html"
+    reported = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "report", "last", f"--store={db}",
+                               f"-o={page}"], capture_output=True, text=True, cwd=REPO)
+    assert reported.returncode == 0, reported.stderr
+    html = page.read_text()
+    assert "<h2>The gate</h2>" in html and "<td>failed</td>" in html and "btrfs-single regression: dd.write" in html
     assert "sequential gate looking at 6, 10, 15, 20, 30 runs" in worse.stdout
 
     better = run_pytest([*args, "--compare=2", "--fail-on-regression=5%"], cwd=REPO)
