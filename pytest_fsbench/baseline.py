@@ -4,10 +4,12 @@ comparison of a new series with them, and the checks that a gate on them can fir
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from . import drift
 from .drift import POWER, Drift, detectable_pct
 from .errors import UsageError
+from .metrics import CONTROL, is_headline
 from .sequential import attained, nominal_alpha
 from .settings import Settings
 from .stats import SESSIONS, Comparison, compare, min_runs_for
@@ -48,7 +50,7 @@ class Baseline:
         ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
         ids = same_host(store, settings, current, ids)
         machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
-                   if settings.drift == "machine" else None)
+                   if settings.drift == "machine" and not settings.control else None)
         baseline = cls(store, settings, ids, machine)
         baseline.check()
         return baseline
@@ -56,8 +58,8 @@ class Baseline:
     @property
     def across_sessions(self) -> bool:
         """Whether the gate compares session medians (several baseline sessions, or the machine's
-        drift known), so more runs in this session cannot decide it."""
-        return self.sessions > 1 or self.drift is not None
+        drift known, not --control), so more runs in this session cannot decide it."""
+        return self.sessions > 1 or (self.drift is not None and not self.settings.control)
 
     def drift_lines(self) -> list[str]:
         """What the header says of the drift: its size, the smallest slowdown the gate can catch
@@ -130,9 +132,35 @@ class Baseline:
                     self._series.setdefault(s.key, []).append(s)
         return self._series
 
-    def comparison(self, series: Series) -> Comparison | None:
-        """The series against the baseline: its sessions' spread when it holds several sessions,
-        else the one session's runs (None when there is nothing to compare)."""
+    def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
+                                                                                tuple[float, ...]] | None:
+        """With --control: the baseline sessions' and this series' runs as ratios to their runs'
+        control (None when a side has no control for every run)."""
+        if not self.settings.control or control is None or not is_headline(series.key.metric):
+            return None
+        figures = self.series().get(series.key, [])
+        controls = self.series().get(control_key(series.key), [])
+        mine = ratios(series.values, control)
+        theirs = [ratios(f.values, c.values) for f, c in zip(figures, controls)]
+        if mine is None or len(figures) != len(controls) or any(t is None for t in theirs):
+            return None
+        return [t for t in theirs if t is not None and len(t) >= 2], mine
+
+    def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None:
+        """The series against the baseline: as ratios to the control with --control; on the
+        machine's drift or its sessions' spread across sessions; else the one session's runs
+        (None when there is nothing to compare)."""
+        basis = self.controlled(series, control)
+        if basis is not None:
+            bases, mine = basis
+            if not bases or len(mine) < 2:
+                return None
+            try:
+                if len(bases) > 1:
+                    return compare(bases, mine, series.direction, self.settings.alpha, method=SESSIONS)
+                return compare(bases[0], mine, series.direction, self.test_level(len(bases[0])))
+            except ValueError:  # a zero figure has no ratio on a log scale
+                return None
         bases = [b for b in self.series().get(series.key, []) if len(b.values) >= 2]
         if not bases or len(series.values) < 2:
             return None
@@ -146,6 +174,18 @@ class Baseline:
             return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
         except ValueError:  # a zero or negative sample cannot be compared on a log scale
             return None
+
+
+def control_key(key: SeriesKey) -> SeriesKey:
+    """The key of the control series measured beside a figure's runs."""
+    return SeriesKey(key.test, key.workload, key.workload_params, CONTROL, "{}")
+
+
+def ratios(values: Sequence[float], control: Sequence[float]) -> tuple[float, ...] | None:
+    """Each run's figure over the same run's control (None unless they pair up one to one)."""
+    if len(values) != len(control) or not all(c > 0 for c in control):
+        return None
+    return tuple(v / c for v, c in zip(values, control))
 
 
 def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 import pytest
 
 from . import cache_check, drift, gate
-from .metrics import Metric, is_headline
+from .metrics import CONTROL, Direction, Metric, is_headline, mb_per_s
 from .progress import Progress, run_line
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
-from .settings import RunSpec
+from .settings import CONTROL_MB, RunSpec
 from .case import CaseSpec
 from .stats import PAIRED, SESSIONS, Comparison, compare, summarize
 from .store import Series, canonical, now
@@ -28,6 +28,7 @@ from .store import StoreError
 from .thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
 from .workloads.base import Workload
+from .workloads.dd import parse_dd
 
 _ROUND = re.compile(r"-round\d+\]$")
 
@@ -35,6 +36,11 @@ _ROUND = re.compile(r"-round\d+\]$")
 def case_key(nodeid: str) -> str:
     """The test's identity across sessions and interleaved rounds (the round id dropped)."""
     return _ROUND.sub("]", nodeid)
+
+
+def control_values(series: list[Series]) -> tuple[float, ...] | None:
+    """The --control runs measured beside a case's runs, in run order (None without --control)."""
+    return next((s.values for s in series if s.key.metric == CONTROL), None)
 
 
 class CachedFigureWarning(UserWarning):
@@ -177,16 +183,27 @@ class Bench:
         started, start = now(), time.monotonic()
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
+            control = self._control()
             measurement = self.target.measure(workload, self.session.run, policy)
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
-                                   measurement.metrics, measurement.prepare_seconds, measurement.cache_seconds,
-                                   time.monotonic() - start)
+                                   measurement.metrics + control, measurement.prepare_seconds,
+                                   measurement.cache_seconds, time.monotonic() - start)
         budget = self.session.settings.repeat.max_runs if self.session.settings.repeat.dynamic else None
         self.progress.line(run_line(self.target.id, workload.name, index, planned, budget, warmup,
                                     measurement.completed.seconds, measurement.metrics))
+
+    def _control(self) -> list[Metric]:
+        """--control: the machine's own write speed just before this run (control.write)."""
+        if not self.session.settings.control:
+            return []
+        device = self.session.targets.control_device()
+        done = self.session.run(["dd", "if=/dev/zero", f"of={device}", f"bs={1 << 20}", f"count={CONTROL_MB}",
+                                 "oflag=direct", "conv=fdatasync"], timeout=300)
+        result = parse_dd(done.output)
+        return [Metric(CONTROL, mb_per_s(result.bytes, result.seconds), "MB/s", Direction.HIGHER)]
 
     def _report(self, series: list[Series]) -> None:
         shares = cache_check.share_index(series)
@@ -231,17 +248,20 @@ class Bench:
         """Compare with the baseline and, for a --paired variant, with its reference case; the
         failures of the gated metrics."""
         failures = []
+        control = control_values(result.series)
         for s in result.series:
-            cmp = self.session.baseline.comparison(s) if self.session.baseline else None
+            cmp = self.session.baseline.comparison(s, control) if self.session.baseline else None
             if cmp is not None:
                 result.comparisons.append((s, cmp))
-                failures += self._judge(result, s, cmp, self._baseline_note(s, cmp))
+                ratio = self.session.baseline.controlled(s, control) is not None
+                failures += self._judge(result, s, cmp, self._baseline_note(s, cmp, control),
+                                        "x control" if ratio else s.unit)
         for s, cmp in self._paired_comparisons(result.series):
             result.paired.append((s, cmp))
             failures += self._judge(result, s, cmp, f" (paired by round with {self.pair[0].id})")
         return failures
 
-    def _judge(self, result: CaseResult, s: Series, cmp: Comparison, note: str) -> list[str]:
+    def _judge(self, result: CaseResult, s: Series, cmp: Comparison, note: str, unit: str | None = None) -> list[str]:
         settings = self.session.settings
         rule = gate.rule_for(list(settings.regression_rules), s.key.metric)
         if rule is None:
@@ -250,7 +270,8 @@ class Bench:
         cached = self._cache_notes(result.series).get((s.key.metric, s.key.params))
         note += f"; the figure was {cached}" if cached else ""
         runs_option = "--max-runs" if settings.repeat.sequential else "--runs"
-        message = gate.gate_message(s.case_id, s.key.metric, s.key.params, s.unit, cmp, rule, runs_option) + note
+        message = gate.gate_message(s.case_id, s.key.metric, s.key.params, unit or s.unit, cmp, rule,
+                                    runs_option) + note
         result.verdicts.append(message)
         params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
         self._record_property(f"fsbench.gate.{s.key.metric}{params}", message)
@@ -261,9 +282,15 @@ class Bench:
                                                   "--inconclusive=fail)"))
         return [message] if failed else []
 
-    def _baseline_note(self, s: Series, cmp: Comparison) -> str:
+    def _baseline_note(self, s: Series, cmp: Comparison, control: tuple[float, ...] | None = None) -> str:
         note = ""
-        if cmp.method != SESSIONS:
+        baseline = self.session.baseline
+        if self.session.settings.control and is_headline(s.key.metric):
+            note += ("; compared as each run's ratio to its --control run (the medians are ratios)"
+                     if baseline.controlled(s, control) is not None else
+                     "; --control: the baseline has no control runs for this case (saved without --control), so "
+                     "the figures themselves were compared")
+        elif cmp.method != SESSIONS:
             note += (f"; one baseline session and too little history of this machine's sessions to know its drift "
                      f"(the store needs {drift.MIN_DF} degrees of freedom of repeated sessions), so drift between "
                      "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
@@ -311,9 +338,11 @@ class Bench:
         within the budget (more runs would not likely decide it by --max-runs: futile)."""
         rules = list(self.session.settings.regression_rules)
         most = self.session.settings.repeat.max_runs
-        for s in self.session.store.series(self.session.session_id, case_row=row):
+        series = self.session.store.series(self.session.session_id, case_row=row)
+        for s in series:
             rule = gate.rule_for(rules, s.key.metric)
-            cmp = self.session.baseline.comparison(s) if rule and self.session.baseline else None
+            cmp = (self.session.baseline.comparison(s, control_values(series))
+                   if rule and self.session.baseline else None)
             if (cmp is not None and cmp.method != SESSIONS and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
                     and not gate.futile(cmp, rule.threshold_pct, most)):
                 return False

@@ -74,11 +74,14 @@ RUN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(r"disk\.(read|write)_ops", "ops", "disk.read_ops|write_ops"),
     MetricSpec(r"disk\.share", "%", "disk.share"),
     MetricSpec(r"fs\.compressratio", "x", "fs.compressratio"),
+    MetricSpec(r"control\.write", "MB/s", "control.write"),
 )
 
 #: metrics that describe a run (CPU, device counters, compression) rather than measure the
 #: workload: shown beside the headline figures, gated only when a rule names them
-SIDE_METRICS = ("cpu.", "disk.", "fs.")
+SIDE_METRICS = ("cpu.", "disk.", "fs.", "control.")
+#: --control's reference: the machine's direct-I/O write speed just before each run
+CONTROL = "control.write"
 
 
 def is_headline(name: str) -> bool:

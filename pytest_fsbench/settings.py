@@ -31,6 +31,7 @@ from .workloads import KNOWN_METRICS
 DEFAULT_STORE = "fsbench-results/fsbench.db"
 DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
 GATE_MODES = ("sequential", "fixed")
+CONTROL_MB = 64  # the control's direct-I/O write, per measured run
 DRIFT_SOURCES = ("machine", "baseline")
 
 
@@ -129,6 +130,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--gate-mode", _gate_mode, "sequential", "with --fail-on-regression: sequential (look at --runs, 10, "
            "15, 20, ... runs up to --max-runs and stop once every gated metric is decided; alpha is spent "
            "across the looks) or fixed (exactly --runs runs)"),
+    Option("--control", bool, None, "before every measured run, measure a fixed reference: a direct-I/O dd write of "
+           f"{CONTROL_MB} MiB to a loop device of its own beside the images (the machine's own speed at that "
+           "moment); the gate then compares each figure's ratio to its run's control, so a machine that got "
+           "busier between sessions is not taken for a slower filesystem", kind=FLAG, ini=False),
     Option("--drift", _drift, "machine", "what a baseline session's result may drift by in another session: "
            "machine (pooled from every repeated series of this machine's complete sessions in the store, once they "
            "give 4 degrees of freedom; then even one baseline session is compared on it) or baseline (only the "
@@ -192,6 +197,7 @@ class Settings:
     alpha: float = 0.05
     gate_mode: str = "sequential"
     drift: str = "machine"
+    control: bool = False
     on_inconclusive: str = "pass"
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
@@ -253,6 +259,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         alpha=value["--alpha"],
         gate_mode=value["--gate-mode"],
         drift=value["--drift"],
+        control=value["--control"],
         on_inconclusive=value["--inconclusive"],
         pairs=tuple(pairs),
         args=args,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import shutil
 from collections.abc import Iterator
@@ -23,7 +24,12 @@ from .settings import Settings
 from .runner import release_datasets
 from .system import Runner
 from .target import Target, build_target
+from .undo import UndoStack
 from .zfsd import ZfsFuseDaemon
+
+log = logging.getLogger("fsbench.targets")
+#: the --control device's sparse image: room for its write with some to spare
+CONTROL_IMAGE = 256 << 20
 
 
 class Targets:
@@ -41,6 +47,8 @@ class Targets:
         self.kernels = {kernel.label: kernel for kernel in settings.kernels}
         self._guest_facts: dict[str, GuestFacts] = {}
         self._boot_failures: dict[str, GuestError] = {}
+        self._control: str | None = None
+        self._control_undo = UndoStack(run)
         self._kernel_manifests: dict[str, dict[str, object]] = {}
         self._count = 0
 
@@ -49,6 +57,17 @@ class Targets:
             sizes = {info.path: info.size_bytes for info in self.settings.device_infos}
             return BlockDevices(self.settings.devices, sizes, self.run)
         return LoopDevices(self.settings.image_dir, self.settings.image_size, self.run)
+
+    def control_device(self) -> str:
+        """--control's loop device, on a sparse image beside the case images (direct I/O): made at
+        its first use, kept for the session, removed by close() (and by fsbench cleanup: its
+        names carry the session's token)."""
+        if self._control is None:
+            self._prepare_rundir()
+            provider = LoopDevices(self.settings.image_dir, CONTROL_IMAGE, self.run)
+            [device] = provider.acquire(1, f"fsbench-{self.token}-control", self._control_undo)
+            self._control = device.path
+        return self._control
 
     def guest_facts(self, kernel: Kernel) -> GuestFacts:
         """What a guest kernel offers (booted once per session to find out). A kernel that panics
@@ -152,6 +171,8 @@ class Targets:
         """Release the zfs-fuse daemon (stopped if nobody else uses it), remove the scratch and run
         directories."""
         self.zfsd.release()
+        for error in self._control_undo.unwind():
+            log.warning("removing --control's device: %s", error)
         release_datasets(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
         if self.rundir.exists() and not mounts_under(self.rundir):

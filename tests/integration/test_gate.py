@@ -297,3 +297,15 @@ def test_a_session_that_measured_nothing_is_recorded_empty_and_gates_nothing(tmp
     con.close()
     refused = run_pytest([*args, "--resume=1"], cwd=REPO)
     assert "--resume=1: session 1 is empty; only an interrupted session can be resumed" in refused.stderr
+
+
+def test_control_runs_beside_every_run_and_leaves_nothing(tmp_path, no_leftovers):
+    db = tmp_path / "fsbench.db"
+    done = run_pytest([*common(tmp_path), "--fs=ext4", "--runs=2", "--control"], cwd=REPO)
+    assert done.returncode == 0, done.stdout[-3000:]
+    con = sqlite3.connect(db)
+    per_run = con.execute("SELECT r.warmup, COUNT(m.name) FROM runs r LEFT JOIN metrics m ON m.run_id = r.id AND "
+                          "m.name = 'control.write' GROUP BY r.id").fetchall()
+    con.close()
+    assert sorted(per_run) == [(0, 1), (0, 1), (1, 1)]  # each run, warm-up included, has its control
+    assert not list((tmp_path / "images").glob("*control*"))

@@ -49,3 +49,14 @@ def test_the_store_gives_this_hosts_complete_sessions_drift(tmp_path):
     assert drift.from_store(store, "here", exclude=[1]) is None  # 3 degrees of freedom: too few to rely on
     assert drift.from_store(store, "elsewhere") is None
     store.close()
+
+
+def test_control_ratios_pair_each_run_with_its_control():
+    from pytest_fsbench.baseline import control_key, ratios
+    from pytest_fsbench.store import SeriesKey
+
+    assert ratios([100.0, 90.0], [50.0, 45.0]) == (2.0, 2.0)
+    assert ratios([100.0, 90.0], [50.0]) is None  # a run without its control: no ratios
+    assert ratios([100.0], [0.0]) is None
+    key = SeriesKey("t", "dd", "{}", "dd.write", '{"bs":"1M"}')
+    assert control_key(key) == SeriesKey("t", "dd", "{}", "control.write", "{}")
