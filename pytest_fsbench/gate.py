@@ -84,16 +84,20 @@ def verdict(cmp: Comparison, allowed_pct: float) -> str:
     return INCONCLUSIVE
 
 
-def more_runs_factor(cmp: Comparison, allowed_pct: float) -> float:
-    """Roughly how many times the present runs a decision needs, from the interval's present
-    width shrinking as 1/sqrt(runs): inf when the estimate sits on the allowed limit."""
+def _shrink_needed(cmp: Comparison, allowed_pct: float) -> float:
+    """How many times narrower the interval must get for a decision (have / need, on the worseness
+    scale): inf when the estimate sits on the allowed limit."""
     estimate = _worse_log(cmp.shift_pct, cmp.direction)
     ends = [_worse_log(end, cmp.direction) for end in cmp.pct_ci]
     have, need = _distance(estimate, min(ends), max(ends), _worse_log(_signed(allowed_pct, cmp.direction),
                                                                          cmp.direction))
-    if not (math.isfinite(have) and need > 0):
-        return math.inf
-    return max(1.0, (have / need) ** 2)
+    return have / need if math.isfinite(have) and need > 0 else math.inf
+
+
+def more_runs_factor(cmp: Comparison, allowed_pct: float) -> float:
+    """Roughly how many times the present runs a side a decision needs, the interval's width
+    shrinking as 1/sqrt(runs): inf when the estimate sits on the allowed limit."""
+    return max(1.0, _shrink_needed(cmp, allowed_pct) ** 2)
 
 
 def _signed(allowed_pct: float, direction: Direction) -> float:
@@ -147,14 +151,11 @@ def new_runs_needed(cmp: Comparison, allowed_pct: float) -> float:
     """About how many new runs would likely decide a rank comparison against the baseline's fixed
     runs: the interval's width goes as sqrt(1/baseline + 1/new), so new runs alone can shrink it
     only to the baseline's part (inf when that is not enough, or the estimate sits on the limit)."""
-    estimate = _worse_log(cmp.shift_pct, cmp.direction)
-    ends = [_worse_log(end, cmp.direction) for end in cmp.pct_ci]
-    have, need = _distance(estimate, min(ends), max(ends), _worse_log(_signed(allowed_pct, cmp.direction),
-                                                                         cmp.direction))
-    if not (math.isfinite(have) and need > 0):
-        return math.inf
+    shrink = _shrink_needed(cmp, allowed_pct)
     m, n = cmp.n_baseline, cmp.n_candidate
-    room = (1 / m + 1 / n) * (need / have) ** 2 - 1 / m
+    if not math.isfinite(shrink) or shrink <= 0:
+        return math.inf if not math.isfinite(shrink) else float(n)
+    room = (1 / m + 1 / n) / shrink ** 2 - 1 / m
     return math.inf if room <= 0 else max(float(n), 1 / room)
 
 
