@@ -16,6 +16,7 @@ import pytest
 from . import pts
 from .errors import UsageError
 from .matrix import check_no_repeats
+from .options import given_twice
 from .ptsfile import composite_xml
 from .sizes import parse_size
 from .workloads import PARAMS, missing_tools
@@ -46,6 +47,8 @@ def values(config: pytest.Config, param: Param) -> list[str]:
     raw = config.getoption(param.fixture)
     if raw is None:
         raw = config.getini(param.ini) or param.default
+    if not raw.strip():
+        raise pytest.UsageError(f"--{param.name}={raw!r}: give a value or leave the option out")
     items = [v.strip() for v in raw.split(",")]
     for item in items:
         try:
@@ -61,8 +64,15 @@ def values(config: pytest.Config, param: Param) -> list[str]:
     return items
 
 
+#: the options of this plugin that take one value each (a list is one value: --dd-bs=64K,1M)
+ONE_VALUE = (*(f"--{param.name}" for param in PARAMS), "--pts-binary", "--pts-profile", "--pts-options", "--pts-result")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: a long case (e.g. a kernel build); -m 'not slow' leaves it out")
+    twice = given_twice(config.invocation_params.args, ONE_VALUE)
+    if twice:
+        raise pytest.UsageError(twice)
     for param in PARAMS:
         values(config, param)
     by_name = {p.name: p for p in PARAMS}

@@ -40,7 +40,10 @@ class Option:
         return "fsbench_" + self.flag.lstrip("-").replace("-", "_")
 
     def value(self, text: str) -> Any:
-        """The typed value of text; UsageError naming the option and the value."""
+        """The typed value of text; UsageError naming the option and the value. An empty value
+        is never "off": leaving the option out is (issue 23: --devices= used loop images)."""
+        if not text.strip():
+            raise UsageError(f"{self.flag}={text!r}: give a value or leave the option out")
         try:
             return self.parse(text)
         except UsageError:
@@ -55,6 +58,28 @@ class Option:
         shown = self.shown_default if self.shown_default is not None else self.default
         suffix = f" (default: {shown})" if shown not in (None, "") and self.kind != FLAG else ""
         return self.help + suffix
+
+
+def given_twice(args: Iterable[str], flags: Iterable[str]) -> str | None:
+    """The message for the first of flags (options taking one value) given more than once on the
+    command line, whose parser would silently keep the last (issue 23: --runs=2 --runs=3)."""
+    args, flags = list(args), set(flags)
+    seen: dict[str, list[str]] = {}
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        flag, eq, text = arg.partition("=")
+        if flag not in flags:
+            continue
+        if not eq:
+            following = args[i + 1] if i + 1 < len(args) else ""
+            text = repr(following) if following and not following.startswith("-") else "alone"
+        else:
+            text = repr(text)
+        seen.setdefault(flag, []).append(text)
+        if len(seen[flag]) > 1:
+            return f"{flag} is given twice ({', then '.join(seen[flag])}); it takes one value, so give it once"
+    return None
 
 
 def add_to_argparse(parser: argparse.ArgumentParser | argparse._ArgumentGroup, option: Option) -> None:
@@ -76,9 +101,15 @@ def add_to_argparse(parser: argparse.ArgumentParser | argparse._ArgumentGroup, o
 # --- parsers shared by several options ------------------------------------------------------------
 
 
+#: the most runs (or other counts) an option takes: more would run until killed
+MAX_COUNT = 100_000
+
+
 def whole(text: str) -> int:
     if not text.strip().isdigit():
         raise ValueError("give a whole number")
+    if int(text) > MAX_COUNT:
+        raise ValueError(f"give a whole number of at most {MAX_COUNT}")
     return int(text)
 
 

@@ -61,7 +61,7 @@ def raw_value(config: pytest.Config, option: Option):
         return [*(config.getini(option.dest) if option.ini else []), *given]
     if option.kind == FLAG or given is not None or not option.ini:
         return given
-    return config.getini(option.dest)
+    return config.getini(option.dest) or option.default  # an empty ini line: the default
 
 
 def settings_from_config(config: pytest.Config) -> Settings:

@@ -19,7 +19,8 @@ from .filesystems import FILESYSTEMS
 from .host import Host, probe
 from .kernels import HOST, Kernel, compared, fallback, parse_kernels
 from .errors import UsageError
-from .options import APPEND, FLAG, OPTIONAL, Option, alpha, directory_for_files, file_to_write, name, path
+from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice
+from .options import name, path
 from .options import percent_below_100, positive, positive_seconds, whole
 from .repeat import RepeatPolicy
 from .stats import min_rounds_for
@@ -33,11 +34,6 @@ DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
 GATE_MODES = ("sequential", "fixed")
 CONTROL_MB = 64  # the control's direct-I/O write, per measured run
 DRIFT_SOURCES = ("machine", "baseline")
-
-
-def _optional(parse: Callable[[str], Any]) -> Callable[[str], Any]:
-    """An option whose empty value means off."""
-    return lambda text: parse(text) if text.strip() else None
 
 
 def _caches(text: str) -> tuple[str, ...]:
@@ -88,7 +84,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
            kind=APPEND, metavar="FS:KEY=VALUE"),
-    Option("--devices", _optional(matrix.parse_device_list), "", "real block devices to use instead of loop "
+    Option("--devices", matrix.parse_device_list, None, "real block devices to use instead of loop "
            "images; they are overwritten, after safety checks", path=True,
            shown_default="none, sparse images on loop devices"),
     Option("--wipe-devices", bool, None, "let fsbench overwrite --devices that hold a partition table or "
@@ -108,11 +104,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("--runs", positive, "10", "measured runs per case (the first look of the sequential gate and of "
            "--until-ci; rounds with --interleave or --paired)"),
     Option("--warmup", whole, "1", "runs first made and discarded on each target"),
-    Option("--until-ci", _optional(percent_below_100), "", "dynamic mode: repeat until both ends of each "
+    Option("--until-ci", percent_below_100, None, "dynamic mode: repeat until both ends of each "
            "headline median's 95% CI are within +-this % of it, looking at --runs, 10, 15, 20, ... runs "
            "(budget: --max-runs, --max-time)", shown_default="off"),
     Option("--max-runs", positive, "30", "dynamic modes (sequential gate, --until-ci): most measured runs per case"),
-    Option("--max-time", _optional(positive_seconds), "", "dynamic mode: seconds per case after which no new "
+    Option("--max-time", positive_seconds, None, "dynamic mode: seconds per case after which no new "
            "run starts", shown_default="none"),
     Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
            "...), each on a freshly built target, so slow drift hits all configurations alike", kind=FLAG,
@@ -214,6 +210,9 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     """Settings from each option's raw value (get(option): text, a flag's bool, or a list of
     texts for a repeatable option); relative store paths are taken from base. --kernel=host+uml
     places each case by what host (default: this machine, probed) can run."""
+    twice = given_twice(args, [o.flag for o in OPTIONS if o.kind in (VALUE, OPTIONAL)])
+    if twice:
+        raise UsageError(twice)
     value = {o.flag: (o.values(get(o)) if o.kind == APPEND else get(o) if o.kind == FLAG
                       else None if get(o) is None else o.value(get(o)))
              for o in OPTIONS}
@@ -271,6 +270,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
 
 def check(settings: Settings) -> None:
     """The checks that need several options together."""
+    check_needs(settings)
     if settings.interleave and settings.repeat.until_ci is not None:
         raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
     if settings.regression_rules and not (settings.compare or settings.pairs):
@@ -287,6 +287,26 @@ def check(settings: Settings) -> None:
         gate.check_measurable(rule, KNOWN_METRICS)
     if not settings.devices:
         check_image_room(settings.image_dir, settings.image_size)
+
+
+def check_needs(settings: Settings) -> None:
+    """An option that only changes what another one does is refused alone, never ignored."""
+    if settings.wipe and not settings.devices:
+        raise UsageError("--wipe-devices lets fsbench overwrite --devices, and none are given; add "
+                         "--devices=DEV[,DEV...] or leave --wipe-devices out")
+    if settings.across_hosts and not settings.compare:
+        raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
+                         "add --compare=NAME or leave --across-hosts out")
+    for flag in ("--max-runs", "--max-time"):
+        if _given(settings.args, flag) and not settings.repeat.dynamic:
+            raise UsageError(f"{flag} is the budget of a dynamic mode (--until-ci, or --fail-on-regression with "
+                             "--compare and --gate-mode=sequential), and this session has none; add one or leave "
+                             f"{flag} out")
+
+
+def _given(args: tuple[str, ...], flag: str) -> bool:
+    """flag is on the command line (not only in the ini file, whose defaults serve many sessions)."""
+    return any(arg == flag or arg.startswith(flag + "=") for arg in args)
 
 
 def _paired(spec: CaseSpec, pairs: list[tuple[CaseSpec, CaseSpec]]) -> bool:

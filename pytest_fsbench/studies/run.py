@@ -13,8 +13,12 @@ from pathlib import Path
 from ..case import LAYOUT_DEVICES
 from ..errors import UsageError
 from ..matrix import parse_image_size
-from ..settings import DEFAULT_IMAGE_DIR, DEFAULT_STORE
+from ..options import APPEND
+from ..settings import DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS
 from . import Study
+
+#: the options a study's user adds to rather than replaces
+REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
 
 
 def option_value(args: list[str], flag: str, default: str) -> str:
@@ -49,9 +53,13 @@ class Plan:
 
 
 def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[str]:
-    """The pytest arguments: the scale's, then the user's; the store made absolute, so the
-    session is found wherever pytest settles its rootdir ($FSBENCH_STORE when no --store is given)."""
-    args = [*study.scale(scale)["args"], *extra]
+    """The pytest arguments: the scale's, then the user's, whose option of one value replaces the
+    scale's (pytest refuses one given twice); the store made absolute, so the session is found
+    wherever pytest settles its rootdir ($FSBENCH_STORE when no --store is given)."""
+    given = {arg.partition("=")[0] for arg in extra if arg.startswith("--")} - REPEATABLE
+    scale_args = [arg for arg in study.scale(scale)["args"] if not (arg.startswith("--") and "=" in arg
+                                                                    and arg.partition("=")[0] in given)]
+    args = [*scale_args, *extra]
     if not any(a.startswith("--store=") for a in args):
         store = os.environ.get("FSBENCH_STORE") or DEFAULT_STORE
         args.append(f"--store={store if '://' in store else cwd / store}")

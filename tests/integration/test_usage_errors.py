@@ -22,8 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     """The one ERROR line of a pytest run that must stop before building anything."""
     images = tmp_path / "images"
-    done = run_pytest(["benchmarks/test_dd.py", f"--image-dir={images}", f"--store={tmp_path / 'fsbench.db'}",
-                       *args], cwd=cwd)
+    defaults = [f"--image-dir={images}", f"--store={tmp_path / 'fsbench.db'}"]  # unless args give their own
+    done = run_pytest(["benchmarks/test_dd.py", *(d for d in defaults if not any(a.startswith(d.split("=")[0])
+                                                                                 for a in args)), *args], cwd=cwd)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
     assert len(errors) == 1, done.stderr
@@ -61,6 +62,21 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--fail-on-regression=0%", "--compare=last"], "--fail-on-regression '0%': the allowed change must be above 0"),
     (["--fs=ext4", "--paired=btrfs:compress=zstd"], "--paired btrfs:compress=zstd is for btrfs, which --fs does not"),
     (["--fs=btrfs", "--paired=btrfs:compress=lz4"], "--fs-opt 'btrfs:compress=lz4': btrfs:compress=lz4: compress must"),
+    # issue 23: an empty value is no "off"; an option that only changes another is refused alone
+    (["--devices="], "--devices='': give a value or leave the option out"),
+    (["--until-ci="], "--until-ci='': give a value or leave the option out"),
+    (["--max-time="], "--max-time='': give a value or leave the option out"),
+    (["--dd-size="], "--dd-size='': give a value or leave the option out"),
+    (["--wipe-devices"], "--wipe-devices lets fsbench overwrite --devices, and none are given"),
+    (["--across-hosts"], "--across-hosts lets --compare use another machine's baseline, and --compare is not given"),
+    (["--max-runs=50"], "--max-runs is the budget of a dynamic mode (--until-ci, or --fail-on-regression with "
+                        "--compare and --gate-mode=sequential), and this session has none"),
+    (["--max-time=600"], "--max-time is the budget of a dynamic mode"),
+    # issue 23: an option of one value given twice is not silently the last
+    (["--runs=2", "--runs=3"], "--runs is given twice ('2', then '3'); it takes one value, so give it once"),
+    (["--runs", "2", "--runs=3"], "--runs is given twice ('2', then '3')"),
+    (["--dd-size=16M", "--dd-size=32M"], "--dd-size is given twice ('16M', then '32M')"),
+    (["--runs=99999999999999999999"], "--runs='99999999999999999999': give a whole number of at most 100000"),
 ])
 def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
     assert message in usage_error(args, tmp_path)

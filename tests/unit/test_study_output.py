@@ -75,3 +75,12 @@ def test_the_study_writes_its_page_beside_the_store_and_says_where(tmp_path, mon
     assert f"fsbench study: wrote {page}: " in capsys.readouterr().out
     assert "<h2>At a glance</h2>" in page.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench-results"]
+
+
+def test_an_option_the_user_gives_replaces_the_scales(tmp_path):
+    """`fsbench study NAME --runs=10`: pytest refuses an option of one value given twice, so the
+    user's replaces the scale's; a repeatable option is added to the scale's."""
+    args = run.study_args(STUDY, "quick", ["--runs=10", "--fs-opt=btrfs:compress=zstd"], tmp_path)
+    assert [a for a in args if a.startswith("--runs")] == ["--runs=10"]
+    scale_opts = [a for a in STUDY.scale("quick")["args"] if a.startswith("--fs-opt")]
+    assert [a for a in args if a.startswith("--fs-opt")] == [*scale_opts, "--fs-opt=btrfs:compress=zstd"]
