@@ -23,7 +23,7 @@ from .studies import run as study_run
 from .errors import CommandError, FsbenchError, UsageError
 from .ptsfile import composite_xml, session_label
 from .export.json import export_session
-from .options import add_to_argparse
+from .options import add_to_argparse, directory_for_files, file_to_write
 from .settings import BY_FLAG, DEFAULT_STORE
 from .baseline import compare_pairs
 from .databases import is_url
@@ -108,14 +108,12 @@ def output_path(text: str) -> Path | None:
     anything is computed."""
     if text == "-":
         return None
-    path = Path(text)
-    if path.is_dir():
-        raise UsageError(f"-o {text}: is a directory; name the file to write")
-    if not path.parent.is_dir():
-        raise UsageError(f"-o {text}: the directory {path.parent} does not exist; make it or name another file")
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UsageError(f"-o {text}: cannot write there (read-only or no permission); name another file")
-    return path
+    if not text.strip():
+        raise UsageError(f"-o {text!r}: give the file to write, or - for standard output")
+    try:
+        return file_to_write(text)
+    except ValueError as exc:
+        raise UsageError(f"-o {text}: {exc}") from None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -154,8 +152,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     from . import report  # matplotlib only for the commands that draw
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
     output = output_path(args.output)
-    if args.figures is not None and args.figures.exists() and not args.figures.is_dir():
-        raise UsageError(f"--figures {args.figures}: is a file; name a directory for the figures")
+    figures = None
+    if args.figures is not None:
+        try:
+            figures = directory_for_files(args.figures)
+        except ValueError as exc:
+            raise UsageError(f"--figures={args.figures}: {exc}") from None
     store = open_store(args)
     session_id = store.resolve(args.session)
     base_ids, base_label = report_baseline(store, session_id, args.compare)
@@ -167,8 +169,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         output.write_text(page)
         print(f"fsbench report: wrote {output} (session {session_id}"
               + (f" against {base_label}" if base_label else "") + ")", file=sys.stderr)
-    if args.figures is not None:
-        for path in report.write_figures(data, args.figures, args.format):
+    if figures is not None:
+        for path in report.write_figures(data, figures, args.format):
             print(f"fsbench report: wrote {path}", file=sys.stderr)
     return 0
 
@@ -436,7 +438,7 @@ def parser() -> argparse.ArgumentParser:
     rep.add_argument("--compare", metavar="BASE", help="baseline name, session id or 'last' to compare with")
     rep.add_argument("-o", "--output", default="report.html", help="HTML file to write (-: standard output; "
                      "default report.html)")
-    rep.add_argument("--figures", type=Path, metavar="DIR", help="also write each figure into DIR")
+    rep.add_argument("--figures", metavar="DIR", help="also write each figure into DIR")
     rep.add_argument("--format", choices=("png", "svg"), default="svg", help="the figures' format in DIR")
     rep.add_argument("--allowed", type=allowed_pct, metavar="PCT", help="draw this allowed change (e.g. 5%%) on "
                      "the forest plot")

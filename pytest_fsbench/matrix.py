@@ -45,19 +45,20 @@ def parse_layouts(text: str) -> tuple[str, ...]:
     return parse_list(text, LAYOUT_DEVICES, "layout", "--layout")
 
 
-def parse_fs_opt(text: str) -> tuple[str, str, str]:
-    """'btrfs:compress=zstd' -> ('btrfs', 'compress', 'zstd'), validated against the driver."""
+def parse_fs_opt(text: str, option: str = "--fs-opt") -> tuple[str, str, str]:
+    """'btrfs:compress=zstd' -> ('btrfs', 'compress', 'zstd'), validated against the driver;
+    option: the option it was given to, which the messages name (--fs-opt or --paired)."""
     fs, sep, rest = text.partition(":")
     key, eq, value = rest.partition("=")
     fs, key, value = fs.strip(), key.strip(), value.strip()
     if not sep or not eq or not fs or not key or not value:
-        raise UsageError(f"--fs-opt {text!r}: expected FS:KEY=VALUE, e.g. btrfs:compress=zstd or zfs:recordsize=64K")
+        raise UsageError(f"{option} {text!r}: expected FS:KEY=VALUE, e.g. btrfs:compress=zstd or zfs:recordsize=64K")
     if fs not in DRIVERS:
-        raise UsageError(f"--fs-opt {text!r}: unknown filesystem {fs!r}; choose from {', '.join(FILESYSTEMS)}")
+        raise UsageError(f"{option} {text!r}: unknown filesystem {fs!r}; choose from {', '.join(FILESYSTEMS)}")
     try:
         DRIVERS[fs]().check_option(key, value)
     except ValueError as exc:
-        raise UsageError(f"--fs-opt {text!r}: {exc}") from None
+        raise UsageError(f"{option} {text!r}: {exc}") from None
     return fs, key, value
 
 

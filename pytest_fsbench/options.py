@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,15 +164,24 @@ def path(text: str) -> Path:
 
 
 def file_to_write(text: str) -> Path:
-    """A file fsbench will write at the end: not a directory, in an existing writable directory."""
+    """A file fsbench will write at the end: not a directory, in an existing writable directory.
+    It is opened for writing now (a new one made and removed again, an existing one left as it
+    is), since only that tells, e.g. in /proc or on a full or immutable file (issue 23:
+    --report=/proc/r.html failed after the whole session)."""
     where = path(text)
     if where.is_dir():
         raise ValueError("is a directory; name the file to write")
     parent = where.parent if str(where.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"the directory {parent} does not exist; make it or name another file")
-    if not os.access(parent, os.W_OK) or (where.exists() and not os.access(where, os.W_OK)):
-        raise ValueError("cannot be written; name a file in a writable directory")
+    try:
+        existed = where.exists()
+        with open(where, "ab" if existed else "xb"):
+            pass
+        if not existed:
+            where.unlink()
+    except OSError as exc:
+        raise ValueError(f"cannot be written ({exc.strerror}); name a file in a writable directory") from None
     return where
 
 
@@ -184,6 +194,11 @@ def directory_for_files(text: str) -> Path:
     existing = next(p for p in (where, *where.parents) if p.exists())
     if not existing.is_dir():
         raise ValueError(f"{existing} is not a directory; name a directory")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise ValueError(f"{existing} is not writable here (read-only or no permission); name another directory")
+    try:
+        if not os.access(existing, os.W_OK | os.X_OK):
+            raise PermissionError
+        tempfile.TemporaryFile(dir=existing).close()  # root may write where access() says so, /proc not
+    except OSError:
+        raise ValueError(f"{existing} is not writable here (read-only or no permission); name another "
+                         "directory") from None
     return where

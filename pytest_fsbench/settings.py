@@ -67,6 +67,19 @@ def store_location(text: str) -> Path | str:
     return path(text)
 
 
+def _paired(text: str) -> tuple[str, str, str]:
+    return matrix.parse_fs_opt(text, "--paired")
+
+
+def _baseline_name(text: str) -> str:
+    """The one name --save adds the session to (a comma list would be one odd name)."""
+    if "," in text:
+        raise ValueError("a session is saved as one baseline; give one name, without commas")
+    if text == "last" or text.startswith("last@"):
+        raise ValueError("'last' names the newest complete session in --compare; choose another name")
+    return name(text)
+
+
 def _datas(text: str) -> tuple[str, ...]:
     datas = [str(parse_data(d)) for d in text.split(",")]
     matrix.check_no_repeats(datas, f"--data={text}")
@@ -113,7 +126,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
            "...), each on a freshly built target, so slow drift hits all configurations alike", kind=FLAG,
            ini=False),
-    Option("--save", name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
+    Option("--save", _baseline_name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
     Option("--compare", name, None, "compare with baseline NAME, a session id, or 'last' (the newest "
            "complete session)", ini=False, metavar="NAME"),
     Option("--across-hosts", bool, None, "let --compare use a baseline recorded on other machines (by default "
@@ -138,7 +151,7 @@ OPTIONS: tuple[Option, ...] = (
            "pass (the case passes with a warning, a junit property and a summary line saying what would decide "
            "it; pytest exits 0) or fail (sign-off jobs: the runs could not show the change is within the "
            "allowed %; pytest exits 1)"),
-    Option("--paired", matrix.parse_fs_opt, None, "measure every case of FS also with this option (in place of "
+    Option("--paired", _paired, None, "measure every case of FS also with this option (in place of "
            "the one it replaces), interleaved round by round on fresh targets, and compare the two paired by "
            "round; --fail-on-regression then gates the variant against the case", kind=APPEND, ini=False,
            metavar="FS:KEY=VALUE"),

@@ -42,7 +42,11 @@ def human_size(nbytes: int) -> str:
 
 
 def is_ram_rule(text: str) -> bool:
-    return bool(_RAM_RULE.match(text))
+    """'2xRAM' and the like; ValueError for 0xRAM, which is no size (issue 23: it became '0M')."""
+    match = _RAM_RULE.match(text)
+    if match and int(match.group(1)) < 1:
+        raise ValueError(f"{text!r} is no size; give N x RAM with N of 1 or more, e.g. 2xRAM")
+    return bool(match)
 
 
 def resolve_size(text: str, ram_bytes: int) -> str:

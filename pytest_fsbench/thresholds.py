@@ -4,6 +4,7 @@ or to a case id (and the cases whose id starts with it)."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,11 +63,17 @@ def parse_threshold(text: str) -> Threshold:
     scope, _, rule = text.strip().rpartition(":")
     match = _RULE.match(rule.strip())
     example = "e.g. dd.write>=100MB/s or btrfs:dd.write>=150MB/s or kernel_build.seconds<=900s"
+    if "," in text:
+        raise UsageError(f"threshold {text!r}: a threshold is one rule; give each rule on its own (--threshold "
+                         "once per rule, in the ini file one per line)")
     if not match:
         raise UsageError(f"threshold {text!r}: expected [SCOPE:]METRIC>=VALUE[UNIT] or <=, {example}")
     unit = match.group("unit") or None
     if unit is not None and unit not in UNITS:
         raise UsageError(f"threshold {text!r}: unknown unit {unit!r}; use one of {', '.join(UNITS)}")
+    if not math.isfinite(float(match.group("num"))):
+        raise UsageError(f"threshold {text!r}: {match.group('num')} is too large to compare with; give a finite "
+                         f"value, {example}")
     return Threshold(scope.strip() or None, match.group("metric"), match.group("op"),
                      float(match.group("num")), unit, text.strip())
 

@@ -61,7 +61,11 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
      "--fs-opt: 'ext4:mount=noatime' is listed twice"),
     (["--fail-on-regression=0%", "--compare=last"], "--fail-on-regression '0%': the allowed change must be above 0"),
     (["--fs=ext4", "--paired=btrfs:compress=zstd"], "--paired btrfs:compress=zstd is for btrfs, which --fs does not"),
-    (["--fs=btrfs", "--paired=btrfs:compress=lz4"], "--fs-opt 'btrfs:compress=lz4': btrfs:compress=lz4: compress must"),
+    (["--fs=btrfs", "--paired=btrfs:compress=lz4"], "--paired 'btrfs:compress=lz4': btrfs:compress=lz4: compress must"),
+    # issue 23: --paired's errors name --paired, not --fs-opt
+    (["--paired=bogus"], "--paired 'bogus': expected FS:KEY=VALUE"),
+    (["--paired=ext4:foo=bar"], "--paired 'ext4:foo=bar': ext4 has no option 'foo'"),
+    (["--paired="], "--paired='': give a value or leave the option out"),
     # issue 23: an empty value is no "off"; an option that only changes another is refused alone
     (["--devices="], "--devices='': give a value or leave the option out"),
     (["--until-ci="], "--until-ci='': give a value or leave the option out"),
@@ -77,6 +81,14 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--runs", "2", "--runs=3"], "--runs is given twice ('2', then '3')"),
     (["--dd-size=16M", "--dd-size=32M"], "--dd-size is given twice ('16M', then '32M')"),
     (["--runs=99999999999999999999"], "--runs='99999999999999999999': give a whole number of at most 100000"),
+    (["--iozone-file=0xRAM"], "--iozone-file=0xRAM: '0xRAM' is no size; give N x RAM with N of 1 or more"),
+    (["--threshold=dd.write>=1e400MB/s"], "threshold 'dd.write>=1e400MB/s': 1e400 is too large to compare with"),
+    (["--threshold=dd.write>=1MB/s,dd.read>=1MB/s"],
+     "threshold 'dd.write>=1MB/s,dd.read>=1MB/s': a threshold is one rule; give each rule on its own"),
+    (["--save=a,b"], "--save='a,b': a session is saved as one baseline; give one name, without commas"),
+    (["--save=last"], "--save='last': 'last' names the newest complete session in --compare"),
+    (["--report=/proc/r.html"], "--report='/proc/r.html': cannot be written (No such file or directory)"),
+    (["--image-dir=/proc/fsbench"], "--image-dir='/proc/fsbench': /proc is not writable here"),
 ])
 def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
     assert message in usage_error(args, tmp_path)
@@ -259,6 +271,20 @@ def test_export_into_a_place_that_cannot_be_written(tmp_path, output, message):
     target = str(tmp_path / output) if output != "." else str(tmp_path)
     error = one_line_error(fsbench("export", "base", "-o", target, f"--store={tmp_path / 'fsbench.db'}"))
     assert message.format(tmp=tmp_path) in error
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", ""], "fsbench report: -o '': give the file to write, or - for standard output"),
+    (["-o", "/proc/r.html"], "fsbench report: -o /proc/r.html: cannot be written (No such file or directory)"),
+    (["--figures=/proc/fsbench"], "fsbench report: --figures=/proc/fsbench: /proc is not writable here"),
+])
+def test_report_into_a_place_that_cannot_be_written(tmp_path, args, message):
+    """Checked before the page is drawn (issue 23: --figures failed after the page was written)."""
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    page = tmp_path / "r.html"
+    error = one_line_error(fsbench("report", "base", f"--store={tmp_path / 'fsbench.db'}", "-o", str(page), *args))
+    assert error.startswith(message)
+    assert not page.exists()
 
 
 def test_export_last_on_an_empty_store(tmp_path):

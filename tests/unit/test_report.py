@@ -125,7 +125,7 @@ def test_report_command_line_errors_are_one_line(store, tmp_path, capsys):
     (tmp_path / "taken").write_text("")
     assert cli.main(["report", "1", f"--store={store.path}", "-o", str(tmp_path / "r.html"), "--figures",
                      str(tmp_path / "taken")]) == 2
-    assert "is a file; name a directory" in capsys.readouterr().err
+    assert "is not a directory; name a directory" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists(), "a bad option writes nothing"
 
 
