@@ -9,6 +9,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 from .case import LAYOUT_DEVICES, CaseSpec
 from .filesystems import FILESYSTEMS
@@ -24,7 +25,7 @@ from .errors import CommandError, FsbenchError, UsageError
 from .ptsfile import composite_xml, session_label
 from .export.json import export_session
 from .options import add_to_argparse, directory_for_files, file_to_write
-from .settings import BY_FLAG, DEFAULT_STORE
+from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .baseline import compare_pairs
 from .databases import is_url
 from .store import Store
@@ -68,8 +69,9 @@ def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None) ->
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    kernels = BY_FLAG["--kernel"].value(args.kernel)  # a bad one before the table, not after it
     print("\n".join(doctor_lines(probe())))
-    for kernel in BY_FLAG["--kernel"].value(args.kernel):
+    for kernel in kernels:
         if not kernel.guest:
             continue
         facts, reason = None, kernel.missing()
@@ -116,6 +118,15 @@ def output_path(text: str) -> Path | None:
         raise UsageError(f"-o {text}: {exc}") from None
 
 
+def check_measured(store: Store, session_ids: list[int], what: str) -> None:
+    """A session that measured nothing (failed, empty, or no run recorded) has nothing to
+    compare or export: a usage error, not an empty table or file (issue 23)."""
+    for session_id in session_ids:
+        if store.measured_runs(session_id) == 0:
+            raise UsageError(f"session {session_id} ({store.status(session_id)}) measured nothing, so there is "
+                             f"nothing to {what}; fsbench sessions lists the sessions")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
     store = open_store(args)
@@ -123,6 +134,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     base_ids = [i for i in store.baseline_sessions(args.base) if i != new_id]
     if not base_ids:
         raise UsageError(f"fsbench compare {args.base} {args.new}: the same session twice; name two")
+    check_measured(store, [*base_ids, new_id], "compare")
     named = f"sessions {', '.join(map(str, base_ids))}" if len(base_ids) > 1 else f"session {base_ids[0]}"
     hosts = store.hosts([*base_ids, new_id])
     base_hosts = sorted({hosts[i] for i in base_ids})
@@ -245,11 +257,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise UsageError("--pts-save goes with --format pts")
     if args.suffix is not None and args.format != "pts":
         raise UsageError("--suffix goes with --format pts")
+    if args.force and not args.pts_save:
+        raise UsageError("--force replaces an existing PTS result file of --pts-save NAME, and --pts-save is not "
+                         "given; add it or leave --force out")
     if args.pts_save and pts.find_pts(None) is None:
         raise UsageError(f"--pts-save {args.pts_save}: {pts.MISSING_REASON}")
     output = output_path(args.output)
     store = open_store(args)
     session_id = store.resolve(args.session)
+    check_measured(store, [session_id], "export")
     if args.format == "pts":
         return export_pts(store, session_id, args, output)
     text = json.dumps(export_session(store, session_id), indent=2, sort_keys=True)
@@ -349,15 +365,20 @@ def utc_time(text: str) -> str:
 
 
 def cmd_push(args: argparse.Namespace) -> int:
-    """Copy a session of this store (a machine's own, offline) into another (the team's)."""
+    """Copy a session of this store (a machine's own, offline) into another (the team's). The
+    other store is made only for a session that exists (issue 23: a refused push left an empty
+    file); its messages name --to."""
+    to = store_location(args.to, "--to")
     source = open_store(args)
-    target = Store(BY_FLAG["--store"].value(args.to))
     try:
         session_id = source.resolve(args.session)
-        pushed = source.push(session_id, target)
-        print(f"fsbench push: session {session_id} of {source.path} is session {pushed} of {target.path}")
+        target = Store(to, option="--to")
+        try:
+            pushed = source.push(session_id, target)
+            print(f"fsbench push: session {session_id} of {source.path} is session {pushed} of {target.path}")
+        finally:
+            target.close()
     finally:
-        target.close()
         source.close()
     return 0
 
@@ -402,7 +423,7 @@ def cmd_changes(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
+    top = OneLineParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
     sub = top.add_subparsers(dest="command", required=True)
     doctor = sub.add_parser("doctor", help="list which fs x layout cases can run on this machine, and why not; "
                             "and under each guest kernel")
@@ -499,16 +520,34 @@ def parser() -> argparse.ArgumentParser:
                          "t-test's p is below P (default 0.001, Otava's)")
     add_to_argparse(changed, BY_FLAG["--store"])
     changed.set_defaults(func=cmd_changes)
+    for command in sub.choices.values():
+        command.set_defaults(command_parser=command)
     return top
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse's own errors (an unknown option, a bad choice) as one line, as fsbench's are."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} ({self.prog} --help shows the usage)\n")
+
+
+def check_given(command: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """An option given an empty value is a usage error, never the option left out (issue 23:
+    baseline --drop= listed the baselines, export --pts-save= wrote no PTS file)."""
+    for action in command._actions:  # argparse has no public list of a parser's options
+        if action.option_strings and getattr(args, action.dest, None) == "" and action.const != "":
+            raise UsageError(f"{action.option_strings[-1]}='': give a value or leave the option out")
 
 
 def main(argv: list[str] | None = None) -> int:
     cli = parser()
     args, extra = cli.parse_known_args(argv)
     if extra and not getattr(args, "takes_pytest_args", False):
-        cli.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.pytest_args = extra
     try:
+        check_given(args.command_parser, args)
         return args.func(args)
     except UsageError as exc:
         print(f"fsbench {args.command}: {exc}", file=sys.stderr)

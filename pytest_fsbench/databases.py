@@ -11,9 +11,11 @@ recorded without it.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import sqlite3
+import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -56,72 +58,113 @@ def redact_args(args: Sequence[str]) -> list[str]:
     return [re.sub(r"postgres(?:ql)?://\S+", lambda m: redact(m.group(0)), arg) for arg in args]
 
 
-def check_store_file(path: Path) -> None:
-    """UsageError unless path is an SQLite file holding fsbench's tables (for reading)."""
+def check_store_file(path: Path, option: str = "--store") -> None:
+    """UsageError unless path is an SQLite file holding fsbench's tables (for reading); option:
+    the option that named it, which the messages name (--store, or push's --to)."""
     if not path.exists():
-        raise UsageError(f"no result store at {path}; run benchmarks first, or pass --store PATH")
+        raise UsageError(f"no result store at {path}; run benchmarks first, or pass {option} PATH")
     if path.is_dir():
-        raise UsageError(f"--store={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
+        raise UsageError(f"{option}={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
     with open(path, "rb") as handle:
         header = handle.read(len(SQLITE_HEADER))
     if not header:
-        raise UsageError(f"the result store {path} is an empty file, not an fsbench store; name another --store")
+        raise UsageError(f"the result store {path} is an empty file, not an fsbench store; name another {option}")
     if header != SQLITE_HEADER:
-        raise UsageError(f"{path} is not an SQLite database, so not an fsbench result store; name another --store")
+        raise UsageError(f"{path} is not an SQLite database, so not an fsbench result store; name another {option}")
 
 
-def check_store_place(location: Path | str) -> None:
+def writable(path: Path) -> bool:
+    """SQLite writes the file and, beside it, its journal: both must be writable (access() also
+    says no on a read-only filesystem and for an immutable file, even to root)."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+
+
+def check_store_place(location: Path | str, option: str = "--store") -> None:
     """UsageError unless a session can write to an SQLite store at location (checked before
     anything runs; a server's store is checked by connecting to it)."""
     if is_url(location):
         return
     path = Path(location)
     if path.is_dir():
-        raise UsageError(f"--store={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
+        raise UsageError(f"{option}={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
     if path.exists() and path.stat().st_size:
-        check_store_file(path)
+        check_store_file(path, option)
     existing = next(p for p in (path, *path.parents) if p.exists())
     if existing != path and not existing.is_dir():
-        raise UsageError(f"--store={path}: {existing} is a file, not a directory; name another --store")
+        raise UsageError(f"{option}={path}: {existing} is a file, not a directory; name another {option}")
+    if not (writable(path) if existing == path else os.access(existing, os.W_OK | os.X_OK)):
+        raise UsageError(f"{option}={path}: {existing} cannot be written (a read-only filesystem, an immutable "
+                         f"file or no permission); name another {option}")
     free = shutil.disk_usage(existing).free
     if free < MIN_FREE_BYTES:
-        raise UsageError(f"--store={path}: only {human_size(free)} free on its filesystem, and a session needs "
-                         f"at least {human_size(MIN_FREE_BYTES)}; free some space or name another --store")
+        raise UsageError(f"{option}={path}: only {human_size(free)} free on its filesystem, and a session needs "
+                         f"at least {human_size(MIN_FREE_BYTES)}; free some space or name another {option}")
 
 
 class SqliteDatabase:
     dialect = "sqlite"
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
 
-    def __init__(self, path: Path, create: bool) -> None:
+    def __init__(self, path: Path, create: bool, option: str = "--store") -> None:
         self.name = str(path)
+        self.option = option
         if create:
-            check_store_place(path)
+            check_store_place(path, option)
         else:
-            check_store_file(path)
+            check_store_file(path, option)
+        #: a store read where it cannot be written (a read-only mount, an immutable file)
+        self.read_only = not create and not writable(path)
         try:
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
-            self.connection = sqlite3.connect(path, isolation_level=None, timeout=30)  # autocommit
+            self.connection = self._connect(path)
         except (OSError, sqlite3.Error) as exc:
-            raise UsageError(f"--store={path}: cannot open it ({exc}); name a writable place") from None
+            raise UsageError(f"{option}={path}: cannot open it ({exc}); name a writable place") from None
         try:
             self._check_schema(create)
-            self.connection.execute("PRAGMA foreign_keys = ON")
-            self.connection.execute("PRAGMA journal_mode = WAL")
+            if create:
+                self._check_intact()
+            if not self.read_only:
+                self.connection.execute("PRAGMA foreign_keys = ON")
+                self.connection.execute("PRAGMA journal_mode = WAL")
         except sqlite3.DatabaseError as exc:
             self.connection.close()
-            raise UsageError(f"the result store {path} cannot be used: {exc}; name another --store") from None
+            raise UsageError(f"the result store {path} cannot be used: {exc}; name another {option}") from None
         except UsageError:
             self.connection.close()
             raise
+
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        """Autocommit. Read-only (issue 23: a store on a read-only mount could not even be
+        listed): in SQLite's read-only mode while a writer elsewhere holds the store (its
+        shared-memory file exists), else as an immutable file, which leaves no -wal or -shm file
+        behind (read-only mode would make them, and could not remove them)."""
+        if not self.read_only:
+            return sqlite3.connect(path, isolation_level=None, timeout=30)
+        shared = Path(f"{path}-shm").exists()
+        uri = f"file:{urllib.parse.quote(str(path.absolute()))}?{'mode=ro' if shared else 'immutable=1'}"
+        return sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30)
+
+    def _check_intact(self) -> None:
+        """A store a session will write into must be whole: SQLite's quick check of every page
+        (tenths of a second for 100,000 runs), so a damaged one is refused before anything is
+        built rather than written into until its damaged page is hit (issue 23)."""
+        try:
+            found = [row[0] for row in self.connection.execute("PRAGMA quick_check").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            found = [str(exc)]
+        if found != ["ok"]:
+            problem = " ".join(found[0].replace("*** in database main ***", "").split())
+            raise UsageError(f"the result store {self.name} is damaged (SQLite's quick_check: {problem}); restore "
+                             f"it from a copy (sqlite3 {self.name} .recover can save what is left) or name another "
+                             f"{self.option}")
 
     def _check_schema(self, create: bool) -> None:
         """UsageError unless the database is fsbench's (or, when creating, still empty)."""
         tables = [row[0] for row in self.connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         if self.version() == 0 and tables:
             raise UsageError(f"{self.name} is an SQLite database of something else (tables {', '.join(tables[:5])}); "
-                             "name another --store")
+                             f"name another {self.option}")
         if self.version() == 0 and not create:
             raise UsageError(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
 
@@ -157,18 +200,20 @@ class SqliteDatabase:
 
 class PostgresDatabase:
     dialect = "postgresql"
+    read_only = False
 
-    def __init__(self, url: str, create: bool) -> None:
+    def __init__(self, url: str, create: bool, option: str = "--store") -> None:
         import psycopg  # only a server's store needs it
 
         self.errors = (psycopg.Error,)
         self.name = redact(url)
+        self.option = option
         try:
             self.connection = psycopg.connect(url, autocommit=True, connect_timeout=15,
                                               application_name="fsbench")
         except psycopg.Error as exc:
             reason = " ".join(str(exc).split())
-            raise UsageError(f"--store={self.name}: cannot connect: {reason}; check the server and the credentials "
+            raise UsageError(f"{option}={self.name}: cannot connect: {reason}; check the server and the credentials "
                              "(PGPASSFILE or ~/.pgpass, PGPASSWORD, a service file)") from None
         try:
             self._check_schema(create)
@@ -215,7 +260,8 @@ class PostgresDatabase:
         self.connection.close()
 
 
-def connect(location: Path | str, create: bool) -> SqliteDatabase | PostgresDatabase:
+def connect(location: Path | str, create: bool, option: str = "--store") -> SqliteDatabase | PostgresDatabase:
+    """The store's database; option: the option that named it (the messages name it)."""
     if is_url(location):
-        return PostgresDatabase(str(location), create)
-    return SqliteDatabase(Path(location), create)
+        return PostgresDatabase(str(location), create, option)
+    return SqliteDatabase(Path(location), create, option)

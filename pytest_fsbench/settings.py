@@ -53,18 +53,22 @@ def _drift(text: str) -> str:
     return text
 
 
-def store_location(text: str) -> Path | str:
-    """An SQLite file's path, or a PostgreSQL server's URL (its password belongs elsewhere)."""
+def store_location(text: str, option: str = "--store") -> Path | str:
+    """An SQLite file's path, or a PostgreSQL server's URL (its password belongs elsewhere);
+    option: the option that gives it, which the messages name (--store, or push's --to)."""
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", text)
     if scheme and not is_url(text):
-        raise UsageError(f"--store={redact(text)}: {scheme.group(1)}:// is no store fsbench knows; give an SQLite "
+        raise UsageError(f"{option}={redact(text)}: {scheme.group(1)}:// is no store fsbench knows; give an SQLite "
                          "file's path or a postgresql://USER@HOST/DB URL")
     if is_url(text):
         if redact(text) != text:
-            raise UsageError(f"--store={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
+            raise UsageError(f"{option}={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
                              "a service file, not in the URL, where logs, ps and shell history would keep it")
         return text
-    return path(text)
+    try:
+        return path(text)
+    except ValueError as exc:
+        raise UsageError(f"{option}={text!r}: {exc}") from None
 
 
 def _paired(text: str) -> tuple[str, str, str]:

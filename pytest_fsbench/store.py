@@ -144,14 +144,14 @@ class Store:
     (create=False) it must already be an fsbench store, and nothing is written to a file that is
     not one. location: an SQLite file's path, or a postgresql:// URL."""
 
-    def __init__(self, location: Path | str, *, create: bool = True) -> None:
-        self.db = connect(location, create)  # the SQL below runs on either database
+    def __init__(self, location: Path | str, *, create: bool = True, option: str = "--store") -> None:
+        self.db = connect(location, create, option)  # the SQL below runs on either database
         self.path = self.db.name  # as shown: a URL without its password
         try:
             migrate(self.db)
         except self.db.errors as exc:
             self.db.close()
-            raise UsageError(f"the result store {self.path} cannot be used: {exc}; name another --store") from None
+            raise UsageError(f"the result store {self.path} cannot be used: {exc}; name another {option}") from None
         except UsageError:
             self.db.close()
             raise
@@ -289,6 +289,11 @@ class Store:
             if not is_live(token, json.loads(manifest)):
                 return int(session_id)
         raise UsageError(f"--resume: no interrupted session in {self.path}")
+
+    @_guarded
+    def status(self, session_id: int) -> str:
+        """The session's status: running, complete, interrupted, failed or empty."""
+        return str(self.db.execute("SELECT status FROM sessions WHERE id = ?", (session_id,)).fetchone()[0])
 
     @_guarded
     def measured_runs(self, session_id: int) -> int:
@@ -489,6 +494,10 @@ def migrate(database) -> None:
         version = database.version()
         if version > len(MIGRATIONS):
             raise UsageError(f"the result store is schema version {version}, newer than this fsbench "
-                             f"({len(MIGRATIONS)}); upgrade fsbench or use another --store")
+                             f"({len(MIGRATIONS)}); upgrade fsbench or use another {database.option}")
+        if version < len(MIGRATIONS) and database.read_only:
+            raise UsageError(f"the result store {database.name} is schema version {version}, older than this "
+                             f"fsbench's ({len(MIGRATIONS)}), and cannot be written here to upgrade it; open it "
+                             "once where it can be written")
         for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
             database.migrate_step(number, script.format(**TYPES[database.dialect]))

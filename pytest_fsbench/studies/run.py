@@ -70,18 +70,31 @@ def collected_tests(args: list[str], cwd: Path) -> int:
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=600)
     if done.returncode not in (0, 5):
-        errors = [line for line in (done.stderr + done.stdout).splitlines() if line.startswith("ERROR")]
+        errors = pytest_errors(done.stderr + done.stdout)
         raise UsageError("; ".join(errors) or (done.stderr + done.stdout).strip()[-500:])
     return sum(1 for line in done.stdout.splitlines() if "::" in line)
 
 
+def pytest_errors(output: str) -> list[str]:
+    """pytest's error lines; for its argument parser's, the line naming the problem rather than
+    its usage line (issue 23: --bogus-option showed only the usage)."""
+    errors = []
+    for line in output.splitlines():
+        if line.startswith("ERROR") and not line.startswith("ERROR: usage:"):
+            errors.append(line)
+        elif ": error: " in line:
+            errors.append("ERROR: " + line.split(": error: ", 1)[1])
+    return errors
+
+
 def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
+    tests = collected_tests(args, cwd)  # pytest checks every value first (issue 23: --runs=abc was a traceback)
     layouts = option_value(args, "--layout", "single").split(",")
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
     existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
     runs = int(option_value(args, "--runs", "10")) + int(option_value(args, "--warmup", "1"))
     chosen = study.scale(scale)
-    return Plan(args, collected_tests(args, cwd), runs, float(chosen.get("minutes", 0)),
+    return Plan(args, tests, runs, float(chosen.get("minutes", 0)),
                 chosen.get("minutes_basis", "estimated"),
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,

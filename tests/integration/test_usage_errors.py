@@ -212,9 +212,9 @@ def test_a_threshold_that_applied_to_nothing_fails_the_session(tmp_path, no_left
 # --- the fsbench command -----------------------------------------------------------------------------
 
 
-def fsbench(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def fsbench(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+                          timeout=120, env={**os.environ, **(env or {})}, cwd=cwd)
 
 
 def one_line_error(done: subprocess.CompletedProcess) -> str:
@@ -274,7 +274,8 @@ def test_export_into_a_place_that_cannot_be_written(tmp_path, output, message):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-o", ""], "fsbench report: -o '': give the file to write, or - for standard output"),
+    (["-o", ""], "fsbench report: --output='': give a value or leave the option out"),
+    (["-o", " "], "fsbench report: -o ' ': give the file to write, or - for standard output"),
     (["-o", "/proc/r.html"], "fsbench report: -o /proc/r.html: cannot be written (No such file or directory)"),
     (["--figures=/proc/fsbench"], "fsbench report: --figures=/proc/fsbench: /proc is not writable here"),
 ])
@@ -315,3 +316,129 @@ def test_a_target_too_small_for_the_workload_is_refused_before_it_runs(tmp_path,
     con = sqlite3.connect(tmp_path / "fsbench.db")
     assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0  # refused before the first run
     con.close()
+
+
+def empty_session(path: Path, status: str) -> int:
+    """A session recorded as one that measured nothing ends (failed or empty)."""
+    store = Store(path)
+    session = store.start_session(f"{status}-1234", {"argv": []}, {"hostname": platform.node()})
+    store.finish_session(session, status)
+    store.close()
+    return session
+
+
+@pytest.mark.parametrize("args, message", [
+    # issue 23: an empty value is no "off"; an option that only changes another is refused alone
+    (["baseline", "--drop=", "{store}"], "fsbench baseline: --drop='': give a value or leave the option out"),
+    (["export", "base", "--format=pts", "--pts-save=", "{store}"],
+     "fsbench export: --pts-save='': give a value or leave the option out"),
+    (["export", "base", "--format=pts", "--force", "{store}"],
+     "fsbench export: --force replaces an existing PTS result file of --pts-save NAME, and --pts-save is not given"),
+    (["sessions", "--host=", "{store}"], "fsbench sessions: --host='': give a value or leave the option out"),
+    (["doctor", "--kernel=bogus"], "fsbench doctor: --kernel='bogus': unknown kernel 'bogus'"),
+    (["report", "base", "--format=bmp", "{store}"], "fsbench report: argument --format: invalid choice: 'bmp'"),
+    # a session that measured nothing is not compared or exported as if it had
+    (["compare", "base", "2", "{store}"],
+     "fsbench compare: session 2 (failed) measured nothing, so there is nothing to compare"),
+    (["export", "2", "--format=pts", "{store}"],
+     "fsbench export: session 2 (failed) measured nothing, so there is nothing to export"),
+    # push: the store it writes is --to, made only for a session that exists
+    (["push", "9999", "--to={tmp}/new.db", "{store}"], "fsbench push: no baseline or session '9999' in"),
+    (["push", "base", "--to=postgresql://me:secret@db.example/fsbench", "{store}"],
+     "fsbench push: --to=postgresql://me@db.example/fsbench: put the password in PGPASSFILE"),
+    (["push", "base", "--to={tmp}", "{store}"], "fsbench push: --to={tmp} is a directory; name the store's file"),
+    (["push", "base", "--to=", "{store}"], "fsbench push: --to='': give a value or leave the option out"),
+])
+def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, message):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    empty_session(store, "failed")
+    before = store.read_bytes()
+    fill = {"store": f"--store={store}", "tmp": str(tmp_path)}
+    done = fsbench(*(arg.format(**fill) for arg in args), cwd=tmp_path)
+    assert one_line_error(done).startswith(message.format(**fill))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]  # no new.db, -wal, report.html
+    assert store.read_bytes() == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--runs=abc"], "fsbench study: ERROR: --runs='abc': give a whole number"),
+    (["--bogus-option"], "fsbench study: ERROR: unrecognized arguments: --bogus-option"),
+])
+def test_a_study_with_a_bad_pytest_option_stops_before_pytest_runs(tmp_path, args, message):
+    done = fsbench("study", "btrfs-options", f"--image-dir={tmp_path / 'images'}", *args, cwd=tmp_path)
+    assert one_line_error(done) == message
+    assert list(tmp_path.iterdir()) == []
+
+
+def damage(path: Path) -> bytes:
+    """The store with its last page's b-tree header broken, as a disk or a crash may leave it."""
+    data = bytearray(path.read_bytes())
+    data[len(data) - 4096] = 0x07  # no b-tree page type
+    path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_a_damaged_store_is_not_written_into(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=300)
+    damaged = damage(store)
+    message = usage_error([], tmp_path)
+    assert message.startswith(f"ERROR: the result store {store} is damaged (SQLite's quick_check: ")
+    assert "restore it from a copy" in message
+    assert store.read_bytes() == damaged
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]
+
+
+@pytest.fixture
+def read_only_mount(tmp_path):
+    """A tmpfs at tmp_path/ro holding a store with one session, then mounted read-only."""
+    where = tmp_path / "ro"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16M", "fsbench-test-ro", str(where)], check=True)
+    try:
+        saved_baseline(where / "fsbench.db", "base", runs=6)
+        subprocess.run(["mount", "-o", "remount,ro", str(where)], check=True)
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+@pytest.mark.root
+def test_a_read_only_mount(tmp_path, read_only_mount):
+    """A new store there is refused as read-only (it said 'only 1.0M free'); a store there is
+    read (it was refused even to list) and nothing is written beside it; the figures and --to
+    name the place."""
+    ro = read_only_mount
+    assert (f"--store={ro / 'new.db'}: {ro} cannot be written (a read-only filesystem, an immutable file or no "
+            "permission)") in usage_error([f"--store={ro / 'new.db'}"], tmp_path)
+    listed = fsbench("sessions", f"--store={ro / 'fsbench.db'}")
+    assert listed.returncode == 0 and "fixture-1234" in listed.stdout, listed.stderr
+    pushed = fsbench("push", "base", f"--store={ro / 'fsbench.db'}", f"--to={ro / 'team.db'}")
+    assert one_line_error(pushed).startswith(f"fsbench push: --to={ro / 'team.db'}: {ro} cannot be written")
+    drawn = fsbench("report", "base", f"--store={ro / 'fsbench.db'}", "-o", str(tmp_path / "r.html"),
+                    f"--figures={ro / 'figures'}")
+    assert one_line_error(drawn).startswith(f"fsbench report: --figures={ro / 'figures'}: {ro} is not writable here")
+    assert sorted(p.name for p in ro.iterdir()) == ["fsbench.db"]
+
+
+@pytest.fixture
+def immutable_store(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    if subprocess.run(["chattr", "+i", str(store)], capture_output=True).returncode != 0:
+        pytest.skip(f"chattr +i is not supported on {tmp_path}'s filesystem")
+    try:
+        yield store
+    finally:
+        subprocess.run(["chattr", "-i", str(store)], check=True)
+
+
+@pytest.mark.root
+def test_an_immutable_store_is_refused_for_a_session_and_read_for_a_listing(tmp_path, immutable_store):
+    """It was an INTERNALERROR that left -wal and -shm files beside it."""
+    assert (f"--store={immutable_store}: {immutable_store} cannot be written (a read-only filesystem, an immutable "
+            "file or no permission)") in usage_error([], tmp_path)
+    listed = fsbench("sessions", f"--store={immutable_store}")
+    assert listed.returncode == 0 and "fixture-1234" in listed.stdout, listed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]
