@@ -60,15 +60,26 @@ setup() {
     fi
 }
 
-# the bench's cases: every fs x layout, each once (host+uml is no kernel A/B); args after these win
+# the bench's cases: every fs x layout, each once (host+uml is no kernel A/B); an option the
+# arguments give replaces the one here (pytest refuses an option of one value given twice)
 BENCH_ARGS=(--fs=ext4,xfs,btrfs,zfs --layout=single,raid0,raid1,raid10,raid5 --kernel=host+uml)
+
+bench_args() {  # BENCH_ARGS but for the options among "$@"
+    local arg given keep
+    for arg in "${BENCH_ARGS[@]}"; do
+        keep=1
+        for given in "$@"; do [ "${given%%=*}" = "${arg%%=*}" ] && keep=0; done
+        [ "$keep" = 1 ] && printf '%s\n' "$arg"
+    done
+}
 
 case "${1:-}" in
     setup) setup ;;
     bench) shift; setup
            # with no arguments, the quick dd cases; otherwise what the arguments select
            [ $# -gt 0 ] || set -- benchmarks/test_dd.py
-           exec .venv/bin/pytest "${BENCH_ARGS[@]}" "$@" ;;
+           mapfile -t chosen < <(bench_args "$@")
+           exec .venv/bin/pytest "${chosen[@]}" "$@" ;;
     test)  shift; setup
            exec .venv/bin/pytest tests "$@" ;;
     *) echo "usage: $0 bench|test|setup [pytest args]" >&2; exit 2 ;;

@@ -103,7 +103,10 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
     assert listed.returncode == 0 and header.split()[-1] == "host"
     assert row.split()[0] == "1" and row.split()[-1] == "rack-2"
 
-    here = [*session_args(tmp_path, "q", url), "-k", "dd_write", "--compare=base"]
+    def here_args(runs: int = 3) -> list[str]:
+        return [*session_args(tmp_path, "q", url, runs), "-k", "dd_write", "--compare=base"]
+
+    here = here_args()
     refused = run_pytest(here, cwd=REPO)
     assert refused.returncode == pytest.ExitCode.USAGE_ERROR
     line = next(ln for ln in refused.stderr.splitlines() if "ERROR" in ln)
@@ -117,7 +120,7 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
     [_, saved] = shared.sessions()  # the refused run recorded no session
     shared.close()
     # a name the fleet shares holds every machine's sessions: each machine compares with its own
-    own = run_pytest([*here, "--runs=2"], cwd=REPO)
+    own = run_pytest(here_args(runs=2), cwd=REPO)
     assert own.returncode == 0, own.stdout[-3000:]
     assert f"fsbench: comparing with base (session {saved.id})" in own.stdout
     compared = fsbench("compare", "last@rack-2", f"last@{os.uname().nodename}", f"--store={url}")
