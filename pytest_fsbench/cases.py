@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
+import psutil
 import pytest
 
 from . import pts
@@ -18,7 +19,8 @@ from .errors import UsageError
 from .matrix import check_no_repeats
 from .options import given_twice
 from .ptsfile import composite_xml
-from .sizes import parse_size
+from .plugin import SESSION
+from .sizes import MARGIN, human_size, parse_size
 from .workloads import PARAMS, missing_tools
 from .workloads.params import LIST, ONE, SWEEP, Param
 
@@ -141,6 +143,32 @@ def pts_workload(request: pytest.FixtureRequest, fsbench):
     composite = pts.result_file(name, user)
     composite.parent.mkdir(parents=True, exist_ok=True)
     composite.write_bytes(composite_xml(session.store, session.session_id, title=name))
+
+
+@pytest.hookimpl(tryfirst=True)  # before the fsbench plugin opens the store for a session
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A workload value that no case's devices could hold, even whole, is a usage error before
+    any target is built (issue 23: --dd-size=100T built each target, then failed each test).
+    One that fits the devices but not the filesystem built on them is still found per case,
+    before its first run, once the target tells its free space (Bench)."""
+    settings = session.config.stash[SESSION].settings
+    ram = psutil.virtual_memory().total
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or "fsbench_spec" not in callspec.params or item.get_closest_marker("skip"):
+            continue
+        spec = callspec.params["fsbench_spec"]
+        room = settings.room(spec)
+        for param in PARAMS:
+            if param.holds is None or param.fixture not in item.fixturenames or room is None:
+                continue
+            value = callspec.params.get(param.fixture) or values(session.config, param)[0]
+            needed = param.holds(value, ram) + MARGIN
+            if needed > room[0]:
+                larger = "larger --devices" if settings.devices else "a larger --image-size"
+                raise pytest.UsageError(
+                    f"--{param.name}={value}: {spec.id} needs about {human_size(needed)} and its devices hold "
+                    f"{human_size(room[0])} ({room[1]}); give a smaller --{param.name} or {larger}")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

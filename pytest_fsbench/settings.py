@@ -216,6 +216,18 @@ class Settings:
     args: tuple[str, ...] = ()
     report: Path | None = None
 
+    def room(self, spec: CaseSpec) -> tuple[int, str] | None:
+        """The most the case's target could ever hold, its devices whole, and what they are
+        (None: devices not yet checked)."""
+        count = spec.devices_needed
+        if self.devices:
+            infos = self.device_infos[:count]
+            if not infos:
+                return None
+            shown = ", ".join(f"{info.path} of {human_size(info.size_bytes)}" for info in infos)
+            return sum(info.size_bytes for info in infos), f"--devices {shown}"
+        return count * self.image_size, f"{count} x --image-size={format_size(self.image_size)}"
+
     def run_specs(self) -> list[RunSpec]:
         show_cache = self.caches != ("drop",)
         show_data = self.datas != ("random",)

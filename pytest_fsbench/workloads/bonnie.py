@@ -38,7 +38,7 @@ from typing import ClassVar
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec
 from ..sizes import MARGIN
-from .params import ONE, Param, positive
+from .params import ONE, Param, file_of_mib, positive
 
 CSV_VERSION = "1.98"
 CSV_COLUMNS = 50
@@ -289,6 +289,7 @@ def csv_metrics(fields: list[str], output: str = "") -> list[Metric]:
 #: programs the cases need (program -> Debian package); checked before a target is built
 TOOLS = {"bonnie++": "bonnie++"}
 PARAMS = (
-    Param("bonnie-size", "1024", "bonnie++ file size in MiB (tests under 0.5 s give no result)", positive, kind=ONE),
+    Param("bonnie-size", "1024", "bonnie++ file size in MiB (tests under 0.5 s give no result)", positive, kind=ONE,
+          holds=file_of_mib),
     Param("bonnie-files", "16", "bonnie++ files to create, in multiples of 1024", positive, kind=ONE),
 )

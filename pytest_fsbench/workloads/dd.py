@@ -20,7 +20,7 @@ from ..datagen import DataSet, parse_data
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec, mb_per_s
 from ..sizes import MARGIN, format_size, parse_size
-from .params import ONE, Param, size
+from .params import ONE, Param, file_of, size
 
 _COPIED = re.compile(r"^(\d+) bytes? (?:\([^)]*\) )?copied, ([0-9.]+(?:e[+-]?\d+)?) s, ", re.MULTILINE)
 _RECORDS_OUT = re.compile(r"^(\d+)\+(\d+) records out$", re.MULTILINE)
@@ -140,5 +140,5 @@ class DdRead(_Dd):
 TOOLS = {"dd": "coreutils"}
 PARAMS = (
     Param("dd-bs", "1M", "dd block sizes", size),
-    Param("dd-size", "256M", "bytes dd writes and reads per case", size, kind=ONE),
+    Param("dd-size", "256M", "bytes dd writes and reads per case", size, kind=ONE, holds=file_of),
 )

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from ..errors import ParseError
 from ..metrics import MB, Direction, Metric, MetricSpec
 from ..sizes import MARGIN, parse_size
-from .params import ONE, Param, choice, size
+from .params import ONE, Param, choice, file_of, size
 
 PATTERNS: tuple[str, ...] = ("read", "write", "randread", "randwrite", "readwrite", "randrw")
 MIXED: frozenset[str] = frozenset({"readwrite", "randrw"})
@@ -362,5 +362,5 @@ TOOLS = {"fio": "fio"}
 PARAMS = (
     Param("fio-rw", "write,read,randwrite,randread", f"fio patterns, of {', '.join(PATTERNS)}", choice(*PATTERNS)),
     Param("fio-bs", "1M,4K", "fio block sizes", size),
-    Param("fio-size", "256M", "fio file size per job", size, kind=ONE),
+    Param("fio-size", "256M", "fio file size per job", size, kind=ONE, holds=file_of),
 )

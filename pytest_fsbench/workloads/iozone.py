@@ -41,7 +41,7 @@ from typing import ClassVar
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec
 from ..sizes import MARGIN, format_size, parse_size
-from .params import LIST, Param, choice, positive, size, size_or_ram
+from .params import LIST, Param, choice, file_of, positive, size, size_or_ram
 
 #: IOzone's tests, in the column order of its result table
 TESTS: tuple[str, ...] = (
@@ -567,7 +567,8 @@ class Iozone:
 TOOLS = {"iozone": "iozone3"}
 PARAMS = (
     Param("iozone-record", "64K,1M", "IOzone record sizes", size),
-    Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", size_or_ram),
+    Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", size_or_ram,
+          holds=file_of),
     Param("iozone-tests", "write,rewrite,read,random_read,random_write,stride_read",
           f"IOzone tests, comma list of {', '.join(TESTS)} (reread, freread and record_rewrite "
           "measure a cache by design)", choice(*TESTS), kind=LIST),

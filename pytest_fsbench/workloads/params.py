@@ -8,20 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..sizes import is_ram_rule, parse_size
+from ..sizes import is_ram_rule, parse_size, resolve_size
 
 SWEEP, LIST, ONE = "comma list, one case per value", "comma list", "one value"
 
 
 @dataclass(frozen=True)
 class Param:
-    """A SWEEP parametrises the cases; a LIST or ONE value is handed to the case as it is."""
+    """A SWEEP parametrises the cases; a LIST or ONE value is handed to the case as it is.
+    holds(value, ram_bytes): the bytes of the file a value makes the case write on its target, so
+    a value no case's devices could hold is refused before anything is built."""
 
     name: str
     default: str
     help: str
     check: Callable[[str], None]
     kind: str = SWEEP
+    holds: Callable[[str, int], int] | None = None
 
     @property
     def fixture(self) -> str:
@@ -40,6 +43,16 @@ def size(value: str) -> None:
 def size_or_ram(value: str) -> None:
     if not is_ram_rule(value):
         parse_size(value)
+
+
+def file_of(value: str, ram_bytes: int) -> int:
+    """A file of this size (or N x RAM)."""
+    return parse_size(resolve_size(value, ram_bytes))
+
+
+def file_of_mib(value: str, ram_bytes: int) -> int:
+    """A file of this many MiB."""
+    return int(value) << 20
 
 
 def positive(value: str) -> None:

@@ -89,6 +89,10 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--save=last"], "--save='last': 'last' names the newest complete session in --compare"),
     (["--report=/proc/r.html"], "--report='/proc/r.html': cannot be written (No such file or directory)"),
     (["--image-dir=/proc/fsbench"], "--image-dir='/proc/fsbench': /proc is not writable here"),
+    # issue 23: a file no case's devices could hold, even whole, is refused before a target is built
+    (["--dd-size=100T"], "--dd-size=100T: ext4-single needs about 100.0T and its devices hold 4.0G "
+                         "(1 x --image-size=4G); give a smaller --dd-size or a larger --image-size"),
+    (["--dd-size=1G", "--image-size=1G", "--layout=single,raid1"], "--dd-size=1G: ext4-single needs about 1.1G"),
 ])
 def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
     assert message in usage_error(args, tmp_path)
@@ -199,6 +203,23 @@ def test_saving_a_session_that_measured_nothing_fails(tmp_path):
 
 
 @pytest.mark.root
+def test_a_device_too_small_for_the_workload_is_refused_before_anything_is_written(tmp_path):
+    image = tmp_path / "small.img"
+    image.write_bytes(b"")
+    os.truncate(image, 8 << 20)
+    device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    try:
+        message = usage_error([f"--devices={device}"], tmp_path)
+        written = Path(device).read_bytes()
+    finally:
+        subprocess.run(["losetup", "--detach", device], check=True)
+    assert message.endswith(f"--dd-size=256M: ext4-single needs about 320.0M and its devices hold 8.0M (--devices "
+                            f"{device} of 8.0M); give a smaller --dd-size or larger --devices")
+    assert written == bytes(8 << 20)
+
+
+@pytest.mark.root
 def test_a_threshold_that_applied_to_nothing_fails_the_session(tmp_path, no_leftovers):
     done = run_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
                        "--threshold=dd.read>=1MB/s", "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
@@ -306,12 +327,13 @@ def test_export_to_pts_without_pts(tmp_path):
 
 @pytest.mark.root
 def test_a_target_too_small_for_the_workload_is_refused_before_it_runs(tmp_path, no_leftovers):
-    """bonnie++'s defaults write a 1 GiB file and rewrite it; on btrfs (copy-on-write) the rewrite
-    needs room for a second copy, which a 1G image does not have."""
-    done = run_pytest(["benchmarks/test_bonnie.py", "--fs=btrfs", "--image-size=1G",
+    """A 768 MiB bonnie++ file fits a 1G image, but on btrfs (copy-on-write) the rewrite needs
+    room for a second copy, which the filesystem on it does not have: found once the target
+    tells its free space, before the first run."""
+    done = run_pytest(["benchmarks/test_bonnie.py", "--fs=btrfs", "--image-size=1G", "--bonnie-size=768",
                        f"--image-dir={tmp_path / 'images'}", f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
-    assert "btrfs-single: bonnie needs about 2.1G on the target and btrfs-single has" in done.stdout
+    assert "btrfs-single: bonnie needs about 1.6G on the target and btrfs-single has" in done.stdout
     assert "raise --image-size (now 1.0G)" in done.stdout
     con = sqlite3.connect(tmp_path / "fsbench.db")
     assert con.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 0  # refused before the first run
