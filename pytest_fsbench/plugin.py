@@ -112,15 +112,30 @@ def pytest_configure(config: pytest.Config) -> None:
     _install_signal_handlers(config)
 
 
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+#: the signals that stop a session as Ctrl-C does
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop(signum: int, frame: object) -> None:
+    """The first stop signal unwinds like Ctrl-C, so every target is torn down; every further one
+    is ignored from this moment on. Ignoring them only once pytest reports the interrupt was
+    too late (issue 23): a second signal 0.05-0.3 s after the first cut pytest's report of it,
+    the teardown or the scratch's removal short, with a chained traceback of up to 240 lines."""
+    _ignore_stop_signals()
+    raise KeyboardInterrupt() if signum == signal.SIGINT else KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def _ignore_stop_signals() -> None:
+    """Ignored, not handled: the teardown's commands (umount, losetup) inherit it, so a terminal's
+    second Ctrl-C, sent to the whole process group, cannot kill them either."""
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
 
 
 def _install_signal_handlers(config: pytest.Config) -> None:
-    """SIGTERM and SIGHUP unwind like Ctrl-C, so every target is torn down."""
     if threading.current_thread() is not threading.main_thread():
         return
-    config.stash[OLD_HANDLERS] = {sig: signal.signal(sig, _raise_interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    config.stash[OLD_HANDLERS] = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
 
 
 def is_case(item: pytest.Item) -> bool:
@@ -182,27 +197,22 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     return []
 
 
-_SIGINT_BEFORE: list = []  # the SIGINT handler a Ctrl-C replaced, restored at unconfigure
-
-
 def pytest_keyboard_interrupt(excinfo) -> None:
-    """One Ctrl-C stops the session. Its targets are then torn down and the session recorded as
-    interrupted, which a second Ctrl-C (pressed again, or a terminal's sent to the whole
-    process group) must not cut short: further SIGINTs are ignored until fsbench is done."""
-    if threading.current_thread() is not threading.main_thread():
-        return
-    _SIGINT_BEFORE.append(signal.signal(signal.SIGINT, signal.SIG_IGN))
+    """One Ctrl-C (or SIGTERM, SIGHUP) stops the session. Its targets are then torn down and the
+    session recorded as interrupted, which a second one (pressed again, or a terminal's sent to
+    the whole process group) must not cut short: it is ignored until fsbench is done (already
+    since the first signal; here also after an interrupt raised otherwise)."""
+    if threading.current_thread() is threading.main_thread():
+        _ignore_stop_signals()
     sys.stderr.write("fsbench: interrupted; tearing the targets down (Ctrl-C again is ignored until done)\n")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for sig, handler in config.stash.get(OLD_HANDLERS, {}).items():
-        signal.signal(sig, handler)
-    while _SIGINT_BEFORE:
-        signal.signal(signal.SIGINT, _SIGINT_BEFORE.pop())
     session = config.stash.get(SESSION, None)
     if session is not None:
-        session.close()
+        session.close()  # the scratch's removal too, before a signal may interrupt again
+    for sig, handler in config.stash.get(OLD_HANDLERS, {}).items():
+        signal.signal(sig, handler)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

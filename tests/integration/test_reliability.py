@@ -200,19 +200,26 @@ def test_a_store_that_fills_up_fails_the_case_and_leaves_nothing(tmp_path, no_le
     assert not list((tmp_path / "images").glob("*")), "images or staged data left behind"
 
 
-def test_two_interrupts_in_a_row_leave_a_session_to_resume(tmp_path, no_leftovers):
+@pytest.mark.parametrize("sig, gap", [(signal.SIGINT, 0.3), (signal.SIGINT, 0.05), (signal.SIGTERM, 0.3)])
+def test_two_interrupts_in_a_row_leave_a_session_to_resume(tmp_path, no_leftovers, sig, gap):
+    """The second signal is ignored from the moment the first arrives (issue 23: it cut the
+    report of the first, the teardown or the scratch's removal short, with a chained traceback
+    of up to 240 lines)."""
     args = ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=256M", "--runs=6",
             f"--image-dir={tmp_path / 'images'}", "--image-size=1G", f"--store={tmp_path / 'fsbench.db'}"]
     db = tmp_path / "fsbench.db"
     proc = start(args)
     wait_for(lambda: measured_runs(db) >= 1, proc, "the first measured run")
-    os.killpg(proc.pid, signal.SIGINT)  # a terminal's Ctrl-C: pytest and dd alike
-    time.sleep(0.3)
+    os.killpg(proc.pid, sig)  # SIGINT: a terminal's Ctrl-C, to pytest and dd alike
+    time.sleep(gap)
     if proc.poll() is None:
-        os.killpg(proc.pid, signal.SIGINT)
-    proc.communicate(timeout=300)
+        os.killpg(proc.pid, sig)
+    out = proc.communicate(timeout=300)[0]
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    assert "Traceback" not in out and "During handling" not in out, out[-3000:]
     assert query(db, "SELECT status FROM sessions") == [("interrupted",)]
     assert measured_runs(db) < 6
+    assert not list((tmp_path / "images").iterdir()), "images or the scratch left behind"
 
     resumed = run_pytest([*args, "--resume"], cwd=REPO)
     assert resumed.returncode == 0, resumed.stdout[-3000:]
