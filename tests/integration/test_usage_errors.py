@@ -379,6 +379,7 @@ def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, messag
     fill = {"store": f"--store={store}", "tmp": str(tmp_path)}
     done = fsbench(*(arg.format(**fill) for arg in args), cwd=tmp_path)
     assert one_line_error(done).startswith(message.format(**fill))
+    assert done.stdout == ""  # doctor printed its table before the error
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]  # no new.db, -wal, report.html
     assert store.read_bytes() == before
 
