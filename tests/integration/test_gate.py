@@ -75,8 +75,8 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     assert "btrfs-single within bounds: dd.write" in better.stdout
 
     # another size is another case: a gate that matched nothing fails, naming what did not match
-    other = run_pytest([*[a for a in args if not a.startswith("--dd-size")], "--dd-size=32M", "--compare=2",
-                        "--fail-on-regression=5%", "--runs=3"], cwd=REPO)
+    other = run_pytest([*[a for a in args if not a.startswith(("--dd-size", "--runs"))], "--dd-size=32M",
+                        "--compare=2", "--fail-on-regression=5%", "--runs=3"], cwd=REPO)
     assert other.returncode == 1, other.stdout[-3000:]
     assert ("fsbench: --fail-on-regression gated nothing: no case here has samples in baseline '2' (its cases: "
             "btrfs-single; this session's: btrfs-single; workload parameters not in the baseline: "
