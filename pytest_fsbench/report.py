@@ -19,7 +19,7 @@ from . import cache_check, changes, figures
 from .baseline import compare_pairs
 from .metrics import Direction, is_headline
 from .sizes import parse_size
-from .stats import Comparison, Summary, compare, summarize
+from .stats import Comparison, Summary, compare, plain, summarize
 from .store import Series, Store, canonical
 from .tables import VERDICT_ORDER, comparison_rows, in_summary, params_text, short_test, time_shares
 
@@ -246,11 +246,11 @@ def glance_rows(ranked: list[Row], alpha: float) -> list[list[str]]:
     """One group's rows, best median first: case, median, change of the median from the best's,
     the change's interval, the verdict and the runs' CV."""
     best = ranked[0]
-    rows = [[_glance_label(best), f"{best.summary.median:.4g}", "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
+    rows = [[_glance_label(best), plain(best.summary.median), "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
     for other in ranked[1:]:
         pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
         verdict, interval = versus_best(best, other, alpha)
-        rows.append([_glance_label(other), f"{other.summary.median:.4g}", f"{pct:+.1f}%", interval, verdict,
+        rows.append([_glance_label(other), plain(other.summary.median), f"{pct:+.1f}%", interval, verdict,
                      f"{other.summary.cv * 100:.0f}%"])
     return rows
 
@@ -293,8 +293,8 @@ def summary_table(report: Report) -> str:
     for r in report.rows:
         s = r.summary
         source = cache_check.source_label(r.disk_share)
-        rows.append([r.label, r.series.key.metric, params_text(r.series.key.params), f"{s.median:.4g}", r.series.unit,
-                     f"{s.iqr:.3g}", f"{s.median_ci[0]:.4g} .. {s.median_ci[1]:.4g}", str(s.n), str(r.warmups),
+        rows.append([r.label, r.series.key.metric, params_text(r.series.key.params), plain(s.median), r.series.unit,
+                     f"{s.iqr:.3g}", f"{plain(s.median_ci[0])} .. {plain(s.median_ci[1])}", str(s.n), str(r.warmups),
                      r.stopped_by or "-", "" if r.cpu_pct is None else f"{r.cpu_pct:.0f}",
                      "" if r.compression is None else f"{r.compression:.2f}x",
                      f"served from cache ({r.disk_share:.0f}% reached the disks)" if source == "cache" else source])

@@ -458,6 +458,15 @@ def _fmt_value(x: float) -> str:
     return f"{x:.{decimals}f}"
 
 
+def plain(x: float) -> str:
+    """Four significant digits as a person reads them, never in exponent notation: 12460, 412.3,
+    0.05123."""
+    text = f"{x:.4g}"
+    if "e" not in text or not math.isfinite(x):
+        return text
+    return f"{x:.0f}" if abs(x) >= 1 else _fmt_value(x)
+
+
 def _fmt_pct(x: float) -> str:
     return f"{x:+.1f}%" if math.isfinite(x) else f"{x:+}%"
 

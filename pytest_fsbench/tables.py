@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from . import cache_check
 from .metrics import is_headline
-from .stats import SESSIONS, Comparison, summarize
+from .stats import SESSIONS, Comparison, plain, summarize
 from .store import Series
 
 SUMMARY_UNITS = ("MB/s", "ops/s", "s")
@@ -60,7 +60,7 @@ def results_table(results) -> list[str]:
             if not in_summary(s.key.metric, s.unit):
                 continue
             summary = summarize(s.values)
-            rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), f"{summary.median:.4g}",
+            rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), plain(summary.median),
                          s.unit, str(summary.n), interval_text(summary),
                          cpu_text(tool, user, system),
                          "" if ratio is None else f"{ratio:.2f}",
@@ -83,7 +83,7 @@ def cpu_text(tool: float | None, user: float | None, system: float | None) -> st
 def interval_text(summary) -> str:
     """The median's 95% interval as +-% of it; for n < 6, where there is none, the range min..max."""
     if summary.n < 6:
-        return f"range {summary.min:.4g}..{summary.max:.4g}"
+        return f"range {plain(summary.min)}..{plain(summary.max)}"
     if not summary.median:
         return ""
     half = (summary.median_ci[1] - summary.median_ci[0]) / 2 / summary.median * 100
@@ -96,8 +96,8 @@ def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level:
         marker = "*" if cmp.significant else " "
         n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
         level = f"{(1 - 2 * cmp.alpha) * 100:.3g}% " if show_level else ""
-        rows.append((case, s.key.metric, params_text(s.key.params), f"{cmp.baseline_median:.4g}",
-                     f"{cmp.candidate_median:.4g}", s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
+        rows.append((case, s.key.metric, params_text(s.key.params), plain(cmp.baseline_median),
+                     plain(cmp.candidate_median), s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
                      f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}", n, cmp.verdict))
     return rows
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..metrics import Direction
-from ..stats import compare, summarize
+from ..stats import compare, plain, summarize
 
 STUDY_DIR = Path(__file__).resolve().parent
 SCALES = ("quick", "paper")
@@ -162,7 +162,7 @@ def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
     except ValueError as exc:
         return Verdict(check, UNDECIDED, f"no comparison: {exc}")
     lo, hi = cmp.pct_ci
-    detail = (f"{_median(a):.4g} vs {_median(b):.4g}: {cmp.shift_pct:+.1f}% [{lo:+.1f}%, {hi:+.1f}%] "
+    detail = (f"{plain(_median(a))} vs {plain(_median(b))}: {cmp.shift_pct:+.1f}% [{lo:+.1f}%, {hi:+.1f}%] "
               f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases)")
     if check.expect == "similar":
         if -check.tolerance_pct <= lo and hi <= check.tolerance_pct and cmp.has_interval:

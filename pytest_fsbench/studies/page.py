@@ -4,6 +4,7 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 from __future__ import annotations
 
 from ..report import Report, _e, _table
+from ..stats import plain
 from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text, suspect_note
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
@@ -41,8 +42,8 @@ def beside_section(study: Study, report: Report) -> str:
         rows = [[i.entry.get("source", ""), i.entry.get("fs", ""), i.entry.get("layout", ""), i.entry.get("options", ""),
                  i.entry.get("test", ""), _params(i.entry), i.entry.get("statistic", ""),
                  f"{i.entry['value']:g} {i.entry.get('unit', '')}",
-                 "" if i.published_mb_s is None else f"{i.published_mb_s:.4g}",
-                 "" if i.measured is None else f"{i.measured:.4g}", ratio_text(i)] for i in items]
+                 "" if i.published_mb_s is None else plain(i.published_mb_s),
+                 "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in items]
         parts.append(_table(["source", "fs", "layout", "options", "test", "parameters", "statistic", "published",
                              "published MB/s", "fsbench median MB/s", "fsbench / published"], rows,
                             numeric={8, 9, 10}))

@@ -325,3 +325,10 @@ def test_format_comparison():
     assert format_comparison("x", fast).endswith("p<0.001 n=8/8 worse")
     sessions = compare([[100.0, 101.0], [90.0, 92.0]], [95.0, 96.0], Direction.HIGHER, method=SESSIONS)
     assert "n=2 sessions (4 runs)/2" in format_comparison("x", sessions)
+
+
+def test_plain_numbers_never_use_exponents():
+    from pytest_fsbench.stats import plain
+
+    assert [plain(x) for x in (12460.4, 24780.0, 412.34, 100.0, 0.05123, 0.0000123)] == [
+        "12460", "24780", "412.3", "100", "0.05123", "0.000012"]
