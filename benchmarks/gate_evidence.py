@@ -69,6 +69,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_fsbench import drift, gate  # noqa: E402
 from pytest_fsbench.baseline import Baseline  # noqa: E402
+from pytest_fsbench.bench import decided as bench_decided  # noqa: E402
 from pytest_fsbench.gate import RegressionRule  # noqa: E402
 from pytest_fsbench.metrics import Direction  # noqa: E402
 from pytest_fsbench.repeat import RepeatPolicy, stop_reason  # noqa: E402
@@ -189,16 +190,6 @@ def settings_for(policy: RepeatPolicy, rule: RegressionRule, on_inconclusive: st
                     drift=drift_from)
 
 
-def case_decided(settings: Settings, baseline: Baseline, series: Series) -> bool:
-    """Bench._decided for a case of one series: decided unless its gated metric is inconclusive
-    (compared run by run) and more runs could still likely decide it by --max-runs."""
-    rule = gate.rule_for(list(settings.regression_rules), series.key.metric)
-    cmp = baseline.comparison(series) if rule else None
-    return not (cmp is not None and cmp.method != SESSIONS
-                and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
-                and not gate.futile(cmp, rule.threshold_pct, settings.repeat.max_runs))
-
-
 def measured(settings: Settings, baseline: Baseline | None, new: np.ndarray) -> int:
     """Bench._repeat's loop over the runs new would give, one at a time: how many it measures (a
     sequential decision only against a baseline compared run by run, as there)."""
@@ -206,7 +197,7 @@ def measured(settings: Settings, baseline: Baseline | None, new: np.ndarray) -> 
     runs = 0
     while True:
         series = as_series(new[:runs])
-        decided = partial(case_decided, settings, baseline, series) if sequential else None
+        decided = partial(bench_decided, settings, baseline, [series]) if sequential else None
         if stop_reason(settings.repeat, runs, [series.values], 0.0, decided):
             return runs
         if runs == new.size:

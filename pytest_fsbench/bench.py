@@ -17,7 +17,8 @@ from .progress import Progress, run_line
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
-from .settings import CONTROL_MB, RunSpec
+from .settings import CONTROL_MB, RunSpec, Settings
+from .baseline import Baseline
 from .case import CaseSpec
 from .stats import PAIRED, SESSIONS, Comparison, compare, summarize
 from .store import Series, canonical, now
@@ -36,6 +37,22 @@ _ROUND = re.compile(r"-round\d+\]$")
 def case_key(nodeid: str) -> str:
     """The test's identity across sessions and interleaved rounds (the round id dropped)."""
     return _ROUND.sub("]", nodeid)
+
+
+def decided(settings: Settings, baseline: Baseline | None, series: list[Series]) -> bool:
+    """Whether every gated metric of a case's series is decided, or undecidable within the budget
+    (more runs would not likely decide it by --max-runs: futile); the sequential gate's stop,
+    and the evidence script's."""
+    if baseline is None:
+        return True
+    control = control_values(series)
+    for s in series:
+        rule = gate.rule_for(list(settings.regression_rules), s.key.metric)
+        cmp = baseline.comparison(s, control) if rule else None
+        if (cmp is not None and cmp.method != SESSIONS and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
+                and not gate.futile(cmp, rule.threshold_pct, settings.repeat.max_runs)):
+            return False
+    return True
 
 
 def control_values(series: list[Series]) -> tuple[float, ...] | None:
@@ -63,6 +80,7 @@ class CaseResult:
     paired: list[tuple[Series, Comparison]] = field(default_factory=list)  # a --paired variant with its reference
     verdicts: list[str] = field(default_factory=list)  # the gate's line for each gated metric
     gate_failed: list[bool] = field(default_factory=list)  # whether each of those failed the case
+    cache_notes: dict[tuple[str, str], str] = field(default_factory=dict)  # (metric, params) -> why from cache
 
 
 class Bench:
@@ -228,7 +246,7 @@ class Bench:
         thresholds = self.thresholds + self.marked
         applied = [(t, m) for t in thresholds for m in medians if t.applies_to(self.target.spec, m)]
         self.session.thresholds_applied.update(t.text for t, _ in applied)
-        notes = self._cache_notes(result.series)
+        notes = result.cache_notes = self._cache_notes(result.series)
         for t, m in applied:
             note = notes.get((m.name, canonical(m.params)))
             if note:
@@ -267,7 +285,7 @@ class Bench:
         if rule is None:
             return []
         kind = gate.verdict(cmp, rule.threshold_pct)
-        cached = self._cache_notes(result.series).get((s.key.metric, s.key.params))
+        cached = result.cache_notes.get((s.key.metric, s.key.params))
         note += f"; the figure was {cached}" if cached else ""
         runs_option = "--max-runs" if settings.repeat.sequential else "--runs"
         message = gate.gate_message(s.case_id, s.key.metric, s.key.params, unit or s.unit, cmp, rule,
@@ -334,16 +352,6 @@ class Bench:
         return pairs
 
     def _decided(self, row: int) -> bool:
-        """Sequential mode: whether every gated metric of this case is decided, or undecidable
-        within the budget (more runs would not likely decide it by --max-runs: futile)."""
-        rules = list(self.session.settings.regression_rules)
-        most = self.session.settings.repeat.max_runs
-        series = self.session.store.series(self.session.session_id, case_row=row)
-        for s in series:
-            rule = gate.rule_for(rules, s.key.metric)
-            cmp = (self.session.baseline.comparison(s, control_values(series))
-                   if rule and self.session.baseline else None)
-            if (cmp is not None and cmp.method != SESSIONS and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
-                    and not gate.futile(cmp, rule.threshold_pct, most)):
-                return False
-        return True
+        """Sequential mode: whether this case's gate is decided (see decided)."""
+        return decided(self.session.settings, self.session.baseline,
+                       self.session.store.series(self.session.session_id, case_row=row))

@@ -46,8 +46,9 @@ def share_key(metric: str, params_json: str) -> str:
 
 
 def share_index(series: Iterable[Series]) -> dict[tuple[str, str, str, str], float]:
-    """Each disk.share series' median, by (test, workload, workload params, params)."""
-    return {(s.key.test, s.key.workload, s.key.workload_params, canonical(json.loads(s.key.params))): statistics.median(s.values)
+    """Each disk.share series' median, by (test, workload, workload params, params); the store
+    keeps params as canonical JSON, as share_key makes them."""
+    return {(s.key.test, s.key.workload, s.key.workload_params, s.key.params): statistics.median(s.values)
             for s in series if s.key.metric == SHARE and s.values}
 
 
@@ -55,11 +56,6 @@ def figure_share(index: dict[tuple[str, str, str, str], float], figure: Series) 
     """The median disk.share of a figure (None: not checked)."""
     key = figure.key
     return index.get((key.test, key.workload, key.workload_params, share_key(key.metric, key.params)))
-
-
-def share_of(series: list[Series], figure: Series) -> float | None:
-    """The median disk.share of a figure among its case's series (None: not checked)."""
-    return figure_share(share_index(series), figure)
 
 
 def served_from_cache(share: float | None) -> bool:

@@ -50,8 +50,8 @@ def test_the_share_series_is_found_beside_its_figure():
     share = Series(SeriesKey("t", "iozone", "{}", "disk.share",
                              cache_check.share_key("iozone.read", key.params)),
                    "ext4-single", "%", Direction.HIGHER, (3.0, 1.0, 2.0))
-    assert cache_check.share_of([read, share], read) == 2.0
-    assert cache_check.share_of([read], read) is None
+    assert cache_check.figure_share(cache_check.share_index([read, share]), read) == 2.0
+    assert cache_check.figure_share(cache_check.share_index([read]), read) is None
 
 
 def test_labels_and_notes():

@@ -95,4 +95,4 @@ def test_the_loop_stops_where_the_plugins_does(mode, change, machine):
         store = SimpleNamespace(series=lambda *args, **kwargs: [series])
         session = SimpleNamespace(settings=settings, baseline=baseline, session_id=1, store=store)
         bench = SimpleNamespace(session=session)
-        assert ge.case_decided(settings, baseline, series) == Bench._decided(bench, 1)
+        assert ge.bench_decided(settings, baseline, [series]) == Bench._decided(bench, 1)
