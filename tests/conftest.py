@@ -29,10 +29,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def load_script(name: str):
-    """One of the project's own scripts in benchmarks/ (not an installed module), by its path."""
+    """One of the project's own scripts in scripts/ (not shipped in the package), by its path."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"fsbench_script_{name}", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name

@@ -1,4 +1,4 @@
-"""benchmarks/fidelity.py's pure helpers: the headline pick, IOzone's row read by hand (checked
+"""scripts/fidelity.py's pure helpers: the headline pick, IOzone's row read by hand (checked
 against fsbench's own parser on a real output), phases, rounds, medians and option checks."""
 
 from __future__ import annotations

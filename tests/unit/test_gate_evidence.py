@@ -1,4 +1,4 @@
-"""benchmarks/gate_evidence.py --simulate: a row's rates, and its loop against the plugin's own
+"""scripts/gate_evidence.py --simulate: a row's rates, and its loop against the plugin's own
 Bench._repeat and Bench._decided on the same runs (run by run, and on a known machine drift)."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Evidence for the regression gate: how often a case fails when nothing changed and when it got
 slower, through the plugin's own decision path. Not a pytest test.
 
-    .venv/bin/python benchmarks/gate_evidence.py --simulate [--trials 4000] [--jobs 2] [--scenario paired]
-    .venv/bin/python benchmarks/gate_evidence.py --real --trials 20 [--record sessions.jsonl]
-    .venv/bin/python benchmarks/gate_evidence.py --across sessions.jsonl
+    .venv/bin/python scripts/gate_evidence.py --simulate [--trials 4000] [--jobs 2] [--scenario paired]
+    .venv/bin/python scripts/gate_evidence.py --real --trials 20 [--record sessions.jsonl]
+    .venv/bin/python scripts/gate_evidence.py --across sessions.jsonl
 
 --simulate (pure computation, plain values instead of a store): each trial draws the baseline's
 runs and the new runs from lognormal noise and takes them through what a pytest session does with

@@ -1,7 +1,7 @@
 """Fidelity: does fsbench report what a person gets by typing the same commands? Not a pytest test.
 
-    .venv/bin/python benchmarks/fidelity.py                  # ext4, every installed tool, 10 rounds (~10 min)
-    .venv/bin/python benchmarks/fidelity.py --runs 5 --workloads dd,fio --fs xfs
+    .venv/bin/python scripts/fidelity.py                  # ext4, every installed tool, 10 rounds (~10 min)
+    .venv/bin/python scripts/fidelity.py --runs 5 --workloads dd,fio --fs xfs
 
 For each workload (dd write, dd read, IOzone, fio, dbench, bonnie++) a fresh target is built the
 way fsbench's cases build one (its session and driver: a sparse image on a loop device with direct

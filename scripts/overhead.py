@@ -2,8 +2,8 @@
 measured command nor a step the measurement needs (preparing data, the cache policy, building
 and tearing down targets). Not a pytest test.
 
-    .venv/bin/python benchmarks/overhead.py                      # ./fsbench.sh bench's dd matrix
-    .venv/bin/python benchmarks/overhead.py --limit 3 -- --fs=ext4,btrfs --layout=single
+    .venv/bin/python scripts/overhead.py                      # ./fsbench.sh bench's dd matrix
+    .venv/bin/python scripts/overhead.py --limit 3 -- --fs=ext4,btrfs --layout=single
 
 Runs `pytest benchmarks/test_dd.py` with the given pytest arguments into a store of its own, then
 prints where the session's time went, from the store: each step's seconds and share, "fsbench in

@@ -3,8 +3,8 @@ sessions of many cases, as a fleet gathers over months), then `fsbench sessions`
 compare` and `fsbench report` against it, each timed as a user runs it (the whole command) and
 as the store's own part (its queries). Not a pytest test.
 
-    .venv/bin/python benchmarks/store_scale.py                                  # SQLite
-    .venv/bin/python benchmarks/store_scale.py --store postgresql://fsbench@db/fsbench_scale
+    .venv/bin/python scripts/store_scale.py                                  # SQLite
+    .venv/bin/python scripts/store_scale.py --store postgresql://fsbench@db/fsbench_scale
 
 The PostgreSQL database must be empty (the script fills it); its password comes as for fsbench
 (PGPASSFILE, ~/.pgpass, PGPASSWORD). The exit status is 1 when a store's part takes --limit
