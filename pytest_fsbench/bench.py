@@ -50,7 +50,7 @@ def decided(settings: Settings, baseline: Baseline | None, series: list[Series])
         rule = gate.rule_for(list(settings.regression_rules), s.key.metric)
         cmp = baseline.comparison(s, control) if rule else None
         if (cmp is not None and cmp.method != SESSIONS and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
-                and not gate.futile(cmp, rule.threshold_pct, settings.repeat.max_runs)):
+                and not gate.futile(cmp, rule.threshold_pct, settings.repeat.max_runs, settings.on_inconclusive)):
             return False
     return True
 

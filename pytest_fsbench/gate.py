@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy.special import stdtrit
+from scipy.special import ndtr, ndtri, stdtrit
 
 from .errors import UsageError
 from .metrics import Direction, MetricSpec, is_headline
@@ -27,6 +27,8 @@ REGRESSION, WITHIN, INCONCLUSIVE = "regression", "within bounds", "inconclusive"
 ON_INCONCLUSIVE = ("fail", "pass")
 #: the most runs a "more runs would decide it" estimate names
 MORE_RUNS_CAP = 500
+#: --inconclusive=pass: a look stops when a regression by --max-runs is less likely than this
+FUTILE_CHANCE = 0.10
 
 
 @dataclass(frozen=True)
@@ -120,16 +122,36 @@ def _distance(estimate: float, better_end: float, worse_end: float, allowed: flo
     return worse_end - estimate, allowed - estimate  # needs the worse end inside the allowed change
 
 
-def futile(cmp: Comparison, allowed_pct: float, most_runs: int) -> bool:
-    """Whether an inconclusive comparison would likely stay undecided up to most_runs new runs
-    (the interval shrinking as 1/sqrt(runs)): further looks would spend runs for nothing."""
-    runs = min(cmp.n_baseline, cmp.n_candidate)
+def futile(cmp: Comparison, allowed_pct: float, most_runs: int, on_inconclusive: str = "fail") -> bool:
+    """Whether further looks up to most_runs new runs would spend runs for nothing. A sign-off gate
+    (--inconclusive=fail) needs any decision: futile when the interval (shrinking as 1/sqrt(runs))
+    would likely not decide it. When an undecided case passes, only a regression changes what CI
+    sees: futile when one is unlikely (regression_chance below FUTILE_CHANCE)."""
     if not cmp.has_interval:
         return False
     if cmp.n_candidate >= most_runs:
         return True
-    needed = more_runs_factor(cmp, allowed_pct) * runs
+    if on_inconclusive == "pass":
+        return regression_chance(cmp, allowed_pct, most_runs) < FUTILE_CHANCE
+    needed = more_runs_factor(cmp, allowed_pct) * min(cmp.n_baseline, cmp.n_candidate)
     return not math.isfinite(needed) or needed > most_runs
+
+
+def regression_chance(cmp: Comparison, allowed_pct: float, most_runs: int) -> float:
+    """The chance that the estimate ends beyond the allowed change after most_runs new runs, if the
+    present estimate were the truth (conditional power under the current trend): the new runs'
+    share of the estimate's variance, sigma^2 / n of sigma^2 (1/m + 1/n), moves it by
+    sigma^2 (N - n) / N^2 more. Significance is left to the looks' own test."""
+    m, n, big_n = cmp.n_baseline, cmp.n_candidate, most_runs
+    estimate = _worse_log(cmp.shift_pct, cmp.direction)
+    better_end = min(_worse_log(end, cmp.direction) for end in cmp.pct_ci)
+    allowed = _worse_log(_signed(allowed_pct, cmp.direction), cmp.direction)
+    se = (estimate - better_end) / ndtri(1 - cmp.alpha)
+    if not (math.isfinite(se) and se > 0):
+        return 0.0 if estimate <= allowed else 1.0
+    sigma2 = se * se / (1 / m + 1 / n)
+    move = math.sqrt(sigma2 * (big_n - n) / big_n ** 2)
+    return float(ndtr((estimate - allowed) / move)) if move > 0 else float(estimate > allowed)
 
 
 def sessions_needed(cmp: Comparison, allowed_pct: float, most: int = 50) -> int | None:

@@ -32,7 +32,8 @@ each, or 10 series sharing each session's offset (a machine-wide drift).
 
 Modes: "default" (the shipped defaults: sequential gate, --inconclusive=pass), "sign-off"
 (--inconclusive=fail) and "fixed" (--gate-mode=fixed). The modes of one row share their trials'
-random numbers, so default and sign-off differ only in how an inconclusive verdict counts. A row's
+random numbers, so default and sign-off differ only in how an inconclusive verdict counts and in
+the futility stop (default looks on while a regression is likely, sign-off while any decision is). A row's
 "fails" is the share of trials whose case fails as a CI job sees it (a false alarm when change is
 0, the power otherwise), with a 95 % Wilson interval; regression/inconclusive/within are the
 verdicts' shares and mean_runs the new runs measured. Each row is one JSON line after the table.

@@ -38,10 +38,24 @@ def test_a_row_has_its_keys_and_rates(mode):
 
 
 def test_modes_share_their_trials():
-    default, sign_off = (ge.simulate(ge.Row("one-session", 0.20, 0.0, 10, mode=m, trials=30))
-                         for m in ("default", "sign-off"))
+    """Modes draw the same numbers; where every trial decides at the first look (a -30 % change at
+    CV 5 %), neither mode's futility stop acts, so their verdicts and runs are the same."""
+    rows = [ge.Row("one-session", 0.05, -0.30, 10, mode=m, trials=30) for m in ("default", "sign-off")]
+    assert ge.seed(rows[0]) == ge.seed(rows[1])
+    default, sign_off = map(ge.simulate, rows)
     shared = ("regression", "inconclusive", "within", "mean_runs")
     assert [default[k] for k in shared] == [sign_off[k] for k in shared]
+    assert default["regression"] == 1 and default["mean_runs"] == 10
+
+
+def test_an_undecided_case_that_passes_stops_once_a_regression_is_unlikely():
+    """--inconclusive=pass looks on only while a regression is likely by --max-runs; sign-off jobs
+    look on while any decision is: an unchanged case at CV 5 %, whose "within bounds" more runs
+    can still show, measures more runs when it must be decided, and more of them end decided."""
+    default, sign_off = (ge.simulate(ge.Row("one-session", 0.05, 0.0, 10, mode=m, trials=60))
+                         for m in ("default", "sign-off"))
+    assert default["mean_runs"] < sign_off["mean_runs"]
+    assert default["inconclusive"] > sign_off["inconclusive"]
 
 
 def test_session_medians_and_paired_rounds_measure_runs_once():

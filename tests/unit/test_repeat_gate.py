@@ -140,6 +140,22 @@ def test_gate_messages_name_verdict_change_interval_and_p():
     assert "within bounds:" in within and within.endswith("within the 15% allowed")
 
 
+def test_futility_asks_what_the_ci_job_needs():
+    """An undecided case that passes (--inconclusive=pass) stops looking once a regression is
+    unlikely by --max-runs; a sign-off job (fail) looks on while the within-bounds side can still
+    be reached; a slowdown beyond the rule looks on either way."""
+    rng = np.random.default_rng(4)
+    base = 100 * rng.lognormal(0, 0.05, 10)
+    same = compare(base, 100 * rng.lognormal(0, 0.06, 10), Direction.HIGHER, 0.027)  # +1.9 % [-5.1, +9.9]
+    slower = compare(base, 92 * rng.lognormal(0, 0.10, 10), Direction.HIGHER, 0.027)
+    assert gate.verdict(same, 5) == INCONCLUSIVE and gate.verdict(slower, 5) != WITHIN
+    assert gate.regression_chance(same, 5, 30) < gate.FUTILE_CHANCE
+    assert gate.futile(same, 5, 30, "pass") and not gate.futile(same, 5, 30, "fail")
+    assert gate.regression_chance(slower, 5, 30) > 0.5
+    assert not gate.futile(slower, 5, 30, "pass")
+    assert gate.futile(slower, 5, 10, "pass")  # no runs left
+
+
 def test_rule_limits():
     for bad in ("0%", "100%", "dd.write:150"):
         with pytest.raises(UsageError, match="above 0 and below 100%"):
