@@ -3,16 +3,15 @@ comparison of a new series with them, and the checks that a gate on them can fir
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from . import drift
-from .drift import POWER, Drift, detectable_pct
+from .drift import Drift
 from .errors import UsageError
 from .metrics import CONTROL, is_headline
-from .sequential import attained, nominal_alpha
+from .gate import look_level
 from .settings import Settings
-from .stats import SESSIONS, Comparison, compare, min_runs_for
+from .stats import SESSIONS, Comparison, compare
 from .store import Series, SeriesKey, Store
 from .tables import in_summary, short_test
 
@@ -61,22 +60,6 @@ class Baseline:
         drift known, not --control), so more runs in this session cannot decide it."""
         return self.sessions > 1 or (self.drift is not None and not self.settings.control)
 
-    def drift_lines(self) -> list[str]:
-        """What the header says of the drift: its size, the smallest slowdown the gate can catch
-        across sessions, and, when that is larger than a rule, the in-session alternative."""
-        if self.drift is None:
-            return []
-        smallest = detectable_pct(self.drift, self.sessions, self.settings.alpha)
-        lines = [f"{self.drift.text()}: across sessions the gate catches a slowdown of {smallest:.0f}% or more "
-                 f"{POWER * 100:.0f}% of the time against {self.sessions} baseline session"
-                 f"{'s' * (self.sessions > 1)}"]
-        rules = [r.threshold_pct for r in self.settings.regression_rules]
-        if rules and smallest > min(rules):
-            lines.append(f"that is more than the {min(rules):g}% rule: gate a change within one session instead, "
-                         "reference and candidate interleaved: --paired=FS:KEY=VALUE (an option), "
-                         "--kernel=A,B (a kernel)")
-        return lines
-
     @property
     def newest(self) -> int:
         return self.session_ids[-1]
@@ -86,42 +69,19 @@ class Baseline:
         return len(self.session_ids)
 
     def check(self) -> None:
-        """A baseline without samples, or with too few runs for the gate to ever fire, cannot
-        gate anything."""
+        """A baseline without samples cannot gate anything."""
         if not any(self.store.measured_runs(i) for i in self.session_ids):
             raise UsageError(f"--compare {self.settings.compare}: session {self.newest} holds no measured "
                              "runs (every case was skipped or failed); compare with a session that measured")
-        if not self.settings.regression_rules or self.across_sessions:
-            return  # session medians: a t prediction interval, which any difference can pass
-        fewest = min((len(s.values) for s in self.store.series(self.newest)), default=0)
-        most = self.settings.repeat.looks[-1]
-        level = self.test_level(fewest)
-        if level <= 0 or 1 / math.comb(fewest + most, most) > level:
-            needed = min_runs_for(self.settings.alpha, fewest)
-            raise UsageError(f"--fail-on-regression: with {fewest} baseline runs and at most {most} new runs a change "
-                             f"can never be significant at --alpha={self.settings.alpha:g}; it needs at least "
-                             f"{needed} new runs (--runs, or --max-runs in the sequential mode) and more if the "
-                             "runs are spread over several looks, or a baseline measured with more runs")
 
-    def sequential_levels(self) -> tuple[float, float] | None:
-        """The sequential gate's per-look level and its simulated chance of a false alarm over all
-        looks, for the baseline's fewest runs (None outside the sequential mode)."""
-        repeat = self.settings.repeat
-        if not repeat.sequential or not self.settings.regression_rules or self.across_sessions:
-            return None
-        fewest = min((len(s.values) for s in self.store.series(self.newest)), default=0)
-        if fewest < 2:
-            return None
-        return (nominal_alpha(self.settings.alpha, fewest, repeat.looks),
-                attained(self.settings.alpha, fewest, repeat.looks))
+    def fewest_runs(self) -> int:
+        """The fewest runs of any series of the newest baseline session."""
+        return min((len(s.values) for s in self.store.series(self.newest)), default=0)
 
     def test_level(self, baseline_runs: int) -> float:
-        """The one-sided level of each look of the gate's rank test: alpha, or in the sequential
-        mode the per-look level that keeps the chance of any false decision at alpha."""
+        """The one-sided level of a run-by-run comparison: the gate's per-look level."""
         repeat = self.settings.repeat
-        if not repeat.sequential:
-            return self.settings.alpha
-        return nominal_alpha(self.settings.alpha, baseline_runs, repeat.looks)
+        return look_level(self.settings.alpha, baseline_runs, repeat.looks if repeat.sequential else ())
 
     def series(self) -> dict[SeriesKey, list[Series]]:
         """The samples by series key, one Series per baseline session that has it."""

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from . import cache_check, drift, gate
+from . import cache_check
+from .gate import Judgement
 from .metrics import CONTROL, Direction, Metric, is_headline, mb_per_s
 from .progress import Progress, run_line
 from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
-from .settings import CONTROL_MB, RunSpec, Settings
-from .baseline import Baseline
+from .settings import CONTROL_MB, RunSpec
 from .case import CaseSpec
-from .stats import PAIRED, SESSIONS, Comparison, compare, summarize
+from .stats import PAIRED, Comparison, compare, summarize
 from .store import Series, canonical, now
 from .target import Target
 from .errors import FsbenchError, UsageError
@@ -39,27 +39,6 @@ def case_key(nodeid: str) -> str:
     return _ROUND.sub("]", nodeid)
 
 
-def decided(settings: Settings, baseline: Baseline | None, series: list[Series]) -> bool:
-    """Whether every gated metric of a case's series is decided, or undecidable within the budget
-    (more runs would not likely decide it by --max-runs: futile); the sequential gate's stop,
-    and the evidence script's."""
-    if baseline is None:
-        return True
-    control = control_values(series)
-    for s in series:
-        rule = gate.rule_for(list(settings.regression_rules), s.key.metric)
-        cmp = baseline.comparison(s, control) if rule else None
-        if (cmp is not None and cmp.method != SESSIONS and gate.verdict(cmp, rule.threshold_pct) == gate.INCONCLUSIVE
-                and not gate.futile(cmp, rule.threshold_pct, settings.repeat.max_runs, settings.on_inconclusive)):
-            return False
-    return True
-
-
-def control_values(series: list[Series]) -> tuple[float, ...] | None:
-    """The --control runs measured beside a case's runs, in run order (None without --control)."""
-    return next((s.values for s in series if s.key.metric == CONTROL), None)
-
-
 class CachedFigureWarning(UserWarning):
     """A threshold or the gate judged a figure that came from a cache, not from the storage."""
 
@@ -76,11 +55,20 @@ class CaseResult:
     case_id: str
     series: list[Series]
     stopped_by: str | None
-    comparisons: list[tuple[Series, Comparison]] = field(default_factory=list)  # with the baseline
-    paired: list[tuple[Series, Comparison]] = field(default_factory=list)  # a --paired variant with its reference
-    verdicts: list[str] = field(default_factory=list)  # the gate's line for each gated metric
-    gate_failed: list[bool] = field(default_factory=list)  # whether each of those failed the case
+    judgement: Judgement = field(default_factory=Judgement)  # the gate's word on the case
     cache_notes: dict[tuple[str, str], str] = field(default_factory=dict)  # (metric, params) -> why from cache
+
+    @property
+    def comparisons(self) -> list[tuple[Series, Comparison]]:
+        return self.judgement.comparisons
+
+    @property
+    def paired(self) -> list[tuple[Series, Comparison]]:
+        return self.judgement.paired
+
+    @property
+    def verdicts(self) -> list[str]:
+        return self.judgement.lines
 
 
 class Bench:
@@ -176,8 +164,8 @@ class Bench:
                 self._check(result)
             finally:
                 if result.verdicts:  # kept with the case, so a report made later shows the gate too
-                    self.target.manifest["gate"] = [{"line": line, "failed": failed}
-                                                    for line, failed in zip(result.verdicts, result.gate_failed)]
+                    self.target.manifest["gate"] = [{"line": line, "failed": failed} for line, failed
+                                                    in zip(result.judgement.lines, result.judgement.failed)]
                     store.finish_case(row, "done", stopped_by, self.target.manifest)
         return series
 
@@ -188,8 +176,9 @@ class Bench:
         start, measured = time.monotonic(), 0
         while True:
             headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
-            baseline = self.session.baseline
-            decided = (lambda: self._decided(row)) if baseline is not None and not baseline.across_sessions else None
+            gate = self.session.gate
+            decided = ((lambda: gate.decided(store.series(self.session.session_id, case_row=row)))
+                       if gate.looks_sequentially else None)
             reason = stop_reason(repeat, store.case_runs(row), headline, time.monotonic() - start, decided)
             if reason or (self.interleaved and measured == 1):  # interleaved: one run per round
                 return reason
@@ -263,60 +252,19 @@ class Bench:
             pytest.fail("\n".join(failures), pytrace=False)
 
     def _gate(self, result: CaseResult) -> list[str]:
-        """Compare with the baseline and, for a --paired variant, with its reference case; the
-        failures of the gated metrics."""
-        failures = []
-        control = control_values(result.series)
-        for s in result.series:
-            cmp = self.session.baseline.comparison(s, control) if self.session.baseline else None
-            if cmp is not None:
-                result.comparisons.append((s, cmp))
-                ratio = self.session.baseline.controlled(s, control) is not None
-                failures += self._judge(result, s, cmp, self._baseline_note(s, cmp, control),
-                                        "x control" if ratio else s.unit)
-        for s, cmp in self._paired_comparisons(result.series):
-            result.paired.append((s, cmp))
-            failures += self._judge(result, s, cmp, f" (paired by round with {self.pair[0].id})")
-        return failures
-
-    def _judge(self, result: CaseResult, s: Series, cmp: Comparison, note: str, unit: str | None = None) -> list[str]:
-        settings = self.session.settings
-        rule = gate.rule_for(list(settings.regression_rules), s.key.metric)
-        if rule is None:
-            return []
-        kind = gate.verdict(cmp, rule.threshold_pct)
-        cached = result.cache_notes.get((s.key.metric, s.key.params))
-        note += f"; the figure was {cached}" if cached else ""
-        runs_option = "--max-runs" if settings.repeat.sequential else "--runs"
-        message = gate.gate_message(s.case_id, s.key.metric, s.key.params, unit or s.unit, cmp, rule,
-                                    runs_option) + note
-        result.verdicts.append(message)
-        params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
-        self._record_property(f"fsbench.gate.{s.key.metric}{params}", message)
-        failed = gate.fails(kind, settings.on_inconclusive)
-        result.gate_failed.append(failed)
-        if kind == gate.INCONCLUSIVE and not failed:
-            warnings.warn(InconclusiveGateWarning(f"{message} (passed: --inconclusive=pass; sign-off jobs use "
+        """Ask the gate about the case (against the baseline and, for a --paired variant, its
+        reference case); record its lines; the failures."""
+        note = f" (paired by round with {self.pair[0].id})" if self.pair else ""
+        paired = [(s, cmp, note) for s, cmp in self._paired_comparisons(result.series)]
+        judgement = result.judgement = self.session.gate.judge(
+            result.series, lambda s, ratio: "x control" if ratio else s.unit, paired, result.cache_notes)
+        for s, line, _ in judgement.gated:
+            params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
+            self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)
+        for line in judgement.passed_undecided:
+            warnings.warn(InconclusiveGateWarning(f"{line} (passed: --inconclusive=pass; sign-off jobs use "
                                                   "--inconclusive=fail)"))
-        return [message] if failed else []
-
-    def _baseline_note(self, s: Series, cmp: Comparison, control: tuple[float, ...] | None = None) -> str:
-        note = ""
-        baseline = self.session.baseline
-        if self.session.settings.control and is_headline(s.key.metric):
-            note += ("; compared as each run's ratio to its --control run (the medians are ratios)"
-                     if baseline.controlled(s, control) is not None else
-                     "; --control: the baseline has no control runs for this case (saved without --control), so "
-                     "the figures themselves were compared")
-        elif cmp.method != SESSIONS:
-            note += (f"; one baseline session and too little history of this machine's sessions to know its drift "
-                     f"(the store needs {drift.MIN_DF} degrees of freedom of repeated sessions), so drift between "
-                     "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
-                     "in more sessions)")
-        base = self.session.baseline.series().get(s.key, []) if self.session.baseline else []
-        if base and base[-1].options != s.options:
-            note += f"; the filesystem options changed: baseline {base[-1].options}, now {s.options}"
-        return note
+        return judgement.failures
 
     @property
     def pair(self) -> tuple[CaseSpec, CaseSpec] | None:
@@ -350,8 +298,3 @@ class Bench:
             except ValueError:
                 continue
         return pairs
-
-    def _decided(self, row: int) -> bool:
-        """Sequential mode: whether this case's gate is decided (see decided)."""
-        return decided(self.session.settings, self.session.baseline,
-                       self.session.store.series(self.session.session_id, case_row=row))

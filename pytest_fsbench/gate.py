@@ -12,14 +12,18 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol
 
 from scipy.special import ndtr, ndtri, stdtrit
 
+from .drift import MIN_DF, POWER, Drift, detectable_pct
 from .errors import UsageError
-from .metrics import Direction, MetricSpec, is_headline
+from .metrics import CONTROL, Direction, MetricSpec, is_headline
+from .sequential import attained, nominal_alpha
 
 from .stats import PAIRED, SESSIONS, Comparison, format_comparison, min_runs_for
+from .store import Series, SeriesKey
 from .tables import params_text
 
 REGRESSION, WITHIN, INCONCLUSIVE = "regression", "within bounds", "inconclusive"
@@ -231,3 +235,221 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
 
 def fails(kind: str, on_inconclusive: str) -> bool:
     return kind == REGRESSION or (kind == INCONCLUSIVE and on_inconclusive == "fail")
+
+
+# ---- the session's gate: one object owns the rules, the baseline and the decision ----------------
+
+
+class BaselineSamples(Protocol):
+    """What the gate reads of a baseline (baseline.Baseline): its sessions, the machine's drift,
+    its samples and each series' comparison with them."""
+
+    session_ids: list[int]
+    drift: Drift | None
+
+    @property
+    def sessions(self) -> int: ...
+
+    @property
+    def across_sessions(self) -> bool: ...
+
+    def fewest_runs(self) -> int: ...
+
+    def series(self) -> dict[SeriesKey, list[Series]]: ...
+
+    def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None: ...
+
+    def controlled(self, series: Series, control: Sequence[float] | None) -> object | None: ...
+
+
+@dataclass
+class Judgement:
+    """The gate's word on one case: its comparisons and, for each gated metric, the line and
+    whether it fails the case (inconclusive lines that pass are warned about)."""
+
+    comparisons: list[tuple[Series, Comparison]] = field(default_factory=list)  # with the baseline
+    paired: list[tuple[Series, Comparison]] = field(default_factory=list)  # a --paired variant with its reference
+    gated: list[tuple[Series, str, bool]] = field(default_factory=list)  # (series, its line, whether it failed)
+    passed_undecided: list[str] = field(default_factory=list)  # inconclusive lines that passed
+
+    @property
+    def lines(self) -> list[str]:
+        return [line for _, line, _ in self.gated]
+
+    @property
+    def failed(self) -> list[bool]:
+        return [failed for _, _, failed in self.gated]
+
+    @property
+    def failures(self) -> list[str]:
+        return [line for _, line, failed in self.gated if failed]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The session's regression gate, built from plain values: the --fail-on-regression rules,
+    the baseline they compare with (None: only --paired variants are gated), --alpha,
+    --inconclusive, and the repeat policy's budget. Bench measures and stores; the gate decides
+    when a sequential case has measured enough, and judges each case."""
+
+    rules: tuple[RegressionRule, ...]
+    baseline: BaselineSamples | None
+    alpha: float = 0.05
+    on_inconclusive: str = "pass"
+    max_runs: int = 30
+    looks: tuple[int, ...] = (10,)  # the run counts a case is judged at (fixed mode: only --runs)
+    sequential: bool = False
+    control: bool = False
+
+    @property
+    def active(self) -> bool:
+        return bool(self.rules)
+
+    def rule_for(self, metric: str) -> RegressionRule | None:
+        return rule_for(list(self.rules), metric)
+
+    @property
+    def strictest_pct(self) -> float | None:
+        """The smallest allowed change of any rule (None without rules)."""
+        return min((r.threshold_pct for r in self.rules), default=None)
+
+    @property
+    def looks_sequentially(self) -> bool:
+        """Whether a case's runs stop once decided: a baseline compared run by run (more runs in
+        this session can decide it)."""
+        return self.baseline is not None and not self.baseline.across_sessions
+
+    def decided(self, series: list[Series]) -> bool:
+        """Whether every gated metric of a case's series is decided, or undecidable within the
+        budget (futile): the sequential gate's stop."""
+        if self.baseline is None:
+            return True
+        control = control_values(series)
+        for s in series:
+            rule = self.rule_for(s.key.metric)
+            cmp = self.baseline.comparison(s, control) if rule else None
+            if (cmp is not None and cmp.method != SESSIONS and verdict(cmp, rule.threshold_pct) == INCONCLUSIVE
+                    and not futile(cmp, rule.threshold_pct, self.max_runs, self.on_inconclusive)):
+                return False
+        return True
+
+    def judge(self, series: list[Series], unit_for, paired: list[tuple[Series, Comparison, str]],
+              cache_notes: dict[tuple[str, str], str]) -> Judgement:
+        """Each series against the baseline, and the --paired comparisons (with their notes);
+        unit_for(series, ratio) names the unit its line shows."""
+        found = Judgement()
+        control = control_values(series)
+        for s in series:
+            cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
+            if cmp is not None:
+                found.comparisons.append((s, cmp))
+                ratio = self.baseline.controlled(s, control) is not None
+                self._judge(found, s, cmp, self._baseline_note(s, cmp, control), unit_for(s, ratio), cache_notes)
+        for s, cmp, note in paired:
+            found.paired.append((s, cmp))
+            self._judge(found, s, cmp, note, unit_for(s, False), cache_notes)
+        return found
+
+    def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
+               cache_notes: dict[tuple[str, str], str]) -> None:
+        rule = self.rule_for(s.key.metric)
+        if rule is None:
+            return
+        kind = verdict(cmp, rule.threshold_pct)
+        cached = cache_notes.get((s.key.metric, s.key.params))
+        note += f"; the figure was {cached}" if cached else ""
+        runs_option = "--max-runs" if self.sequential else "--runs"
+        message = gate_message(s.case_id, s.key.metric, s.key.params, unit, cmp, rule, runs_option) + note
+        failed = fails(kind, self.on_inconclusive)
+        found.gated.append((s, message, failed))
+        if kind == INCONCLUSIVE and not failed:
+            found.passed_undecided.append(message)
+
+    def _baseline_note(self, s: Series, cmp: Comparison, control: tuple[float, ...] | None) -> str:
+        note = ""
+        if self.control and is_headline(s.key.metric):
+            note += ("; compared as each run's ratio to its --control run (the medians are ratios)"
+                     if self.baseline.controlled(s, control) is not None else
+                     "; --control: the baseline has no control runs for this case (saved without --control), so "
+                     "the figures themselves were compared")
+        elif cmp.method != SESSIONS:
+            note += (f"; one baseline session and too little history of this machine's sessions to know its drift "
+                     f"(the store needs {MIN_DF} degrees of freedom of repeated sessions), so drift between "
+                     "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
+                     "in more sessions)")
+        base = self.baseline.series().get(s.key, [])
+        if base and base[-1].options != s.options:
+            note += f"; the filesystem options changed: baseline {base[-1].options}, now {s.options}"
+        return note
+
+    def drift_lines(self) -> list[str]:
+        """What the header says of the drift: its size, the smallest slowdown the gate can catch
+        across sessions, and, when that is larger than a rule, the in-session alternative."""
+        if self.baseline is None or self.baseline.drift is None:
+            return []
+        sessions = self.baseline.sessions
+        smallest = detectable_pct(self.baseline.drift, sessions, self.alpha)
+        lines = [f"{self.baseline.drift.text()}: across sessions the gate catches a slowdown of {smallest:.0f}% or "
+                 f"more {POWER * 100:.0f}% of the time against {sessions} baseline session{'s' * (sessions > 1)}"]
+        strictest = self.strictest_pct
+        if strictest is not None and smallest > strictest:
+            lines.append(f"that is more than the {strictest:g}% rule: gate a change within one session instead, "
+                         "reference and candidate interleaved: --paired=FS:KEY=VALUE (an option), "
+                         "--kernel=A,B (a kernel)")
+        return lines
+
+    def test_level(self, baseline_runs: int) -> float:
+        return look_level(self.alpha, baseline_runs, self.looks if self.sequential else ())
+
+    def sequential_levels(self) -> tuple[float, float] | None:
+        """The per-look level and its simulated chance of a false alarm over all looks, for the
+        baseline's fewest runs (None outside the sequential mode)."""
+        if not self.sequential or not self.rules or not self.looks_sequentially:
+            return None
+        fewest = self.baseline.fewest_runs()
+        if fewest < 2:
+            return None
+        return nominal_alpha(self.alpha, fewest, self.looks), attained(self.alpha, fewest, self.looks)
+
+    def check_can_fire(self, compare_name: str) -> None:
+        """UsageError when the baseline has too few runs for the gate ever to fire (compared run by
+        run; session medians use a t prediction interval, which any difference can pass)."""
+        if not self.rules or not self.looks_sequentially:
+            return
+        fewest = self.baseline.fewest_runs()
+        most = self.looks[-1]
+        level = self.test_level(fewest)
+        if level <= 0 or 1 / math.comb(fewest + most, most) > level:
+            needed = min_runs_for(self.alpha, fewest)
+            raise UsageError(f"--fail-on-regression: with {fewest} baseline runs and at most {most} new runs a change "
+                             f"can never be significant at --alpha={self.alpha:g}; it needs at least "
+                             f"{needed} new runs (--runs, or --max-runs in the sequential mode) and more if the "
+                             "runs are spread over several looks, or a baseline measured with more runs"
+                             + (f" (--compare={compare_name})" if compare_name else ""))
+
+    def ungated(self, judged: Sequence[tuple[str, list[Series], Judgement]], compare_name: str | None) -> list[str]:
+        """A gate that compared nothing gated nothing: one line naming what did not match (a
+        changed case or size has no samples in the baseline). judged: (case id, series, judgement)."""
+        if not self.rules or not judged or any(j.comparisons or j.paired for _, _, j in judged):
+            return []
+        if self.baseline is None:
+            return ["--fail-on-regression gated nothing: no --paired variant finished its rounds beside its case"]
+        theirs = sorted({s.case_id for group in self.baseline.series().values() for s in group})
+        mine = sorted({case_id for case_id, _, _ in judged})
+        params = sorted({s.key.workload_params for _, series, _ in judged for s in series}
+                        - {key.workload_params for key in self.baseline.series()})
+        return [f"--fail-on-regression gated nothing: no case here has samples in baseline {compare_name!r} "
+                f"(its cases: {', '.join(theirs) or 'none'}; this session's: {', '.join(mine)}"
+                + (f"; workload parameters not in the baseline: {', '.join(params)}" if params else "")
+                + "); compare like with like, or --save a new baseline"]
+
+
+def look_level(alpha: float, baseline_runs: int, looks: tuple[int, ...]) -> float:
+    """The one-sided level of each look of the rank test: alpha for one look (fixed mode), else
+    the per-look level that keeps the chance of any false decision over the looks at alpha."""
+    return nominal_alpha(alpha, baseline_runs, looks) if looks else alpha
+
+
+def control_values(series: list[Series]) -> tuple[float, ...] | None:
+    """The --control runs measured beside a case's runs, in run order (None without --control)."""
+    return next((s.values for s in series if s.key.metric == CONTROL), None)

@@ -173,7 +173,7 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     """The session's HTML report (--report); what went wrong, as problems of the session."""
     from . import report  # matplotlib is imported only by a session that writes a report
 
-    if fsbench._session_id is None:  # no case was collected: no session was recorded
+    if not fsbench.recorded:  # no case was collected: no session was recorded
         if reporter is not None:
             reporter.ensure_newline()
             reporter.write_line(f"fsbench: no report written to {fsbench.settings.report}: no case ran")
@@ -184,8 +184,7 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     baseline = fsbench.baseline
     try:
         data = report.report_data(fsbench.store, fsbench.session_id, baseline.session_ids if baseline else None,
-                                  settings.compare, settings.alpha,
-                                  settings.regression_rules[0].threshold_pct if settings.regression_rules else None)
+                                  settings.compare, settings.alpha, fsbench.gate.strictest_pct)
         if paired and not data.changes:
             data = dataclasses.replace(data, changes=report.in_table_order(paired), base_label="the --paired reference")
         settings.report.write_text(report.render(data))
@@ -232,15 +231,15 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         if session.baseline.drift is not None:
             how = (f"{len(sessions)} session{'s' * (len(sessions) > 1)} ({', '.join(map(str, sessions))}): gate on "
                    "this machine's drift between sessions")
-        elif s.regression_rules and len(sessions) == 1:
+        elif session.gate.active and len(sessions) == 1:
             how += f", {s.gate_mode} gate" + (f" looking at {', '.join(map(str, s.repeat.looks))} runs"
                                               if s.repeat.sequential else "")
-            levels = session.baseline.sequential_levels()
+            levels = session.gate.sequential_levels()
             if levels is not None:
                 how += (f", each look one-sided at {levels[0]:.3g} so that any look's false alarm is "
                         f"{levels[1] * 100:.2f}% (simulated; --alpha={s.alpha:g})")
         lines.append(f"fsbench: comparing with {s.compare} ({how})")
-        lines += [f"fsbench: {line}" for line in session.baseline.drift_lines()]
+        lines += [f"fsbench: {line}" for line in session.gate.drift_lines()]
     for a, b in s.pairs:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:

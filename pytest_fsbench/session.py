@@ -16,6 +16,7 @@ from .case import CaseSpec
 from .host import Host
 from .settings import Settings
 from .baseline import Baseline
+from .gate import Gate
 from .databases import redact_args
 from .errors import UsageError
 from .store import Store
@@ -120,6 +121,7 @@ class FsbenchSession:
         self.resumed = settings.resume is not None
         self.finished_tests: set[str] = set()
         self.baseline: Baseline | None = None  # what --compare names
+        self.gate = gate_for(settings, None)  # the regression gate; its baseline once the store is open
         self.thresholds_applied: set[str] = set()  # texts of the thresholds some measured value met
         self.saved: str | None = None  # what --save saved, for the terminal
 
@@ -147,12 +149,19 @@ class FsbenchSession:
                                                        self.host_manifest())
             if settings.compare:
                 self.baseline = Baseline.resolve(store, settings, self._session_id)
+                self.gate = gate_for(settings, self.baseline)
+                self.gate.check_can_fire(settings.compare)
         except BaseException:
             if self._session_id is not None and not settings.resume:
                 store.discard_session(self._session_id)  # refused before it measured: no session to keep
             store.close()
             raise
         self._store = store
+
+    @property
+    def recorded(self) -> bool:
+        """Whether this session has a row in the store (none until a case needs it)."""
+        return self._session_id is not None
 
     @property
     def store(self) -> Store:
@@ -194,22 +203,8 @@ class FsbenchSession:
         return []
 
     def ungated(self) -> list[str]:
-        """A --fail-on-regression that compared nothing gated nothing: one line naming what did not
-        match (a changed case or size has no samples in the baseline)."""
-        if not self.settings.regression_rules or not self.results:
-            return []
-        if any(r.comparisons or r.paired for r in self.results):
-            return []
-        if self.baseline is None:
-            return ["--fail-on-regression gated nothing: no --paired variant finished its rounds beside its case"]
-        theirs = sorted({s.case_id for group in self.baseline.series().values() for s in group})
-        mine = sorted({r.case_id for r in self.results})
-        params = sorted({s.key.workload_params for r in self.results for s in r.series}
-                        - {key.workload_params for key in self.baseline.series()})
-        return [f"--fail-on-regression gated nothing: no case here has samples in baseline {self.settings.compare!r} "
-                f"(its cases: {', '.join(theirs) or 'none'}; this session's: {', '.join(mine)}"
-                + (f"; workload parameters not in the baseline: {', '.join(params)}" if params else "")
-                + "); compare like with like, or --save a new baseline"]
+        """A --fail-on-regression that compared nothing gated nothing (see gate.Gate.ungated)."""
+        return self.gate.ungated([(r.case_id, r.series, r.judgement) for r in self.results], self.settings.compare)
 
     def unapplied_thresholds(self) -> list[str]:
         """The --threshold rules that applied to no measured value: they checked nothing."""
@@ -253,3 +248,11 @@ class FsbenchSession:
         if self._store is not None:
             self._store.close()
         self.targets.close()
+
+
+def gate_for(settings: Settings, baseline: Baseline | None) -> Gate:
+    """The session's regression gate from its settings (the one place they become a Gate)."""
+    repeat = settings.repeat
+    return Gate(settings.regression_rules, baseline, alpha=settings.alpha, on_inconclusive=settings.on_inconclusive,
+                max_runs=repeat.max_runs, looks=repeat.looks,
+                sequential=repeat.sequential, control=settings.control)

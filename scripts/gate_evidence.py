@@ -8,7 +8,7 @@ slower, through the plugin's own decision path. Not a pytest test.
 --simulate (pure computation, plain values instead of a store): each trial draws the baseline's
 runs and the new runs from lognormal noise and takes them through what a pytest session does with
 them: Bench._repeat's loop (repeat.stop_reason with the shipped RepeatPolicy, asking a decided()
-that mirrors Bench._decided: gate.verdict and gate.futile on Baseline.comparison at
+that is the session's own Gate.decided: gate.verdict and gate.futile on Baseline.comparison at
 Baseline.test_level), then the final comparison, gate.verdict and gate.fails under --inconclusive.
 The Baseline is the plugin's own, reading the drawn sessions from a stand-in for the store, so the
 level (sequential.nominal_alpha in the sequential mode), the method (runs, or session medians on
@@ -38,13 +38,16 @@ the futility stop (default looks on while a regression is likely, sign-off while
 0, the power otherwise), with a 95 % Wilson interval; regression/inconclusive/within are the
 verdicts' shares and mean_runs the new runs measured. Each row is one JSON line after the table.
 
---real: dd direct writes on a loop target, in trials of rounds A A' B / B A' A (the order
-alternates, so neither drift nor a position in the round favours one group), where B is the
-same device throttled with cgroup v1 blkio to (100 - --effect) % of A's pilot throughput (a real
-effect of known cause; its measured size is printed). A/A' gives false alarms within a session,
-A/B detections, each for the unpaired gate, the paired gate and pytest-benchmark's rule.
---record appends the session's A runs to a file; --across reads such files of several sessions
-and gives A/A false alarms across sessions (one baseline session vs the spread of several).
+--real: dd direct writes on a loop target, each after a --control write (64 MiB, direct, to a
+loop device of its own, as --control measures), in trials of rounds A A' B / B A' A (the order
+alternates, so neither drift nor a position in the round favours one group). B writes
+100 / (100 - --effect) times the bytes it reports, as a filesystem that writes its data over
+again would: slower for a real reason, by a size that is measured and printed. A/A' gives false
+alarms within a session, A/B detections, each for the unpaired gate, the paired gate, the
+unpaired gate on control ratios and pytest-benchmark's rule. --record appends the session's A
+runs and their controls to a file (--load says what else ran); --across reads such files of
+several sessions and gives A/A false alarms across sessions: one baseline session with and
+without the control, three baseline sessions.
 """
 
 from __future__ import annotations
@@ -69,8 +72,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_fsbench import drift, gate  # noqa: E402
-from pytest_fsbench.baseline import Baseline  # noqa: E402
-from pytest_fsbench.bench import decided as bench_decided  # noqa: E402
+from pytest_fsbench.baseline import Baseline, control_key  # noqa: E402
+from pytest_fsbench.session import gate_for  # noqa: E402
 from pytest_fsbench.gate import RegressionRule  # noqa: E402
 from pytest_fsbench.metrics import Direction  # noqa: E402
 from pytest_fsbench.repeat import RepeatPolicy, stop_reason  # noqa: E402
@@ -93,7 +96,7 @@ SCENARIOS = ("one-session", "across-sessions", "paired")
 SLOW_SHARE, SLOW_FACTOR = 0.10, 0.70
 #: what makes a row's world (all but its mode and trials)
 WORLD = ("scenario", "noise", "cv", "offset_sd", "baseline_sessions", "n", "change", "drift", "history",
-         "series")
+         "series", "control")
 #: --drift=machine: the complete sessions of this machine the store holds (the baseline's among them)
 HISTORY = 6
 HOST = "bench-vm"
@@ -126,7 +129,8 @@ class Row:
     round's (paired); n is --runs, the first look (paired: the rounds). drift is --drift: "baseline"
     (also what "machine" does while the store's history is too short), or "machine" with a store
     that holds `history` complete sessions of this machine (the baseline's the newest of them), each
-    with `series` headline series that share the session's offset."""
+    with `series` headline series that share the session's offset. control > 0 is --control in every
+    session: each run beside a control run of the runs' noise that sees offset ** control."""
 
     scenario: str
     cv: float
@@ -138,6 +142,7 @@ class Row:
     drift: str = "baseline"
     history: int = 0
     series: int = 1
+    control: float = 0.0  # with --control: the share (log scale) of each session's offset the control sees
     mode: str = "default"
     trials: int = 4000
 
@@ -156,14 +161,18 @@ class MachineStore:
     """The part of a Store that Baseline and drift.from_store read: this machine's complete
     sessions (ids 0, 1, ...), each with the runs of its headline series (the gated one first)."""
 
-    def __init__(self, runs: list[list[np.ndarray]]) -> None:
+    def __init__(self, runs: list[list[np.ndarray]], controls: list[np.ndarray] | None = None) -> None:
         self.runs = runs
+        self.controls = controls
 
     def sessions(self, host: str | None = None) -> list[SessionRow]:
         return [SessionRow(i, "", "", "", "complete", HOST) for i in range(len(self.runs))]
 
     def series(self, session_id: int) -> list[Series]:
-        return [as_series(values, i) for i, values in enumerate(self.runs[session_id])]
+        found = [as_series(values, i) for i, values in enumerate(self.runs[session_id])]
+        if self.controls is not None:
+            found.append(replace(as_series(self.controls[session_id]), key=control_key(key(0))))
+        return found
 
 
 def as_series(values, index: int = 0) -> Series:
@@ -185,25 +194,33 @@ def mode_gate(row: Row) -> tuple[RepeatPolicy, str]:
 
 @lru_cache(maxsize=32)
 def settings_for(policy: RepeatPolicy, rule: RegressionRule, on_inconclusive: str,
-                 drift_from: str = "baseline") -> Settings:
+                 drift_from: str = "baseline", control: bool = False) -> Settings:
     return Settings((), (), (), repeat=policy, compare="base", regression_rules=(rule,), alpha=ALPHA,
                     gate_mode="sequential" if policy.sequential else "fixed", on_inconclusive=on_inconclusive,
-                    drift=drift_from)
+                    drift=drift_from, control=control)
 
 
-def measured(settings: Settings, baseline: Baseline | None, new: np.ndarray) -> int:
+def measured(settings: Settings, baseline: Baseline | None, new: np.ndarray,
+             control: np.ndarray | None = None) -> int:
     """Bench._repeat's loop over the runs new would give, one at a time: how many it measures (a
     sequential decision only against a baseline compared run by run, as there)."""
     sequential = baseline is not None and not baseline.across_sessions
     runs = 0
     while True:
-        series = as_series(new[:runs])
-        decided = partial(bench_decided, settings, baseline, [series]) if sequential else None
-        if stop_reason(settings.repeat, runs, [series.values], 0.0, decided):
+        series = [as_series(new[:runs])]
+        if control is not None:
+            series.append(replace(as_series(control[:runs]), key=control_key(key(0))))
+        decided = partial(gate_of(settings, baseline).decided, series) if sequential else None
+        if stop_reason(settings.repeat, runs, [series[0].values], 0.0, decided):
             return runs
         if runs == new.size:
             raise ValueError(f"the loop wants more than the {new.size} runs drawn")
         runs += 1
+
+
+def gate_of(settings: Settings, baseline: Baseline | None):
+    """The gate a session with these settings and this baseline asks (session.gate_for)."""
+    return gate_for(settings, baseline)
 
 
 def noise(rng: np.random.Generator, row: Row, size: int) -> np.ndarray:
@@ -222,7 +239,7 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
           on_inconclusive: str) -> Outcome:
     """One case through the gate: draw its baseline and new runs, measure as Bench._repeat would,
     judge as Bench._judge does."""
-    settings = settings_for(policy, rule, on_inconclusive, row.drift)
+    settings = settings_for(policy, rule, on_inconclusive, row.drift, row.control > 0)
     most = max(policy.runs, policy.max_runs)
     if row.scenario == "paired":
         rounds = rng.lognormal(0.0, sigma(row.offset_sd), most)  # each round's offset, on both sides
@@ -231,18 +248,21 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
         runs = measured(settings, None, variant)
         cmp = compare(reference[:runs], variant[:runs], Direction.HIGHER, settings.alpha, method=PAIRED)
     else:
-        def session(factor: float, size: int, series: int = 1) -> list[np.ndarray]:
-            offset = factor * rng.lognormal(0.0, sigma(row.offset_sd))
-            return [100 * offset * noise(rng, row, size) for _ in range(series)]
+        def session(factor: float, size: int, series: int = 1) -> tuple[list[np.ndarray], np.ndarray]:
+            offset = rng.lognormal(0.0, sigma(row.offset_sd))
+            figures = [100 * factor * offset * noise(rng, row, size) for _ in range(series)]
+            return figures, 100 * offset ** row.control * noise(rng, row, size)
 
         # the store's sessions ran with the shipped --runs (saved without --compare: not sequential)
         held = max(row.history, row.baseline_sessions)
-        store = MachineStore([session(1.0, shipped("--runs"), row.series) for _ in range(held)])
-        new = session(1 + row.change, most)[0]
-        machine = drift.from_store(store, HOST) if row.drift == "machine" else None
+        drawn = [session(1.0, shipped("--runs"), row.series) for _ in range(held)]
+        store = MachineStore([figures for figures, _ in drawn], [c for _, c in drawn] if row.control else None)
+        (new, *_), new_control = session(1 + row.change, most)
+        new_control = new_control if row.control else None
+        machine = drift.from_store(store, HOST) if row.drift == "machine" and not row.control else None
         baseline = Baseline(store, settings, list(range(held - row.baseline_sessions, held)), machine)
-        runs = measured(settings, baseline, new)
-        cmp = baseline.comparison(as_series(new[:runs]))
+        runs = measured(settings, baseline, new, new_control)
+        cmp = baseline.comparison(as_series(new[:runs]), None if new_control is None else new_control[:runs])
     kind = gate.verdict(cmp, rule.threshold_pct)
     return Outcome(kind, runs, gate.fails(kind, on_inconclusive))
 
@@ -301,6 +321,8 @@ def worlds() -> list[Row]:
                  for sd in (0.03, 0.05, 0.10) for k in (1, 2, 3, 5) for change in (0.0, -0.10, -0.20)]
     rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, series=10, **machine)
              for sd in (0.05, 0.10) for change in (0.0, -0.10)]
+    rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, control=share)
+             for share in (1.0, 0.5) for sd in (0.05, 0.10) for change in (0.0, -0.10, -0.20)]
     rows += [Row("paired", 0.10, change, rounds, offset_sd=0.10) for rounds in (10, 20)
              for change in (0.0, -0.05, -0.10)]
     return rows
@@ -329,16 +351,17 @@ def table(results: list[dict]) -> list[str]:
     for r in results:
         world = tuple(r[k] for k in WORLD)
         by_world.setdefault(world, {})[r["mode"]] = r
-    lines = ["| scenario | noise | offset sd | drift known | base sessions | n | change "
+    lines = ["| scenario | noise | offset sd | drift known / control | base sessions | n | change "
              "| default: fails % (95 % CI) | regr. | inconcl. | within | mean runs "
              "| sign-off: fails % (95 % CI) | fixed: fails % (95 % CI) | fixed inconcl. |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for world, modes in by_world.items():
-        scenario, kind, cv, offset, sessions, n, change, drift_from, history, series = world
+        scenario, kind, cv, offset, sessions, n, change, drift_from, history, series, control = world
         d, s, f = (modes.get(m) for m in MODES)
         noise_text = f"CV {cv * 100:g} %" + (" + 1/10 slow" if kind == "mix" else "")
         known = (f"{history} sessions" + (f" x {series} series" if series > 1 else "")
                  if drift_from == "machine" else "")
+        known = f"--control (sees {control:.0%} of the offset)" if control else known
         cells = [scenario, noise_text, f"{offset * 100:g} %" if offset else "", known,
                  "" if scenario == "paired" else str(sessions), str(n), f"{change * 100:+g} %"]
         cells += [fails_text(d), pct(d["regression"]), pct(d["inconclusive"]), pct(d["within"]),
@@ -372,124 +395,127 @@ def main_simulate(args: argparse.Namespace) -> int:
 
 # ---- real targets -----------------------------------------------------------------------------
 
-BLKIO = Path("/sys/fs/cgroup/blkio")
-
-
-class Throttle:
-    """A blkio cgroup that caps write bandwidth on one device; this process moves in and out."""
-
-    def __init__(self, device: str, bytes_per_s: int) -> None:
-        self.group = BLKIO / f"fsbench-evidence-{os.getpid()}"
-        self.group.mkdir()
-        rdev = os.stat(device).st_rdev
-        (self.group / "blkio.throttle.write_bps_device").write_text(f"{os.major(rdev)}:{os.minor(rdev)} {bytes_per_s}\n")
-
-    def enter(self) -> None:
-        (self.group / "cgroup.procs").write_text(str(os.getpid()))
-
-    def leave(self) -> None:
-        (BLKIO / "cgroup.procs").write_text(str(os.getpid()))
-
-    def remove(self) -> None:
-        self.leave()
-        self.group.rmdir()
-
 
 def main_real(args: argparse.Namespace) -> int:
     from pytest_fsbench.case import CaseSpec
     from pytest_fsbench.host import probe
     from pytest_fsbench.runner import execute
     from pytest_fsbench.session import FsbenchSession
-    from pytest_fsbench.settings import Settings
+    from pytest_fsbench.settings import CONTROL_MB
+    from pytest_fsbench.sizes import format_size, parse_size
     from pytest_fsbench.system import run
-    from pytest_fsbench.workloads.dd import DdWrite
+    from pytest_fsbench.workloads.dd import DdWrite, parse_dd
 
-    if not (BLKIO / "blkio.throttle.write_bps_device").exists():
-        print("gate_evidence: --real needs cgroup v1's blkio controller at /sys/fs/cgroup/blkio", file=sys.stderr)
-        return 2
     work = Path(f"/var/tmp/fsbench-evidence-{os.getpid()}")
-    settings = Settings((args.fs,), ("single",), (), image_dir=work / "images")
+    settings = Settings((args.fs,), ("single",), (), image_dir=work / "images", control=True)
     session = FsbenchSession(settings, probe(), run, run_root=work / "run")
-    # zeros: ext4 stores them as written, and generating random data would dominate each run
-    workload = DdWrite(total_size=args.size, data="zeros").direct_io()
+    size = parse_size(args.size)
+    # B writes more than it reports, as a filesystem that writes its data 1/(1 - effect) times
+    # over would: each B run is (1 - effect) as fast, for a real reason (more I/O per run)
+    amplified = DdWrite(total_size=format_size(round(size / (1 - args.effect / 100) / (1 << 20)) << 20),
+                        data="zeros").direct_io()
+    plain = DdWrite(total_size=args.size, data="zeros").direct_io()  # zeros: ext4 writes them as given
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
-    def measure(target, n: int) -> list[float]:
-        return [next(m.value for m in execute(workload, target, run, "drop").metrics if m.name == "dd.write")
-                for _ in range(n)]
+    def control() -> float:
+        done = run(["dd", "if=/dev/zero", f"of={session.targets.control_device()}", f"bs={1 << 20}",
+                    f"count={CONTROL_MB}", "oflag=direct", "conv=fdatasync"], timeout=300)
+        result = parse_dd(done.output)
+        return result.bytes / result.seconds / 1e6
 
+    def measure(target, workload) -> tuple[float, float]:
+        """(the figure as size / time, the control run just before it), as Bench measures one run."""
+        before = control()
+        metrics = execute(workload, target, run, "drop").metrics
+        value = next(m.value for m in metrics if m.name == "dd.write")
+        return value * size / parse_size(workload.total_size), before
+
+    groups: dict[str, list[tuple[float, float]]] = {}
     rows: dict[str, list[bool]] = {}
-    ratios, a_runs = [], []
+    trials = []
     try:
         with session.target(CaseSpec(args.fs, "single")) as target:
-            measure(target, 2)  # warm-up
-            pilot = statistics.median(measure(target, 2 * args.runs))
-            throttle = Throttle(target.devices[0].path, int(pilot * 1e6 * (1 - args.effect / 100)))
-            try:
-                for trial in range(args.trials):
-                    a1, a2, b = [], [], []
-                    for round_ in range(args.runs):  # rounds A A' B, then B A' A: drift and position cancel
-                        for group in (("a1", "a2", "b") if round_ % 2 == 0 else ("b", "a2", "a1")):
-                            if group == "b":
-                                throttle.enter()
-                                b += measure(target, 1)
-                                throttle.leave()
-                            else:
-                                (a1 if group == "a1" else a2).extend(measure(target, 1))
-                    a_runs.append(a1)
-                    ratios.append(statistics.median(b) / statistics.median(a1))
-                    for kind, new in (("A/A", a2), ("A/B", b)):
-                        unpaired = fsbench_verdict(a1, new)
-                        paired = gate.verdict(compare(a1, new, Direction.HIGHER, ALPHA, method=PAIRED), ALLOWED)
-                        rows.setdefault(f"{kind} fsbench unpaired", []).append(unpaired == gate.REGRESSION)
-                        rows.setdefault(f"{kind} fsbench unpaired inconclusive", []).append(unpaired == gate.INCONCLUSIVE)
-                        rows.setdefault(f"{kind} fsbench paired", []).append(paired == gate.REGRESSION)
-                        rows.setdefault(f"{kind} fsbench paired inconclusive", []).append(paired == gate.INCONCLUSIVE)
-                        rows.setdefault(f"{kind} pytest-benchmark mean:5%", []).append(pytest_benchmark_alarm(a1, new))
-                    print(f"trial {trial + 1}/{args.trials} done", flush=True)
-            finally:
-                throttle.remove()
+            measure(target, plain)  # warm-up
+            for trial in range(args.trials):
+                groups = {"a1": [], "a2": [], "b": []}
+                for round_ in range(args.runs):  # rounds A A' B, then B A' A: drift and position cancel
+                    for group in (("a1", "a2", "b") if round_ % 2 == 0 else ("b", "a2", "a1")):
+                        groups[group].append(measure(target, amplified if group == "b" else plain))
+                trials.append(groups)
+                a1 = [v for v, _ in groups["a1"]]
+                for kind, side in (("A/A", "a2"), ("A/B", "b")):
+                    new = [v for v, _ in groups[side]]
+                    for name, verdict in real_verdicts(a1, new, groups["a1"], groups[side]).items():
+                        rows.setdefault(f"{kind} {name}", []).append(verdict)
+                    rows.setdefault(f"{kind} pytest-benchmark mean:5%", []).append(pytest_benchmark_alarm(a1, new))
+                print(f"trial {trial + 1}/{args.trials} done", flush=True)
     finally:
         session.close()
         for leftover in (work / "images", work / "run", work):
             if leftover.exists() and not any(leftover.iterdir()):
                 leftover.rmdir()
+    effect = statistics.median(statistics.median(v for v, _ in t["b"]) / statistics.median(v for v, _ in t["a1"])
+                               for t in trials)
+    a_cv = statistics.median(statistics.stdev(v for v, _ in t["a1"]) / statistics.mean(v for v, _ in t["a1"])
+                             for t in trials)
+    c_cv = statistics.median(statistics.stdev(c for _, c in t["a1"]) / statistics.mean(c for _, c in t["a1"])
+                             for t in trials)
     t = args.trials
-    print(f"\n{args.fs} on a loop device, dd {args.size} direct writes, {args.runs} rounds of A A' B / B A' A, {t} trials, "
-          f"pilot median {pilot:.0f} MB/s, allowed {ALLOWED:g}%, alpha {ALPHA:g}")
-    print(f"real effect of the throttle (median B/A): {100 * (statistics.median(ratios) - 1):+.1f}%")
+    print(f"\n{args.fs} on a loop device, dd {args.size} direct writes, each after a {CONTROL_MB} MiB --control "
+          f"write, {args.runs} rounds of A A' B / B A' A, {t} trials, allowed {ALLOWED:g}%, alpha {ALPHA:g}")
+    print(f"real effect of B's {args.effect:g} % extra writes (median B/A): {100 * (effect - 1):+.1f}%; "
+          f"CV of A's runs {a_cv:.1%}, of the control's {c_cv:.1%}")
     for name, hits in rows.items():
         low, high = wilson(sum(hits), t)
-        print(f"{name:<40} {sum(hits) / t:>5.0%}  95% CI {low:.0%}-{high:.0%}")
+        print(f"{name:<45} {sum(hits) / t:>5.0%}  95% CI {low:.0%}-{high:.0%}")
         print(json.dumps({"real": True, "fs": args.fs, "rounds": args.runs, "row": name, "rate": sum(hits) / t,
-                          "ci95": [low, high], "trials": t}))
+                          "ci95": [low, high], "trials": t, "effect": effect - 1}))
     if args.record:
         with open(args.record, "a") as record:
-            record.write(json.dumps({"fs": args.fs, "size": args.size, "runs": a_runs}) + "\n")
+            record.write(json.dumps({"fs": args.fs, "size": args.size, "load": args.load,
+                                     "runs": [[v for v, _ in g["a1"]] for g in trials],
+                                     "controls": [[c for _, c in g["a1"]] for g in trials]}) + "\n")
     return 0
+
+
+def real_verdicts(a: list[float], new: list[float], a_runs, new_runs) -> dict[str, bool]:
+    """Whether each way of gating new against a fails the case (a regression): unpaired, paired by
+    round, and unpaired on each run's ratio to its control."""
+    paired = gate.verdict(compare(a, new, Direction.HIGHER, ALPHA, method=PAIRED), ALLOWED)
+    ratio = fsbench_verdict([v / c for v, c in a_runs], [v / c for v, c in new_runs])
+    return {"fsbench unpaired": fsbench_verdict(a, new) == gate.REGRESSION,
+            "fsbench paired": paired == gate.REGRESSION,
+            "fsbench unpaired on control ratios": ratio == gate.REGRESSION}
 
 
 def main_across(args: argparse.Namespace) -> int:
     """A/A across recorded sessions: every session in turn is the new one; its first trial's runs
-    against the first trial of one other session (a saved baseline of one session) and against
-    the spread of three others."""
-    sessions = [json.loads(line)["runs"][0] for line in Path(args.across).read_text().splitlines() if line.strip()]
-    if len(sessions) < 4:
-        print(f"gate_evidence: --across needs at least 4 recorded sessions, {args.across} has {len(sessions)}",
+    against the first trial of each other session (a saved baseline of one session, with and
+    without the control) and against the spread of three others."""
+    records = [json.loads(line) for line in Path(args.across).read_text().splitlines() if line.strip()]
+    if len(records) < 4:
+        print(f"gate_evidence: --across needs at least 4 recorded sessions, {args.across} has {len(records)}",
               file=sys.stderr)
         return 2
-    one, three, medians = [], [], [statistics.median(s) for s in sessions]
+    sessions = [r["runs"][0] for r in records]
+    ratios = [[v / c for v, c in zip(r["runs"][0], r["controls"][0])] for r in records]
+    rows: dict[str, list[bool]] = {"1 baseline session": [], "1 baseline session, control ratios": [],
+                                   "3 baseline sessions": []}
     for i, new in enumerate(sessions):
-        others = sessions[:i] + sessions[i + 1:]
-        for j, base in enumerate(others):
-            one.append(fsbench_verdict(base, new) == gate.REGRESSION)
-        for j in range(len(others) - 2):
-            verdict = gate.verdict(compare(others[j:j + 3], new, Direction.HIGHER, ALPHA, method=SESSIONS), ALLOWED)
-            three.append(verdict == gate.REGRESSION)
-    print(f"{len(sessions)} sessions, medians {', '.join(f'{m:.0f}' for m in medians)} MB/s")
-    for name, hits in (("A/A across, 1 baseline session", one), ("A/A across, 3 baseline sessions", three)):
+        others = [j for j in range(len(sessions)) if j != i]
+        for j in others:
+            rows["1 baseline session"].append(fsbench_verdict(sessions[j], new) == gate.REGRESSION)
+            rows["1 baseline session, control ratios"].append(fsbench_verdict(ratios[j], ratios[i]) == gate.REGRESSION)
+        for k in range(len(others) - 2):
+            three = [sessions[j] for j in others[k:k + 3]]
+            verdict = gate.verdict(compare(three, new, Direction.HIGHER, ALPHA, method=SESSIONS), ALLOWED)
+            rows["3 baseline sessions"].append(verdict == gate.REGRESSION)
+    print(f"{len(sessions)} sessions, medians {', '.join(f'{statistics.median(s):.0f}' for s in sessions)} MB/s, "
+          f"loaded: {', '.join(str(r.get('load', '?')) for r in records)}")
+    for name, hits in rows.items():
         low, high = wilson(sum(hits), len(hits))
-        print(f"{name:<40} {sum(hits) / len(hits):>5.0%}  95% CI {low:.0%}-{high:.0%}  ({len(hits)} comparisons)")
+        print(f"A/A across, {name:<38} {sum(hits) / len(hits):>5.0%}  95% CI {low:.0%}-{high:.0%}  "
+              f"({sum(hits)} of {len(hits)} comparisons)")
     return 0
 
 
@@ -497,13 +523,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--simulate", action="store_true", help="pure computation")
-    mode.add_argument("--real", action="store_true", help="on a real loop target (root, cgroup v1 blkio)")
+    mode.add_argument("--real", action="store_true", help="on a real loop target (root)")
     mode.add_argument("--across", metavar="FILE", help="A/A across the sessions --record wrote to FILE")
     parser.add_argument("--trials", type=int, help="trials a row (--simulate: 4000) or a real run (--real: 20)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--simulate: processes")
     parser.add_argument("--scenario", choices=SCENARIOS, action="append", help="--simulate: only these scenarios")
     parser.add_argument("--runs", type=int, default=6, help="--real: rounds per trial")
-    parser.add_argument("--effect", type=float, default=20.0, help="--real: the throttle, %% below A's pilot median")
+    parser.add_argument("--effect", type=float, default=10.0,
+                        help="--real: B writes 100/(100 - EFFECT) times the bytes it reports: about -EFFECT %%")
+    parser.add_argument("--load", default="none", help="--real: what else loaded the machine (recorded with --record)")
     parser.add_argument("--fs", default="ext4")
     parser.add_argument("--size", default="256M", help="--real: bytes dd writes per run")
     parser.add_argument("--record", help="--real: append this session's A runs to this file")

@@ -1,5 +1,5 @@
 """scripts/gate_evidence.py --simulate: a row's rates, and its loop against the plugin's own
-Bench._repeat and Bench._decided on the same runs (run by run, and on a known machine drift)."""
+Bench._repeat and the session's Gate.decided on the same runs (run by run, and on a known machine drift)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from pytest_fsbench import gate
 from pytest_fsbench.baseline import Baseline
 from pytest_fsbench.bench import Bench
 from pytest_fsbench.drift import Drift
+from pytest_fsbench.session import gate_for
 
 ge = load_script("gate_evidence")
 KEYS = {"scenario", "cv", "offset_sd", "baseline_sessions", "n", "change", "allowed", "mode", "trials",
@@ -68,7 +69,7 @@ def test_session_medians_and_paired_rounds_measure_runs_once():
 
 
 class CaseRuns:
-    """The store as Bench._repeat and Bench._decided read one case: its runs so far."""
+    """The store as Bench._repeat and the gate's decided read one case: its runs so far."""
 
     def __init__(self) -> None:
         self.values: list[float] = []
@@ -83,9 +84,8 @@ class CaseRuns:
 def plugin_runs(settings, baseline, new: np.ndarray) -> int:
     """How many of new the plugin's own Bench._repeat measures (warm-ups discarded)."""
     store = CaseRuns()
-    session = SimpleNamespace(settings=settings, store=store, session_id=1, baseline=baseline)
+    session = SimpleNamespace(settings=settings, store=store, session_id=1, gate=gate_for(settings, baseline))
     bench = SimpleNamespace(session=session, interleaved=False)
-    bench._decided = lambda row: Bench._decided(bench, row)
     bench._measure = lambda workload, policy, row, warmup, index, planned: (
         None if warmup else store.values.append(float(new[len(store.values)])))
     Bench._repeat(bench, None, "drop", 1)
@@ -105,8 +105,3 @@ def test_the_loop_stops_where_the_plugins_does(mode, change, machine):
         new = 100 * (1 + change) * ge.noise(rng, row, policy.max_runs)
         runs = ge.measured(settings, baseline, new)
         assert runs == plugin_runs(settings, baseline, new)
-        series = ge.as_series(new[:runs])
-        store = SimpleNamespace(series=lambda *args, **kwargs: [series])
-        session = SimpleNamespace(settings=settings, baseline=baseline, session_id=1, store=store)
-        bench = SimpleNamespace(session=session)
-        assert ge.bench_decided(settings, baseline, [series]) == Bench._decided(bench, 1)
