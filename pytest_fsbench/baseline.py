@@ -49,7 +49,7 @@ class Baseline:
         ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
         ids = same_host(store, settings, current, ids)
         machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
-                   if settings.drift == "machine" and not settings.control else None)
+                   if settings.drift == "machine" else None)
         baseline = cls(store, settings, ids, machine)
         baseline.check()
         return baseline
@@ -57,8 +57,14 @@ class Baseline:
     @property
     def across_sessions(self) -> bool:
         """Whether the gate compares session medians (several baseline sessions, or the machine's
-        drift known, not --control), so more runs in this session cannot decide it."""
-        return self.sessions > 1 or (self.drift is not None and not self.settings.control)
+        drift known and no control runs to compare ratios of), so more runs in this session cannot
+        decide it."""
+        return self.sessions > 1 or (self.drift is not None and not self.has_control)
+
+    @property
+    def has_control(self) -> bool:
+        """Whether this session measures --control and the baseline has control runs to match."""
+        return self.settings.control and any(key.metric == CONTROL for key in self.series())
 
     @property
     def newest(self) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from scipy.special import ndtr, ndtri, stdtrit
@@ -228,9 +228,16 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
     if kind == REGRESSION:
         return f"{line}; worse than the {rule.threshold_pct:g}% allowed"
     if kind == INCONCLUSIVE:
-        return (f"{line}; cannot tell whether it is within the {rule.threshold_pct:g}% allowed: "
+        return (f"{line}; cannot tell whether it is within the {rule.threshold_pct:g}% allowed{ruled_out(cmp)}: "
                 f"{more_runs_text(cmp, rule.threshold_pct, runs_option)}")
     return f"{line}; within the {rule.threshold_pct:g}% allowed"
+
+
+def ruled_out(cmp: Comparison) -> str:
+    """What an inconclusive comparison does rule out: a change worse than its interval's worse end."""
+    if not cmp.has_interval or not math.isfinite(cmp.worse_end_pct):
+        return ""
+    return f" (it rules out a change worse than {cmp.worse_end_pct:+.1f}%, not one of the allowed size)"
 
 
 def fails(kind: str, on_inconclusive: str) -> bool:
@@ -342,8 +349,8 @@ class Gate:
         for s in series:
             cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
             if cmp is not None:
-                found.comparisons.append((s, cmp))
                 ratio = self.baseline.controlled(s, control) is not None
+                found.comparisons.append((replace(s, unit=unit_for(s, ratio)), cmp))
                 self._judge(found, s, cmp, self._baseline_note(s, cmp, control), unit_for(s, ratio), cache_notes)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
@@ -359,6 +366,11 @@ class Gate:
         cached = cache_notes.get((s.key.metric, s.key.params))
         note += f"; the figure was {cached}" if cached else ""
         runs_option = "--max-runs" if self.sequential else "--runs"
+        if (kind == INCONCLUSIVE and self.sequential and self.on_inconclusive == "pass" and cmp.method != SESSIONS
+                and cmp.n_candidate < self.max_runs):
+            note += (f"; the gate stopped at {cmp.n_candidate} runs because a regression by {self.max_runs} had become "
+                     "unlikely (--inconclusive=fail measures on until it is decided)")
+            runs_option = "--inconclusive=fail --max-runs"
         message = gate_message(s.case_id, s.key.metric, s.key.params, unit, cmp, rule, runs_option) + note
         failed = fails(kind, self.on_inconclusive)
         found.gated.append((s, message, failed))

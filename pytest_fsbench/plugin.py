@@ -21,7 +21,7 @@ from .host import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
 from .ordering import SessionResults
 from .session import FsbenchSession
-from .settings import OPTIONS, RunSpec, Settings, settings_from
+from .settings import CONTROL_MB, OPTIONS, RunSpec, Settings, settings_from
 from .databases import redact
 from .store import StoreError, check_store_place
 from .tables import in_summary, short_test
@@ -240,6 +240,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
                         f"{levels[1] * 100:.2f}% (simulated; --alpha={s.alpha:g})")
         lines.append(f"fsbench: comparing with {s.compare} ({how})")
         lines += [f"fsbench: {line}" for line in session.gate.drift_lines()]
+    if s.control:
+        lines.append(f"fsbench: control: a {CONTROL_MB} MiB direct write before every run, so a gate across sessions "
+                     "compares each figure's ratio to it (--control=off to leave it out)")
     for a, b in s.pairs:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:

@@ -34,6 +34,7 @@ DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
 GATE_MODES = ("sequential", "fixed")
 CONTROL_MB = 64  # the control's direct-I/O write, per measured run
 DRIFT_SOURCES = ("machine", "baseline")
+CONTROL_MODES = ("auto", "on", "off")
 
 
 def _caches(text: str) -> tuple[str, ...]:
@@ -43,6 +44,13 @@ def _caches(text: str) -> tuple[str, ...]:
 def _gate_mode(text: str) -> str:
     if text not in GATE_MODES:
         raise UsageError(f"--gate-mode={text!r}: choose sequential or fixed")
+    return text
+
+
+def _control(text: str) -> str:
+    if text not in CONTROL_MODES:
+        raise UsageError(f"--control={text!r}: choose auto (on when the session saves or compares a baseline), on "
+                         "or off")
     return text
 
 
@@ -143,10 +151,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("--gate-mode", _gate_mode, "sequential", "with --fail-on-regression: sequential (look at --runs, 10, "
            "15, 20, ... runs up to --max-runs and stop once every gated metric is decided; alpha is spent "
            "across the looks) or fixed (exactly --runs runs)"),
-    Option("--control", bool, None, "before every measured run, measure a fixed reference: a direct-I/O dd write of "
-           f"{CONTROL_MB} MiB to a loop device of its own beside the images (the machine's own speed at that "
-           "moment); the gate then compares each figure's ratio to its run's control, so a machine that got "
-           "busier between sessions is not taken for a slower filesystem", kind=FLAG, ini=False),
+    Option("--control", _control, "auto", "before every measured run, measure a fixed reference: a direct-I/O dd "
+           f"write of {CONTROL_MB} MiB to a loop device of its own beside the images (the machine's own speed at "
+           "that moment); a gate against a baseline with control runs compares each figure's ratio to its run's "
+           "control, so a machine that got busier between sessions is not taken for a slower filesystem. auto: "
+           "on in sessions that --save or --compare (the ones whose figures cross sessions); on; off",
+           kind=OPTIONAL, const="on"),
     Option("--drift", _drift, "machine", "what a baseline session's result may drift by in another session: "
            "machine (pooled from every repeated series of this machine's complete sessions in the store, once they "
            "give 4 degrees of freedom; then even one baseline session is compared on it) or baseline (only the "
@@ -287,7 +297,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         alpha=value["--alpha"],
         gate_mode=value["--gate-mode"],
         drift=value["--drift"],
-        control=value["--control"],
+        control=value["--control"] == "on" or (value["--control"] == "auto" and bool(value["--save"] or compare)),
         on_inconclusive=value["--inconclusive"],
         pairs=tuple(pairs),
         args=args,

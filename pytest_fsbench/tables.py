@@ -11,7 +11,7 @@ from .metrics import is_headline
 from .stats import SESSIONS, Comparison, plain, summarize
 from .store import Series
 
-SUMMARY_UNITS = ("MB/s", "ops/s", "s")
+SUMMARY_UNITS = ("MB/s", "ops/s", "s", "x control")  # x control: a figure over its run's --control
 VERDICT_ORDER = {"worse": 0, "better": 1, "not significant": 2}
 
 

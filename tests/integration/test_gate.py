@@ -59,7 +59,9 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     # each of the five looks is tested at the level that keeps alpha at 0.05: a CI wider than 90 %
     level = float(re.search(r"% \[(\d+(?:\.\d+)?)% CI ", line).group(1))
     assert 90 < level < 97
-    assert "n=6/6 worse; worse than the 5% allowed; one baseline session" in line  # decided at the first look
+    # decided at the first look; --control is on (auto) in sessions that save or compare
+    assert "n=6/6 worse; worse than the 5% allowed; compared as each run's ratio to its --control run" in line
+    assert "fsbench: control: a 64 MiB direct write before every run" in worse.stdout
     # the report made afterwards says so too
     page = tmp_path / "r.html"
     reported = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "report", "last", f"--store={db}",
