@@ -143,8 +143,9 @@ OPTIONS: tuple[Option, ...] = (
            "complete session)", ini=False, metavar="NAME"),
     Option("--across-hosts", bool, None, "let --compare use a baseline recorded on other machines (by default "
            "refused: a different disk, CPU or kernel is a different experiment)", kind=FLAG, ini=False),
-    Option("--fail-on-regression", gate.parse_rule, None, "fail a case whose change vs the baseline is worse "
-           "than PERCENT and significant: 5% (every headline metric) or dd.write:3%; needs --compare",
+    Option("--fail-on-regression", gate.parse_rule, None, "fail a case that is significantly worse than the "
+           "baseline (one-sided at --alpha) with an estimated change worse than PERCENT (the estimate, not a test "
+           "against the margin): 5% (every headline metric) or dd.write:3%; needs --compare or --paired",
            kind=APPEND, ini=False, metavar="RULE"),
     Option("--alpha", alpha, "0.05", "one-sided significance level of the regression gate (its false-alarm "
            "rate when nothing changed)"),

@@ -309,20 +309,21 @@ def wilson(hits: int, trials: int, z: float = 1.96) -> tuple[float, float]:
 
 
 def worlds() -> list[Row]:
-    """Every row's world, in the order of the table."""
+    """Every row's world, in the order of the table. --control is on by default in a session that
+    compares (auto); rows with control 0 are --control=off (or a baseline saved without it)."""
     runs = shipped("--runs")
     noises = [("lognormal", 0.05), ("lognormal", 0.10), ("lognormal", 0.20), ("mix", 0.10)]
     machine = {"drift": "machine", "history": HISTORY}
-    rows = [Row("one-session", cv, change, runs, noise=kind) for kind, cv in noises
-            for change in (0.0, -0.03, -0.05, -0.07, -0.10, -0.15, -0.20)]
+    rows = [Row("one-session", cv, change, runs, noise=kind, control=control) for control in (1.0, 0.0)
+            for kind, cv in noises for change in (0.0, -0.03, -0.05, -0.07, -0.10, -0.15, -0.20)]
     rows += [Row("one-session", 0.10, change, runs, **machine) for change in (0.0, -0.05, -0.10, -0.20)]
+    rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, baseline_sessions=k, control=share)
+             for share in (1.0, 0.5) for sd in (0.03, 0.05, 0.10) for k in (1, 3) for change in (0.0, -0.10, -0.20)]
     for known in ({}, machine):
         rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, baseline_sessions=k, **known)
                  for sd in (0.03, 0.05, 0.10) for k in (1, 2, 3, 5) for change in (0.0, -0.10, -0.20)]
     rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, series=10, **machine)
              for sd in (0.05, 0.10) for change in (0.0, -0.10)]
-    rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, control=share)
-             for share in (1.0, 0.5) for sd in (0.05, 0.10) for change in (0.0, -0.10, -0.20)]
     rows += [Row("paired", 0.10, change, rounds, offset_sd=0.10) for rounds in (10, 20)
              for change in (0.0, -0.05, -0.10)]
     return rows
