@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import pickle
 import shutil
@@ -60,12 +61,15 @@ class Agent:
             raise RuntimeError("a target is already built in this guest")
         # hostfs, under the images, has no O_DIRECT: the host's page cache stays below the guest's
         provider = LoopDevices(image_dir, image_size, run, direct_io=False)
+        # a run measured here empties the host's caches too (below the guest's)
+        measure = functools.partial(execute, below=self._empty_host_caches)
         self.target = self.stack.enter_context(
-            build_target(spec, driver(spec.fs, self.facts.host), provider, run, self.directory, name, scratch))
+            build_target(spec, driver(spec.fs, self.facts.host), provider, run, self.directory, name, scratch,
+                         measure))
         return self.target.manifest, str(self.target.mountpoint), self.target.devices
 
     def measure(self, workload, cache: str):
-        return execute(workload, self._target(), run, cache, below=self._empty_host_caches)
+        return self._target().measure(workload, run, cache)
 
     def _empty_host_caches(self) -> str:
         """The images are host files under hostfs: the host's page cache holds them below the

@@ -1,4 +1,8 @@
-"""Build a target (devices -> filesystem -> mountpoint) and always tear it down."""
+"""Build a target (devices -> filesystem -> mountpoint) and always tear it down.
+
+How a run is measured on a target is the runner's (runner.execute), which reads targets: whoever
+builds one passes that function in (`measure`), so this module never imports the runner.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,10 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .case import CaseSpec
 from .devices import Device, DeviceProvider
@@ -17,6 +22,7 @@ from .filesystems import BuildContext, Filesystem
 from .mounts import FINDMNT_COLUMNS, MountOf, mounts_under, parse_findmnt
 from .system import Runner
 from .undo import UndoStack
+from .workloads.base import Workload
 
 log = logging.getLogger("fsbench.target")
 
@@ -29,6 +35,11 @@ class NotOnTarget(FsbenchError):
     """What was to be measured on the target lives on another filesystem."""
 
 
+#: one measured run of a workload on a target: runner.execute(workload, target, run, cache), or the
+#: guest agent's version of it; returns the runner's Measurement
+Measure = Callable[[Workload, "Target", Runner, str], Any]
+
+
 @dataclass
 class Target:
     """A mounted filesystem under test and how it was made."""
@@ -39,6 +50,7 @@ class Target:
     devices: tuple[Device, ...]
     commands: list[tuple[str, ...]]
     scratch: Path  # the session's scratch directory, off the target
+    measurer: Measure | None = field(default=None, repr=False)  # given by build_target's caller
     manifest: dict[str, object] = field(default_factory=dict)
     _proven: dict[str, tuple] = field(default_factory=dict, repr=False)  # path -> (st_dev, measured_on, mount)
     #: workloads whose once-per-target preparation is done (runner.prepare)
@@ -78,11 +90,11 @@ class Target:
             self._proven[str(path)] = (device, self.manifest["measured_on"], mount)
         return mount
 
-    def measure(self, workload, run: Runner, cache: str):
+    def measure(self, workload: Workload, run: Runner, cache: str):
         """One measured run of workload on this target (runner.execute); its Measurement."""
-        from .runner import execute  # the runner measures targets, so it imports this module
-
-        return execute(workload, self, run, cache)
+        if self.measurer is None:
+            raise FsbenchError(f"{self.id}: this target was built without a way to measure it")
+        return self.measurer(workload, self, run, cache)
 
     def free_bytes(self) -> int:
         return shutil.disk_usage(self.mountpoint).free
@@ -144,11 +156,13 @@ def build_target(
     rundir: Path,
     name: str,
     scratch: Path,
+    measure: Measure,
 ) -> Iterator[Target]:
-    """Yield a mounted target; on exit (also on error or Ctrl-C) undo everything that was done."""
+    """Yield a mounted target whose runs `measure` measures (runner.execute); on exit (also on
+    error or Ctrl-C) undo everything that was done."""
     undo = UndoStack(run)
     try:
-        yield _build(spec, driver, provider, run, rundir, name, scratch, undo)
+        yield _build(spec, driver, provider, run, rundir, name, scratch, undo, measure)
     except BaseException as exc:
         for error in undo.unwind():
             exc.add_note(f"teardown of {spec.id} ({name}) also failed: {error}")
@@ -167,7 +181,7 @@ def unmount_if_mounted(mountpoint: Path, run: Runner) -> None:
         run(["umount", "--lazy", str(mountpoint)], timeout=120)
 
 
-def _build(spec, driver, provider, run, rundir, name, scratch, undo) -> Target:
+def _build(spec, driver, provider, run, rundir, name, scratch, undo, measure) -> Target:
     workdir = rundir / "dev" / name
     mountpoint = rundir / "mnt" / name
     workdir.mkdir(parents=True)
@@ -187,7 +201,7 @@ def _build(spec, driver, provider, run, rundir, name, scratch, undo) -> Target:
             undo.push(*step.undo, best_effort=True, gone=step.gone)
             raise
         undo.push(*step.undo, gone=step.gone)
-    target = Target(spec, driver, context, tuple(devices), commands, scratch)
+    target = Target(spec, driver, context, tuple(devices), commands, scratch, measurer=measure)
     target.manifest = {
         "case": spec.to_dict(),
         "devices": [d.to_dict() for d in devices],

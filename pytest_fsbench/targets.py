@@ -21,7 +21,7 @@ from .host import Host
 from .kernels import Kernel
 from .mounts import mounts_under
 from .settings import Settings
-from .runner import release_datasets
+from .runner import execute, release_datasets
 from .system import Runner
 from .target import Target, build_target
 from .undo import UndoStack
@@ -159,7 +159,7 @@ class Targets:
         if self.uses_zfs_fuse(spec):
             self.zfsd.ensure()
         with build_target(spec, driver(spec.fs, self.host), self.provider(), self.run, self.rundir, name,
-                          self.scratch) as target:
+                          self.scratch, measure=execute) as target:
             target.manifest["host"] = host_manifest
             try:
                 yield target

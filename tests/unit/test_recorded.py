@@ -68,7 +68,8 @@ class FakeDevices:
 def test_build_then_teardown_in_reverse(tmp_path):
     run = Recorder()
     spec = CaseSpec("ext4", "single")
-    with build_target(spec, driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-1", tmp_path / "scratch") as target:
+    with build_target(spec, driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-1", tmp_path / "scratch",
+                      execute) as target:
         assert target.mountpoint == tmp_path / "mnt" / "fsbench-t-1" and target.mountpoint.is_dir()
         built = run.programs()
     assert built[:2] == ["mkfs.ext4", "mount"]
@@ -82,7 +83,7 @@ def test_a_failed_step_undoes_what_was_done(tmp_path):
     run = Recorder(fail="mkfs.ext4")
     with pytest.raises(CommandError, match="simulated failure"):
         with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-2",
-                          tmp_path / "scratch"):
+                          tmp_path / "scratch", execute):
             raise AssertionError("never reached: the build failed")
     assert run.programs() == ["mkfs.ext4", "losetup"]  # no mount was made, the device is released
     assert not (tmp_path / "mnt" / "fsbench-t-2").exists()
@@ -93,7 +94,7 @@ def test_measuring_loop_checks_the_target_then_caches_then_measures(tmp_path):
     run = Recorder(mountpoint_of=lambda: holder["mountpoint"])
     drop_caches = tmp_path / "drop_caches"
     with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-3",
-                      tmp_path / "scratch") as target:
+                      tmp_path / "scratch", execute) as target:
         holder["mountpoint"] = target.mountpoint
         start = len(run.calls)
         measurement = execute(DdWrite(total_size="16M", data="zeros"), target, run, "drop", drop_caches)
@@ -113,7 +114,7 @@ def test_a_remount_writes_dirty_pages_back_before_it_unmounts(tmp_path):
     every eviction comes after a sync."""
     run = Recorder()
     with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-4",
-                      tmp_path / "scratch") as target:
+                      tmp_path / "scratch", execute) as target:
         start = len(run.calls)
         done = apply_cache_policy("remount", target, run, tmp_path / "drop_caches")
         order = [c[0] for c in run.calls[start:]]
