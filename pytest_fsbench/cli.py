@@ -15,7 +15,8 @@ from .filesystems import FILESYSTEMS
 from .cleanup import find_leftovers, remove_leftovers
 from .filesystems import driver
 from .guest import GuestError, GuestFacts, boot_facts
-from .host import Host, probe
+from .host import Host
+from .probe import probe
 from .kernels import Kernel
 from .session import RUN_ROOT
 from . import docs, pts, studies

@@ -19,7 +19,7 @@ from pathlib import Path
 from .devices import LoopDevices
 from .filesystems import driver
 from .guest import Channel, GuestFacts
-from .host import probe
+from .probe import probe
 from .kernels import UML_MODULES
 from .runner import execute
 from .system import run

@@ -1,17 +1,9 @@
-"""Facts about this machine that decide which cases can run, gathered once per session."""
+"""Facts about this machine that decide which cases can run: pure data, which the filesystem
+drivers read (probe.py gathers them, once per session)."""
 
 from __future__ import annotations
 
-import os
-import platform
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
-
-import psutil
-
-#: programs fsbench itself needs; the filesystem drivers add theirs (filesystems.TOOLS)
-PROGRAMS = ("losetup", "mount", "umount", "wipefs", "blkid", "mdadm", "zfs-fuse")
 
 
 @dataclass(frozen=True)
@@ -35,26 +27,3 @@ class Host:
             return "zfs-fuse"
         return None
 
-
-def kernel_filesystems(text: str) -> frozenset[str]:
-    """Names from /proc/filesystems ('nodev\tproc' and '\text4' lines)."""
-    return frozenset(line.split()[-1] for line in text.splitlines() if line.strip())
-
-
-def driver_tools() -> frozenset[str]:
-    from .filesystems import TOOLS  # the drivers import this module
-
-    return TOOLS
-
-
-def probe(proc: Path = Path("/proc"), sys: Path = Path("/sys")) -> Host:
-    fs_text = (proc / "filesystems").read_text()
-    return Host(
-        kernel=platform.release(),
-        filesystems=kernel_filesystems(fs_text),
-        programs=frozenset(p for p in (*PROGRAMS, *sorted(driver_tools())) if shutil.which(p)),
-        has_md=(proc / "mdstat").exists(),
-        zfs_module=(sys / "module" / "zfs").exists(),
-        is_root=os.geteuid() == 0,
-        ram_bytes=psutil.virtual_memory().total,
-    )

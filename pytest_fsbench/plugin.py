@@ -17,7 +17,7 @@ from . import progress, tables
 from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import UnsafeDevice, UsageError
-from .host import probe
+from .probe import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
 from .ordering import SessionResults
 from .session import FsbenchSession

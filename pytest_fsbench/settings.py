@@ -16,7 +16,8 @@ from .case import CaseSpec
 from .databases import is_url, redact
 from .datagen import parse_data
 from .filesystems import FILESYSTEMS
-from .host import Host, probe
+from .host import Host
+from .probe import probe
 from .kernels import HOST, Kernel, compared, fallback, parse_kernels
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice

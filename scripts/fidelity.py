@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_fsbench.case import CaseSpec  # noqa: E402
 from pytest_fsbench.filesystems import FILESYSTEMS, driver  # noqa: E402
-from pytest_fsbench.host import probe  # noqa: E402
+from pytest_fsbench.probe import probe  # noqa: E402
 from pytest_fsbench.metrics import Direction, Metric  # noqa: E402
 from pytest_fsbench.session import FsbenchSession  # noqa: E402
 from pytest_fsbench.settings import Settings  # noqa: E402

@@ -399,7 +399,7 @@ def main_simulate(args: argparse.Namespace) -> int:
 
 def main_real(args: argparse.Namespace) -> int:
     from pytest_fsbench.case import CaseSpec
-    from pytest_fsbench.host import probe
+    from pytest_fsbench.probe import probe
     from pytest_fsbench.runner import execute
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import CONTROL_MB

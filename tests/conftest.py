@@ -132,7 +132,7 @@ def one_target(tmp_path: Path, spec, kernels: str = "host"):
     """A session of one case with its target built on a loop image, as the plugin builds it (in
     a guest kernel for a spec of one: kernels names it, as --kernel does); skips with the
     driver's own reason when this machine cannot build it."""
-    from pytest_fsbench.host import probe
+    from pytest_fsbench.probe import probe
     from pytest_fsbench.kernels import parse_kernels
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import Settings

@@ -17,7 +17,7 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.filesystems.md import MD_LEVELS
 from pytest_fsbench.guest import boot_facts
-from pytest_fsbench.host import probe
+from pytest_fsbench.probe import probe
 from pytest_fsbench.kernels import DEBIAN_UML, Kernel
 
 pytestmark = [pytest.mark.root,

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import one_target
 from pytest_fsbench.case import CaseSpec
-from pytest_fsbench.host import probe
+from pytest_fsbench.probe import probe
 from pytest_fsbench.system import run
 from pytest_fsbench.workloads.dd import DdWrite
 

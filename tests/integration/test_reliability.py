@@ -17,7 +17,7 @@ import pytest
 
 from conftest import run_pytest, sigint_default
 from pytest_fsbench import processes, zfsd
-from pytest_fsbench.host import probe
+from pytest_fsbench.probe import probe
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]

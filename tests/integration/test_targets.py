@@ -12,7 +12,7 @@ import pytest
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.filesystems import driver
-from pytest_fsbench.host import probe
+from pytest_fsbench.probe import probe
 from pytest_fsbench.runner import execute
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings

@@ -7,7 +7,7 @@ import pytest
 
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import driver
-from pytest_fsbench.host import probe
+from pytest_fsbench.probe import probe
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.runner import execute
 from pytest_fsbench.session import FsbenchSession
