@@ -17,7 +17,7 @@ import tty
 from pathlib import Path
 
 from .devices import LoopDevices
-from .filesystems import driver
+from .filesystems import GUEST_MODULES, driver
 from .guest import Channel, GuestFacts
 from .probe import probe
 from .kernels import UML_MODULES
@@ -25,8 +25,9 @@ from .runner import execute
 from .system import run
 from .target import Target, build_target
 
-#: block devices and filesystems fsbench may need that a UML kernel keeps as modules
-MODULES = ("loop", "raid0", "raid1", "raid10", "raid456", "jfs", "reiserfs")
+#: what a UML kernel keeps as modules that fsbench may need: loop for the agent's own devices, and
+#: what the filesystem drivers declare (md RAID levels, filesystems)
+MODULES = ("loop", *GUEST_MODULES)
 LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
 CHANNEL = "/dev/tty1"
 

@@ -15,7 +15,7 @@ from . import gate, matrix
 from .case import CaseSpec
 from .databases import is_url, redact
 from .datagen import parse_data
-from .filesystems import FILESYSTEMS
+from .filesystems import FILESYSTEMS, GUEST_FILESYSTEMS
 from .host import Host
 from .probe import probe
 from .kernels import HOST, Kernel, compared, fallback, parse_kernels
@@ -103,10 +103,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("--fs", matrix.parse_filesystems, "ext4", f"filesystems, comma list of {','.join(FILESYSTEMS)}"),
     Option("--layout", matrix.parse_layouts, "single", "layouts, comma list of single,raid0,raid1,raid10,raid5"),
     Option("--kernel", parse_kernels, "host", "kernels the cases run under, comma list of host (this machine's), "
-           "uml (Debian's User-mode Linux guest kernel: md RAID, jfs, reiserfs), uml:PATH or uml:NAME=PATH (a UML "
-           "kernel built with make ARCH=um); two or more make a kernel A/B: every case under each, in interleaved "
-           "rounds, compared paired by round with the first. host+uml (or host+uml:PATH), alone, is no A/B: each "
-           "case runs once, under the host's kernel where it can run there, else in the guest (ids uml-...)"),
+           f"uml (Debian's User-mode Linux guest kernel: md RAID, {', '.join(GUEST_FILESYSTEMS)}), uml:PATH or "
+           "uml:NAME=PATH (a UML kernel built with make ARCH=um); two or more make a kernel A/B: every case under "
+           "each, in interleaved rounds, compared paired by round with the first. host+uml (or host+uml:PATH), "
+           "alone, is no A/B: each case runs once, under the host's kernel where it can run there, else in the "
+           "guest (ids uml-...)"),
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
            kind=APPEND, metavar="FS:KEY=VALUE"),

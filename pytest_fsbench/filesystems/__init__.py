@@ -10,7 +10,8 @@ import pkgutil
 from ..host import Host
 from .base import BuildContext, Filesystem, Step
 
-__all__ = ["BuildContext", "Filesystem", "Step", "driver", "DRIVERS", "FILESYSTEMS", "TOOLS"]
+__all__ = ["BuildContext", "Filesystem", "Step", "driver", "DRIVERS", "FILESYSTEMS", "GUEST_FILESYSTEMS",
+           "GUEST_MODULES", "TOOLS"]
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -31,6 +32,12 @@ DRIVERS: dict[str, type[Filesystem]] = _discover()
 FILESYSTEMS: tuple[str, ...] = tuple(DRIVERS)
 #: every program some driver needs, for the host probe
 TOOLS: frozenset[str] = frozenset(program for cls in DRIVERS.values() for program in cls.tools)
+#: every kernel module some driver needs a guest kernel to load, in the drivers' order
+GUEST_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for cls in DRIVERS.values()
+                                                     for module in cls.guest_modules))
+#: the filesystems a guest kernel loads as modules (a host's kernel may well lack them)
+GUEST_FILESYSTEMS: tuple[str, ...] = tuple(name for name, cls in DRIVERS.items()
+                                           if cls.kernel_name in cls.guest_modules)
 
 
 def driver(name: str, host: Host | None = None) -> Filesystem:

@@ -91,6 +91,9 @@ class Filesystem:
     name: ClassVar[str]
     kernel_name: ClassVar[str]
     tools: ClassVar[dict[str, str]]  # program -> package that provides it
+    #: kernel modules a guest kernel loads for it (User-mode Linux keeps these as modules; a host's
+    #: kernel loads what it needs itself)
+    guest_modules: ClassVar[tuple[str, ...]] = ()
     options: ClassVar[dict[str, OptionSpec]]
     layouts: ClassVar[frozenset[str]] = frozenset(LAYOUT_DEVICES)
     version_argv: ClassVar[Argv] = ()

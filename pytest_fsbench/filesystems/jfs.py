@@ -14,6 +14,7 @@ from .kernelfs import MdBackedFilesystem
 class Jfs(MdBackedFilesystem):
     name: ClassVar[str] = "jfs"
     kernel_name: ClassVar[str] = "jfs"
+    guest_modules: ClassVar[tuple[str, ...]] = (*MdBackedFilesystem.guest_modules, "jfs")
     rank: ClassVar[int] = 20
     tools: ClassVar[dict[str, str]] = {"mkfs.jfs": "jfsutils"}
     mkfs_argv: ClassVar[Argv] = ("mkfs.jfs", "-q")

@@ -8,6 +8,8 @@ from ..kernels import uml_installed
 from .base import Argv, BuildContext, Step
 
 MD_LEVELS = {"raid0": "0", "raid1": "1", "raid10": "10", "raid5": "5"}
+#: the kernel modules of those levels (raid456 has RAID 5), which a guest kernel loads
+MD_MODULES = ("raid0", "raid1", "raid10", "raid456")
 
 
 def md_path(ctx: BuildContext) -> str:

@@ -14,6 +14,7 @@ from .kernelfs import MdBackedFilesystem
 class Reiserfs(MdBackedFilesystem):
     name: ClassVar[str] = "reiserfs"
     kernel_name: ClassVar[str] = "reiserfs"
+    guest_modules: ClassVar[tuple[str, ...]] = (*MdBackedFilesystem.guest_modules, "reiserfs")
     rank: ClassVar[int] = 21
     tools: ClassVar[dict[str, str]] = {"mkfs.reiserfs": "reiserfsprogs"}
     # -f twice: no question even when the device is a whole disk

@@ -1,30 +1,77 @@
 """The registries: filesystems and workloads are found from their modules, in a stable order,
-with what the rest of fsbench reads from them."""
+with what the rest of fsbench reads from them. What is expected of the filesystems is read from
+their driver modules, so a new filesystem needs no line here."""
 
+import importlib
+import pkgutil
 import types
 
 import pytest
 
+from pytest_fsbench import filesystems, guest_agent
 from pytest_fsbench.case import CaseSpec
-from pytest_fsbench.filesystems import DRIVERS, FILESYSTEMS, TOOLS, driver
+from pytest_fsbench.filesystems import DRIVERS, FILESYSTEMS, GUEST_FILESYSTEMS, TOOLS, Filesystem, driver
 from pytest_fsbench.host import Host
+from pytest_fsbench.system import Completed
 from pytest_fsbench.workloads import KNOWN_METRICS, PARAMS, WORKLOAD_MODULES, _params
 from pytest_fsbench.workloads.params import Param, positive
 
 
+def declared() -> list[type[Filesystem]]:
+    """The driver classes the filesystems package's modules define (each with a name), read from
+    the modules themselves rather than from the registry."""
+    found = []
+    for info in pkgutil.iter_modules(filesystems.__path__):
+        module = importlib.import_module(f"{filesystems.__name__}.{info.name}")
+        found += [cls for cls in vars(module).values() if isinstance(cls, type) and issubclass(cls, Filesystem)
+                  and cls.__module__ == module.__name__ and "name" in vars(cls)]
+    return found
+
+
 def host(**changes) -> Host:
-    facts = dict(kernel="6.1", filesystems=frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}),
-                 programs=frozenset(TOOLS) | {"zfs-fuse"}, has_md=False, zfs_module=False, is_root=True,
-                 ram_bytes=8 << 30)
+    kernel = frozenset(cls.kernel_name for cls in DRIVERS.values() if cls.kernel_name)
+    facts = dict(kernel="6.1", filesystems=kernel | {"fuse"}, programs=frozenset(TOOLS) | {"zfs-fuse"},
+                 has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
     facts.update(changes)
     return Host(**facts)
 
 
-def test_filesystems_in_rank_order_with_their_tools():
-    assert FILESYSTEMS == ("ext4", "xfs", "btrfs", "zfs", "ext2", "ext3", "jfs", "reiserfs")
-    assert {"mkfs.ext2", "mkfs.ext3", "mkfs.ext4", "mkfs.xfs", "mkfs.btrfs", "zpool", "mkfs.jfs",
-            "mkfs.reiserfs"} <= TOOLS
-    assert all(DRIVERS[name].name == name for name in FILESYSTEMS)
+def test_every_driver_module_adds_its_filesystem_in_rank_order():
+    drivers = declared()
+    assert FILESYSTEMS == tuple(cls.name for cls in sorted(drivers, key=lambda cls: (cls.rank, cls.name)))
+    assert FILESYSTEMS[:4] == ("ext4", "xfs", "btrfs", "zfs")  # the four every study compares come first
+    assert all(DRIVERS[cls.name] is cls for cls in drivers)
+
+
+def test_the_host_probe_looks_for_every_tool_a_driver_declares():
+    assert all(program in TOOLS for cls in declared() for program in cls.tools)
+    assert all(package for cls in declared() for package in cls.tools.values())
+
+
+def test_a_guest_loads_every_module_a_driver_declares_in_the_drivers_order(monkeypatch, tmp_path):
+    tried = []
+
+    def modprobe(argv, **kwargs):
+        tried.append(argv[-1])
+        return Completed(tuple(argv), 0 if argv[-1] != "raid10" else 1, "", "", 0.0)
+
+    monkeypatch.setattr(guest_agent, "run", modprobe)
+    (tmp_path / "tree" / "6.1").mkdir(parents=True)
+    loaded = guest_agent.load_modules(tmp_path / "guest", "6.1", tmp_path / "tree")
+    declared_modules = [module for cls in DRIVERS.values() for module in cls.guest_modules]
+    assert tried == ["loop", *dict.fromkeys(declared_modules)]  # each once, in the drivers' rank order
+    assert loaded == tuple(m for m in tried if m != "raid10")  # what would not load is not reported
+    assert {"raid0", "raid1", "raid10", "raid456"} <= set(DRIVERS["ext4"].guest_modules)  # md's levels
+    assert guest_agent.load_modules(tmp_path / "guest", "6.2", tmp_path / "tree") == ()  # no modules for it
+
+
+def test_the_kernel_help_names_each_filesystem_a_guest_loads_as_a_module():
+    from pytest_fsbench.settings import OPTIONS
+
+    help_text = next(option.help for option in OPTIONS if option.flag == "--kernel")
+    guest_only = [cls.name for cls in declared() if cls.kernel_name in cls.guest_modules]
+    assert guest_only and f"md RAID, {', '.join(GUEST_FILESYSTEMS)})" in help_text
+    assert sorted(GUEST_FILESYSTEMS) == sorted(guest_only)
 
 
 def test_a_driver_as_the_host_runs_it():
