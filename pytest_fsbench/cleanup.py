@@ -1,7 +1,7 @@
 """Find and remove what a killed fsbench run left behind: mounts under its run directory, its
-zpools, md arrays and loop devices, image files and scratch directories, and a zfs-fuse daemon
-fsbench started that no live session uses any more. Only runs whose process is gone are touched,
-so a concurrent session is safe."""
+zpools, md arrays and loop devices, image files and scratch directories, and a daemon a driver
+declares (zfs-fuse's) that fsbench started and no live session uses any more. Only runs whose
+process is gone are touched, so a concurrent session is safe."""
 
 from __future__ import annotations
 
@@ -17,14 +17,17 @@ from pathlib import Path
 
 import psutil
 
-from . import processes, zfsd
+from . import daemons, processes
 from .errors import CommandError
+from .filesystems import DAEMONS
 from .mounts import mounts_under
 from .system import Runner
 from .undo import run_with_retries
 
 #: fsbench-<pid>-<hex4>: the session token every resource name starts with
 _NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-")
+#: the registries of the daemons the drivers declare (daemons.py)
+DAEMON_ROOTS = tuple(daemon.root for daemon in DAEMONS)
 
 
 def stale(name: str) -> bool:
@@ -55,7 +58,7 @@ class Leftovers:
     scratch: list[Path] = field(default_factory=list)
     daemons: list[int] = field(default_factory=list)
     guests: list[int] = field(default_factory=list)  # processes of a guest kernel whose session is gone
-    registries: list[Path] = field(default_factory=list)  # a zfs-fuse registry nobody uses any more
+    registries: list[Path] = field(default_factory=list)  # a daemon's registry nobody uses any more
     rundirs: list[Path] = field(default_factory=list)
 
     def empty(self) -> bool:
@@ -77,7 +80,7 @@ def _commands() -> list[tuple[int, list[str]]]:
 
 
 def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo"),
-                   zfsd_root: Path = zfsd.ZFSD_ROOT) -> Leftovers:
+                   daemon_roots: Iterable[Path] = DAEMON_ROOTS) -> Leftovers:
     found = Leftovers()
     image_dirs = {Path("/var/tmp/fsbench")}
     commands = None
@@ -91,11 +94,12 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
         commands = _commands() if commands is None else commands
         found.guests += guest_processes(rundir, commands)
         found.rundirs.append(rundir)
-    daemon = zfsd.started_pid(zfsd_root)
-    if daemon is not None and not zfsd.live_users(zfsd_root):
-        found.daemons.append(daemon)
-    elif daemon is None and zfsd_root.exists() and not zfsd.live_users(zfsd_root):
-        found.registries.append(zfsd_root)  # its daemon is gone too (killed with its sessions)
+    for root in daemon_roots:
+        daemon = daemons.started_pid(root)
+        if daemon is not None and not daemons.live_users(root):
+            found.daemons.append(daemon)
+        elif daemon is None and root.exists() and not daemons.live_users(root):
+            found.registries.append(root)  # its daemon is gone too (killed with its sessions)
     if shutil.which("zpool"):
         pools = run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=60).stdout.split()
         found.pools = [p for p in pools if stale(p)]
@@ -109,7 +113,8 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
     return found
 
 
-def remove_leftovers(found: Leftovers, run: Runner, zfsd_root: Path = zfsd.ZFSD_ROOT) -> list[str]:
+def remove_leftovers(found: Leftovers, run: Runner,
+                     daemon_roots: Iterable[Path] = DAEMON_ROOTS) -> list[str]:
     """Remove in dependency order; return the errors (each item is still tried)."""
     errors: list[str] = []
 
@@ -132,10 +137,11 @@ def remove_leftovers(found: Leftovers, run: Runner, zfsd_root: Path = zfsd.ZFSD_
         attempt(["mdadm", "--stop", array])
     for loop in found.loops:
         attempt(["losetup", "--detach", loop])
-    if zfsd_root.exists():
-        with zfsd.locked(zfsd_root):  # a session may have started using it since it was found
-            zfsd.stop_if_unused(zfsd_root)
-            zfsd.remove_if_unused(zfsd_root)
+    for root in daemon_roots:
+        if root.exists():
+            with daemons.locked(root):  # a session may have started using it since it was found
+                daemons.stop_if_unused(root)
+                daemons.remove_if_unused(root)
     for image in found.images:
         image.unlink(missing_ok=True)
     for scratch in found.scratch:

@@ -18,7 +18,7 @@ from .filesystems import TOOLS
 from .host import Host
 
 #: programs fsbench itself needs; the filesystem drivers add theirs (filesystems.TOOLS)
-PROGRAMS = ("losetup", "mount", "umount", "wipefs", "blkid", "mdadm", "zfs-fuse")
+PROGRAMS = ("losetup", "mount", "umount", "wipefs", "blkid", "mdadm")
 
 
 def kernel_filesystems(text: str) -> frozenset[str]:

@@ -221,10 +221,6 @@ class FsbenchSession:
     def scratch(self) -> Path:
         return self.targets.scratch
 
-    @property
-    def zfsd(self):
-        return self.targets.zfsd
-
     def unavailable(self, spec: CaseSpec) -> list[str]:
         return self.targets.unavailable(spec)
 

@@ -1,6 +1,7 @@
 """Where a session's targets come from: the devices (loop images or real disks), the run
-directory their mounts live in, the scratch directory beside the images, and the zfs-fuse daemon
-ZFS cases share with other sessions. Builds each case's target and tears it down."""
+directory their mounts live in, the scratch directory beside the images, and the daemons their
+drivers declare (zfs-fuse's), shared with other sessions. Builds each case's target and tears it
+down."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from pathlib import Path
 
 from . import processes
 from .case import CaseSpec
+from .daemons import SharedDaemon
 from .devices import BlockDevices, DeviceProvider, LoopDevices
-from .filesystems import driver
+from .filesystems import DAEMONS, driver
 from .guest import GuestError, GuestFacts, boot_facts, guest_target, kernel_manifest
 from .host import Host
 from .kernels import Kernel
@@ -25,7 +27,6 @@ from .runner import execute, release_datasets
 from .system import Runner
 from .target import Target, build_target
 from .undo import UndoStack
-from .zfsd import ZfsFuseDaemon
 
 log = logging.getLogger("fsbench.targets")
 #: the --control device's sparse image: room for its write with some to spare
@@ -43,7 +44,7 @@ class Targets:
         self.rundir = run_root / token
         # data sets and workload files: on disk beside the images, named so cleanup finds them
         self.scratch = settings.image_dir / f"fsbench-{token}-scratch"
-        self.zfsd = ZfsFuseDaemon(run, token)
+        self.daemons = {daemon.program: SharedDaemon(daemon, run, token) for daemon in DAEMONS}
         self.kernels = {kernel.label: kernel for kernel in settings.kernels}
         self._guest_facts: dict[str, GuestFacts] = {}
         self._boot_failures: dict[str, GuestError] = {}
@@ -121,15 +122,20 @@ class Targets:
             reasons.append(f"{spec.layout} needs {spec.devices_needed} devices and --devices gave {have}")
         return reasons
 
-    def uses_zfs_fuse(self, spec: CaseSpec) -> bool:
-        return spec.fs == "zfs" and not spec.in_guest and self.host.zfs_impl == "zfs-fuse"
+    def daemons_of(self, spec: CaseSpec) -> list[SharedDaemon]:
+        """The daemons this machine runs for the case's target, as its driver declares them (a
+        guest's target is the guest's)."""
+        if spec.in_guest:
+            return []
+        return [self.daemons[daemon.program] for daemon in driver(spec.fs, self.host).needed_daemons()]
 
     def daemon_failure(self, spec: CaseSpec) -> str | None:
-        """Why a zfs-fuse case failed when its daemon is the cause, else None."""
-        if not self.uses_zfs_fuse(spec) or self.zfsd.answers():
-            return None
-        return (f"{spec.id}: the zfs-fuse daemon stopped answering during the case (it died or was killed), "
-                "taking the pool with it")
+        """Why a case failed when a daemon it needs is the cause, else None."""
+        for shared in self.daemons_of(spec):
+            if not shared.answers():
+                return (f"{spec.id}: the {shared.daemon.program} daemon stopped answering during the case "
+                        f"(it died or was killed), taking {shared.daemon.loses} with it")
+        return None
 
     def _prepare_rundir(self) -> None:
         if self.rundir.exists():
@@ -156,21 +162,23 @@ class Targets:
                 target.manifest["kernel"] = self.kernel_manifest(kernel)
                 yield target
             return
-        if self.uses_zfs_fuse(spec):
-            self.zfsd.ensure()
+        daemons = self.daemons_of(spec)
+        for shared in daemons:
+            shared.ensure()
         with build_target(spec, driver(spec.fs, self.host), self.provider(), self.run, self.rundir, name,
                           self.scratch, measure=execute) as target:
             target.manifest["host"] = host_manifest
             try:
                 yield target
             finally:
-                if self.uses_zfs_fuse(spec):
-                    self.zfsd.ensure()  # a daemon that died mid-case is restarted, so teardown can run
+                for shared in daemons:
+                    shared.ensure()  # a daemon that died mid-case is restarted, so teardown can run
 
     def close(self) -> None:
-        """Release the zfs-fuse daemon (stopped if nobody else uses it), remove the scratch and run
+        """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
         directories."""
-        self.zfsd.release()
+        for shared in self.daemons.values():
+            shared.release()
         for error in self._control_undo.unwind():
             log.warning("removing --control's device: %s", error)
         release_datasets(self.scratch)

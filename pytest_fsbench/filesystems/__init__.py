@@ -1,17 +1,19 @@
 """The filesystem registry: every module of this package that defines a Filesystem subclass with
-a name adds that filesystem to fsbench (options, --fs, skips, the host probe and the docs read
-it from here). Adding a filesystem is one module here and one test file."""
+a name adds that filesystem to fsbench (options, --fs, skips, the host probe, the guest's kernel
+modules, the daemons and the docs read it from here). Adding a filesystem is one module here and
+one test file."""
 
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
+from ..daemons import Daemon
 from ..host import Host
 from .base import BuildContext, Filesystem, Step
 
-__all__ = ["BuildContext", "Filesystem", "Step", "driver", "DRIVERS", "FILESYSTEMS", "GUEST_FILESYSTEMS",
-           "GUEST_MODULES", "TOOLS"]
+__all__ = ["BuildContext", "Filesystem", "Step", "driver", "DAEMONS", "DRIVERS", "FILESYSTEMS",
+           "GUEST_FILESYSTEMS", "GUEST_MODULES", "TOOLS"]
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -30,8 +32,12 @@ def _discover() -> dict[str, type[Filesystem]]:
 
 DRIVERS: dict[str, type[Filesystem]] = _discover()
 FILESYSTEMS: tuple[str, ...] = tuple(DRIVERS)
-#: every program some driver needs, for the host probe
-TOOLS: frozenset[str] = frozenset(program for cls in DRIVERS.values() for program in cls.tools)
+#: every daemon some driver's targets may need
+DAEMONS: tuple[Daemon, ...] = tuple(dict.fromkeys(daemon for cls in DRIVERS.values()
+                                                   for daemon in cls.daemons))
+#: every program some driver needs (for its cases or as its daemon), for the host probe
+TOOLS: frozenset[str] = frozenset(program for cls in DRIVERS.values()
+                                  for program in (*cls.tools, *(d.program for d in cls.daemons)))
 #: every kernel module some driver needs a guest kernel to load, in the drivers' order
 GUEST_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for cls in DRIVERS.values()
                                                      for module in cls.guest_modules))

@@ -4,6 +4,11 @@ A driver never runs anything. `plan()` returns the steps that build a target (ea
 commands that undo it), `evict_plan()` the commands that empty the filesystem's caches by
 unmounting and mounting again, and `unavailable()` the human reasons a case cannot run here.
 `target.py` executes the plans and keeps the undo stack.
+
+A driver declares all its filesystem needs, so nothing else lists filesystems: the programs (the
+host probe looks for them), the kernel modules a guest kernel loads for it (the guest agent loads
+them), and the daemons its targets need (targets.py starts and shares them, cleanup removes what a
+killed session left of them).
 """
 
 from __future__ import annotations
@@ -14,8 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..host import Host
 from ..case import LAYOUT_DEVICES, CaseSpec
+from ..daemons import Daemon
+from ..host import Host
 
 Argv = tuple[str, ...]
 
@@ -94,6 +100,8 @@ class Filesystem:
     #: kernel modules a guest kernel loads for it (User-mode Linux keeps these as modules; a host's
     #: kernel loads what it needs itself)
     guest_modules: ClassVar[tuple[str, ...]] = ()
+    #: daemons its targets may need on the machine that builds them; needed_daemons() says which
+    daemons: ClassVar[tuple[Daemon, ...]] = ()
     options: ClassVar[dict[str, OptionSpec]]
     layouts: ClassVar[frozenset[str]] = frozenset(LAYOUT_DEVICES)
     version_argv: ClassVar[Argv] = ()
@@ -112,6 +120,11 @@ class Filesystem:
     def for_host(cls, host: Host | None) -> "Filesystem":
         """The driver as this host runs it (an implementation that differs by host overrides this)."""
         return cls()
+
+    def needed_daemons(self) -> tuple[Daemon, ...]:
+        """The daemons this driver's targets need running (an implementation that differs by host
+        overrides this)."""
+        return self.daemons
 
     def option_axis(self, key: str) -> str:
         return self.alternatives.get(key, key)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..case import CaseSpec
+from ..daemons import PIDFILE, Daemon
 from ..host import Host
 from ..sizes import parse_size
 from .base import Argv, BuildContext, Filesystem, OptionSpec, Step, matches, one_of
@@ -18,6 +19,10 @@ ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zs
 FUSE_COMPRESSION = ("on", "off", "lzjb", "gzip", "zle") + tuple(f"gzip-{n}" for n in range(1, 10))
 FUSE_MAX_RECORDSIZE = 128 * 1024
 POOL_PROPERTIES = ("ashift",)
+#: zfs-fuse's daemon serves every pool on the machine; without a kstat mount, which would be one
+#: more mount to leave behind
+ZFS_FUSE = Daemon("zfs-fuse", start=("zfs-fuse", "--pidfile", PIDFILE, "--no-kstat-mount"),
+                  answers=("zpool", "list", "-H"), loses="the pool")
 
 
 def _recordsize(value: str) -> None:
@@ -64,6 +69,7 @@ class Zfs(Filesystem):
         "xattr": OptionSpec("extended attributes", one_of("on", "off", "sa", "dir")),
     }
     rank: ClassVar[int] = 3
+    daemons: ClassVar[tuple[Daemon, ...]] = (ZFS_FUSE,)
     evict_on_every_run: ClassVar[bool] = True  # the ARC ignores drop_caches: only export/import empties it
     evict_description: ClassVar[str] = "pool export/import"
     impl: str = "openzfs"
@@ -72,6 +78,10 @@ class Zfs(Filesystem):
     def for_host(cls, host: Host | None) -> "Zfs":
         """OpenZFS or zfs-fuse, whichever this host has."""
         return cls(impl=(host.zfs_impl if host and host.zfs_impl else "openzfs"))
+
+    def needed_daemons(self) -> tuple[Daemon, ...]:
+        """zfs-fuse's daemon; OpenZFS's kernel module needs none."""
+        return self.daemons if self.impl == "zfs-fuse" else ()
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
         reasons = super().unavailable(spec, host)

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pytest, sigint_default
-from pytest_fsbench import processes, zfsd
+from pytest_fsbench import daemons, processes
+from pytest_fsbench.filesystems.zfs import ZFS_FUSE
 from pytest_fsbench.probe import probe
 
 pytestmark = pytest.mark.root
@@ -81,7 +82,7 @@ def measured_runs(db: Path) -> int:
 
 
 def registered_users() -> list[str]:
-    return zfsd.live_users(zfsd.ZFSD_ROOT)
+    return daemons.live_users(ZFS_FUSE.root)
 
 
 def cleanup() -> subprocess.CompletedProcess:
@@ -129,7 +130,7 @@ def test_two_live_sessions_share_the_zfs_daemon_and_cleanup_spares_them(tmp_path
         assert "8 passed" in out
     # other fsbench sessions may run on this machine meanwhile: the daemon may serve them, and
     # their run directories are theirs; this test's sessions must have left none
-    assert zfsd.started_pid(zfsd.ZFSD_ROOT) is None or registered_users(), \
+    assert daemons.started_pid(ZFS_FUSE.root) is None or registered_users(), \
         "the daemon fsbench started outlived its last user"
     assert not [d for proc in (first, second, third) for d in Path("/run/fsbench").glob(f"{proc.pid}-*")]
 
@@ -159,7 +160,7 @@ def test_a_dead_zfs_daemon_fails_its_case_and_the_next_case_gets_a_new_one(tmp_p
                  env={"FSBENCH_READY": str(ready), "FSBENCH_GO": str(go)})
     try:
         wait_for(ready.exists, proc, "the first case's target")
-        daemon = zfsd.started_pid(zfsd.ZFSD_ROOT)
+        daemon = daemons.started_pid(ZFS_FUSE.root)
         if daemon is None or registered_users() != [ready.read_text()]:
             pytest.skip("the zfs-fuse daemon here is not fsbench's alone (the system's, or other sessions "
                         "use it): killing it would break what this test does not own")

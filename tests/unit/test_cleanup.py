@@ -99,9 +99,9 @@ def test_a_registry_whose_daemon_and_sessions_are_gone_is_a_leftover(tmp_path):
     def run(argv, **kwargs):
         return Completed(tuple(argv), 0, "", "", 0.0)
 
-    found = find_leftovers(run, tmp_path / "run", zfsd_root=registry)
+    found = find_leftovers(run, tmp_path / "run", daemon_roots=[registry])
     assert found.registries == [registry] and found.daemons == []
-    assert remove_leftovers(found, run, zfsd_root=registry) == []
+    assert remove_leftovers(found, run, daemon_roots=[registry]) == []
     assert not registry.exists()
 
 

@@ -1,11 +1,14 @@
-"""zfs-fuse's daemon, shared by every fsbench session on the machine.
+"""Daemons a filesystem's targets need on the machine that builds them, each shared by every
+fsbench session there: zfs-fuse's, which serves every pool of the machine.
 
-There is one zfs-fuse daemon per machine, so its ownership is explicit and machine-wide, under
-/run/fsbench/zfs-fuse: `users/<token>` names each live session that has pools on it (its pid and
-start time), `daemon` names the daemon fsbench started (none when it found one running), and
-`lock` (flock) serialises starting, stopping and registering; the directory goes with its last
-user. A daemon fsbench started stops when its last
-user is gone; one that was already running (the system's) is never stopped.
+A driver declares its daemon (a Daemon: the program, how to start it, the command that answers
+while it serves); the targets act on that declaration with this module, and cleanup removes what a
+killed session left of it. There is one such daemon per machine, so its ownership is explicit and
+machine-wide, under /run/fsbench/<program>: `users/<token>` names each live session that uses it
+(its pid and start time), `daemon` names the daemon fsbench started (none when it found one
+running), and `lock` (flock) serialises starting, stopping and registering; the directory goes
+with its last user. A daemon fsbench started stops when its last user is gone; one that was
+already running (the system's) is never stopped.
 """
 
 from __future__ import annotations
@@ -23,12 +26,28 @@ from . import processes
 from .errors import ToolMissing
 from .system import Runner
 
-ZFSD_ROOT = Path("/run/fsbench/zfs-fuse")
+#: each daemon's registry is a directory here, named after its program
+DAEMONS_ROOT = Path("/run/fsbench")
 START_TIMEOUT = 20.0
+PIDFILE = "{pidfile}"  # in a Daemon's start command: where it writes its pid
 
 
-def daemon_answers(run: Runner) -> bool:
-    return run(["zpool", "list", "-H"], check=False, timeout=30).returncode == 0
+@dataclass(frozen=True)
+class Daemon:
+    """A daemon some filesystem's targets need, as its driver declares it."""
+
+    program: str  # what runs it, and the name of its registry
+    start: tuple[str, ...]  # starts it in the background; PIDFILE in it stands for the pid file's path
+    answers: tuple[str, ...]  # succeeds while the daemon serves
+    loses: str  # what the daemon's death takes with it, for the failure of the case it served
+
+    @property
+    def root(self) -> Path:
+        return DAEMONS_ROOT / self.program
+
+
+def daemon_answers(daemon: Daemon, run: Runner) -> bool:
+    return run(list(daemon.answers), check=False, timeout=30).returncode == 0
 
 
 @contextlib.contextmanager
@@ -96,20 +115,24 @@ def stop_if_unused(root: Path) -> int | None:
     pid = started_pid(root)
     if live_users(root, prune=True) or pid is None:
         return None
-    processes.stop(pid, "zfs-fuse")
+    processes.stop(pid, root.name)
     (root / "daemon").unlink(missing_ok=True)
     (root / "daemon.pid").unlink(missing_ok=True)
     return pid
 
 
 @dataclass
-class ZfsFuseDaemon:
-    """One session's use of the machine's zfs-fuse daemon."""
+class SharedDaemon:
+    """One session's use of the machine's daemon."""
 
+    daemon: Daemon
     run: Runner
     token: str
-    root: Path = ZFSD_ROOT
     registered: bool = False
+
+    @property
+    def root(self) -> Path:
+        return self.daemon.root
 
     def ensure(self) -> None:
         """Register this session as a user and make sure a daemon answers, starting one if none
@@ -119,13 +142,13 @@ class ZfsFuseDaemon:
             users.mkdir(exist_ok=True)
             (users / self.token).write_text(processes.identity())
             self.registered = True
-            if daemon_answers(self.run):
+            if self.answers():
                 return
             if started_pid(self.root) is None:
-                # zfs-fuse refuses to start while the pid file of a dead one is there
+                # a daemon may refuse to start while the pid file of a dead one is there (zfs-fuse does)
                 (self.root / "daemon.pid").unlink(missing_ok=True)
-                # no kstat mount: it would be one more mount to leave behind
-                self.run(["zfs-fuse", "--pidfile", str(self.root / "daemon.pid"), "--no-kstat-mount"])
+                pidfile = str(self.root / "daemon.pid")
+                self.run([pidfile if arg == PIDFILE else arg for arg in self.daemon.start])
                 self._wait()
                 pid = int((self.root / "daemon.pid").read_text().strip())
                 (self.root / "daemon").write_text(processes.identity(pid))
@@ -134,13 +157,14 @@ class ZfsFuseDaemon:
 
     def _wait(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT
-        while not daemon_answers(self.run):
+        while not self.answers():
             if time.monotonic() > deadline:
-                raise ToolMissing("zfs-fuse was started but its daemon does not answer `zpool list`")
+                raise ToolMissing(f"{self.daemon.program} was started but its daemon does not answer "
+                                  f"`{' '.join(self.daemon.answers)}`")
             time.sleep(0.2)
 
     def answers(self) -> bool:
-        return daemon_answers(self.run)
+        return daemon_answers(self.daemon, self.run)
 
     def release(self) -> None:
         """This session is done with the daemon; stop it if fsbench started it and nobody else
