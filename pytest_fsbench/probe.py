@@ -17,8 +17,9 @@ import psutil
 from .filesystems import TOOLS
 from .host import Host
 
-#: programs fsbench itself needs; the filesystem drivers add theirs (filesystems.TOOLS)
-PROGRAMS = ("losetup", "mount", "umount", "wipefs", "blkid", "mdadm")
+#: programs fsbench itself needs; the filesystem drivers add theirs (filesystems.TOOLS: mkfs,
+#: mdadm, zpool, zfs-fuse, ...)
+PROGRAMS = ("losetup", "mount", "umount", "wipefs", "blkid")
 
 
 def kernel_filesystems(text: str) -> frozenset[str]:

@@ -35,9 +35,9 @@ FILESYSTEMS: tuple[str, ...] = tuple(DRIVERS)
 #: every daemon some driver's targets may need
 DAEMONS: tuple[Daemon, ...] = tuple(dict.fromkeys(daemon for cls in DRIVERS.values()
                                                    for daemon in cls.daemons))
-#: every program some driver needs (for its cases or as its daemon), for the host probe
+#: every program some driver needs (for all its cases, some layouts, or as its daemon), for the probe
 TOOLS: frozenset[str] = frozenset(program for cls in DRIVERS.values()
-                                  for program in (*cls.tools, *(d.program for d in cls.daemons)))
+                                  for program in (*cls.tools, *cls.layout_tools, *(d.program for d in cls.daemons)))
 #: every kernel module some driver needs a guest kernel to load, in the drivers' order
 GUEST_MODULES: tuple[str, ...] = tuple(dict.fromkeys(module for cls in DRIVERS.values()
                                                      for module in cls.guest_modules))

@@ -96,7 +96,9 @@ class Filesystem:
 
     name: ClassVar[str]
     kernel_name: ClassVar[str]
-    tools: ClassVar[dict[str, str]]  # program -> package that provides it
+    tools: ClassVar[dict[str, str]]  # program -> package that provides it: every case needs them
+    #: programs only some layouts need (program -> package), which those cases check themselves
+    layout_tools: ClassVar[dict[str, str]] = {}
     #: kernel modules a guest kernel loads for it (User-mode Linux keeps these as modules; a host's
     #: kernel loads what it needs itself)
     guest_modules: ClassVar[tuple[str, ...]] = ()

@@ -10,13 +10,14 @@ from ..case import CaseSpec
 from ..host import Host
 from .base import MKFS_OPT, MOUNT_OPT, Argv, BuildContext, Filesystem, OptionSpec, Step
 from .base import mount_option_list
-from .md import MD_LEVELS, MD_MODULES, block_device, md_create_step, md_unavailable
+from .md import MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_unavailable
 
 
 @dataclass(frozen=True)
 class MdBackedFilesystem(Filesystem):
     mkfs_argv: ClassVar[Argv]
     options: ClassVar[dict[str, OptionSpec]] = {"mkfs": MKFS_OPT, "mount": MOUNT_OPT}
+    layout_tools: ClassVar[dict[str, str]] = MD_TOOLS
     guest_modules: ClassVar[tuple[str, ...]] = MD_MODULES
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:

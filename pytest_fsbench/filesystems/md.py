@@ -10,6 +10,8 @@ from .base import Argv, BuildContext, Step
 MD_LEVELS = {"raid0": "0", "raid1": "1", "raid10": "10", "raid5": "5"}
 #: the kernel modules of those levels (raid456 has RAID 5), which a guest kernel loads
 MD_MODULES = ("raid0", "raid1", "raid10", "raid456")
+#: what builds the arrays (program -> package)
+MD_TOOLS = {"mdadm": "mdadm"}
 
 
 def md_path(ctx: BuildContext) -> str:
@@ -34,8 +36,9 @@ def md_unavailable(spec: CaseSpec, host: Host) -> list[str]:
             f"{spec.fs} {spec.layout} needs an md RAID array, and this kernel has no md driver "
             f"(/proc/mdstat is absent); {no_md_remedy(spec)}"
         )
-    if "mdadm" not in host.programs:
-        reasons.append(f"{spec.fs} {spec.layout} needs mdadm (Debian package mdadm)")
+    for program, package in MD_TOOLS.items():
+        if program not in host.programs:
+            reasons.append(f"{spec.fs} {spec.layout} needs {program} (Debian package {package})")
     return reasons
 
 

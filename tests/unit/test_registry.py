@@ -43,9 +43,18 @@ def test_every_driver_module_adds_its_filesystem_in_rank_order():
     assert all(DRIVERS[cls.name] is cls for cls in drivers)
 
 
-def test_the_host_probe_looks_for_every_tool_a_driver_declares():
-    assert all(program in TOOLS for cls in declared() for program in cls.tools)
-    assert all(package for cls in declared() for package in cls.tools.values())
+def test_the_host_probe_looks_for_every_program_a_driver_declares(monkeypatch, tmp_path):
+    from pytest_fsbench import probe
+
+    (tmp_path / "filesystems").write_text("nodev\tproc\n\text4\nnodev\tfuse\n")
+    monkeypatch.setattr(probe.shutil, "which", lambda program: f"/usr/bin/{program}")
+    host = probe.probe(proc=tmp_path, sys=tmp_path)
+    assert host.filesystems == {"proc", "ext4", "fuse"} and not host.has_md and not host.zfs_module
+    declared_programs = {program for cls in declared()
+                         for program in (*cls.tools, *cls.layout_tools, *(d.program for d in cls.daemons))}
+    assert host.programs == set(probe.PROGRAMS) | declared_programs
+    assert {"mdadm", "zfs-fuse"} <= declared_programs  # md's for the raid layouts, ZFS's daemon
+    assert all(package for cls in declared() for package in (*cls.tools.values(), *cls.layout_tools.values()))
 
 
 def test_a_guest_loads_every_module_a_driver_declares_in_the_drivers_order(monkeypatch, tmp_path):
