@@ -121,7 +121,7 @@ class Bench:
             raise
         except (FsbenchError, OSError) as exc:
             store.finish_case(row, "failed", None)
-            cause = self.session.daemon_failure(self.target.spec)
+            cause = self.session.targets.daemon_failure(self.target.spec)
             if cause is None:
                 raise
             pytest.fail(f"{cause}\n{exc}", pytrace=False)

@@ -332,7 +332,7 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
     session = request.config.stash[SESSION]
     if case_key(request.node.nodeid) in session.finished_tests:
         pytest.skip(f"{fsbench_spec.id}: finished in session {session.session_id} before it was interrupted")
-    reasons = session.unavailable(fsbench_spec)
+    reasons = session.targets.unavailable(fsbench_spec)
     if reasons:
         pytest.skip(f"{fsbench_spec.id}: " + "; ".join(reasons))
     start = time.monotonic()

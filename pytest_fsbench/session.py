@@ -212,21 +212,6 @@ class FsbenchSession:
                 f"{t.metric}{' in ' + t.scope if t.scope else ''}, so it checked nothing"
                 for t in self.settings.thresholds if t.text not in self.thresholds_applied]
 
-    # the targets' side, as the plugin and the workloads' tests use it
-    @property
-    def rundir(self) -> Path:
-        return self.targets.rundir
-
-    @property
-    def scratch(self) -> Path:
-        return self.targets.scratch
-
-    def unavailable(self, spec: CaseSpec) -> list[str]:
-        return self.targets.unavailable(spec)
-
-    def daemon_failure(self, spec: CaseSpec) -> str | None:
-        return self.targets.daemon_failure(spec)
-
     def target(self, spec: CaseSpec):
         """A freshly built, mounted target for the case (a context manager)."""
         return self.targets.target(spec, self.host_manifest())

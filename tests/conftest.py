@@ -141,7 +141,7 @@ def one_target(tmp_path: Path, spec, kernels: str = "host"):
     settings = Settings((spec.fs,), (spec.layout,), (spec,), kernels=parse_kernels(kernels),
                         image_dir=tmp_path / "images", image_size=512 << 20)
     session = FsbenchSession(settings, probe(), run, run_root=tmp_path / "run")
-    reasons = session.unavailable(spec)
+    reasons = session.targets.unavailable(spec)
     if reasons:
         session.close()
         pytest.skip("; ".join(reasons))
