@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from . import drift
 from .drift import Drift
 from .errors import UsageError
-from .metrics import CONTROL, is_headline
+from .metrics import CONTROL, Direction, is_headline
 from .gate import look_level
 from .settings import Settings
 from .stats import SESSIONS, Comparison, compare
@@ -102,7 +102,7 @@ class Baseline:
                                                                                 tuple[float, ...]] | None:
         """With --control: the baseline sessions' and this series' runs as ratios to their runs'
         control (None when a side has no control for every run)."""
-        if not self.settings.control or control is None or not is_headline(series.key.metric):
+        if not self.settings.control or control is None or not normalised_by_control(series):
             return None
         figures = self.series().get(series.key, [])
         controls = self.series().get(control_key(series.key), [])
@@ -142,9 +142,20 @@ class Baseline:
             return None
 
 
+#: the units of figures a control's speed scales (MB/s and the like)
+RATE_UNITS = ("MB/s", "ops/s")
+
+
 def control_key(key: SeriesKey) -> SeriesKey:
     """The key of the control series measured beside a figure's runs."""
     return SeriesKey(key.test, key.workload, key.workload_params, CONTROL, "{}")
+
+
+def normalised_by_control(series: Series) -> bool:
+    """Whether a figure is compared as its ratio to the control: a headline throughput or rate,
+    which a slower machine lowers as it lowers the control (a time rises instead, and a share of
+    CPU is no speed at all)."""
+    return is_headline(series.key.metric) and series.direction is Direction.HIGHER and series.unit in RATE_UNITS
 
 
 def ratios(values: Sequence[float], control: Sequence[float]) -> tuple[float, ...] | None:

@@ -257,7 +257,8 @@ class Bench:
         note = f" (paired by round with {self.pair[0].id})" if self.pair else ""
         paired = [(s, cmp, note) for s, cmp in self._paired_comparisons(result.series)]
         judgement = result.judgement = self.session.gate.judge(
-            result.series, lambda s, ratio: "x control" if ratio else s.unit, paired, result.cache_notes)
+            result.series, lambda s, ratio: "x control" if ratio else s.unit, paired, result.cache_notes,
+            result.stopped_by)
         for s, line, _ in judgement.gated:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)

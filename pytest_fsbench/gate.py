@@ -137,15 +137,18 @@ def futile(cmp: Comparison, allowed_pct: float, most_runs: int, on_inconclusive:
         return True
     if on_inconclusive == "pass":
         return regression_chance(cmp, allowed_pct, most_runs) < FUTILE_CHANCE
-    needed = more_runs_factor(cmp, allowed_pct) * min(cmp.n_baseline, cmp.n_candidate)
+    needed = (more_runs_factor(cmp, allowed_pct) * cmp.n_candidate if cmp.method == PAIRED
+              else new_runs_needed(cmp, allowed_pct))
     return not math.isfinite(needed) or needed > most_runs
 
 
 def regression_chance(cmp: Comparison, allowed_pct: float, most_runs: int) -> float:
-    """The chance that the estimate ends beyond the allowed change after most_runs new runs, if the
-    present estimate were the truth (conditional power under the current trend): the new runs'
-    share of the estimate's variance, sigma^2 / n of sigma^2 (1/m + 1/n), moves it by
-    sigma^2 (N - n) / N^2 more. Significance is left to the looks' own test."""
+    """The chance that the estimate ends beyond the allowed change after most_runs new runs, given
+    the runs so far (predictive power: the truth as uncertain as the present estimate): of the
+    estimate's variance sigma^2 (1/m + 1/n) the new runs' part, sigma^2 / n, is all that more
+    runs change; by N runs the estimate moves with variance sigma^2 (N - n) / (n N) (the truth's
+    uncertainty, sigma^2 / n, shrunk by the runs still to come). Significance is left to the
+    looks' own test."""
     m, n, big_n = cmp.n_baseline, cmp.n_candidate, most_runs
     estimate = _worse_log(cmp.shift_pct, cmp.direction)
     better_end = min(_worse_log(end, cmp.direction) for end in cmp.pct_ci)
@@ -154,7 +157,7 @@ def regression_chance(cmp: Comparison, allowed_pct: float, most_runs: int) -> fl
     if not (math.isfinite(se) and se > 0):
         return 0.0 if estimate <= allowed else 1.0
     sigma2 = se * se / (1 / m + 1 / n)
-    move = math.sqrt(sigma2 * (big_n - n) / big_n ** 2)
+    move = math.sqrt(sigma2 * (big_n - n) / (n * big_n))
     return float(ndtr((estimate - allowed) / move)) if move > 0 else float(estimate > allowed)
 
 
@@ -185,7 +188,7 @@ def new_runs_needed(cmp: Comparison, allowed_pct: float) -> float:
     return math.inf if room <= 0 else max(float(n), 1 / room)
 
 
-def more_runs_text(cmp: Comparison, allowed_pct: float, runs_option: str = "--runs") -> str:
+def more_runs_text(cmp: Comparison, allowed_pct: float, runs_option: str = "--runs", at_least: int = 0) -> str:
     """What would likely decide an inconclusive comparison, as options a user can pass."""
     if cmp.method == SESSIONS:
         k = sessions_needed(cmp, allowed_pct)
@@ -215,11 +218,11 @@ def more_runs_text(cmp: Comparison, allowed_pct: float, runs_option: str = "--ru
                 f"baseline measured with more runs (--runs={2 * cmp.n_baseline} --save=NAME), or measure reference "
                 "and candidate interleaved in one session (--paired=FS:KEY=VALUE, --kernel=A,B)")
     return (f"about {math.ceil(runs)} new runs against the baseline's {cmp.n_baseline} would likely decide it (now "
-            f"{cmp.n_candidate}): {runs_option}={math.ceil(runs)}")
+            f"{cmp.n_candidate}): {runs_option}={max(math.ceil(runs), at_least)}")
 
 
 def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison, rule: RegressionRule,
-                 runs_option: str = "--runs") -> str:
+                 runs_option: str = "--runs", at_least: int = 0) -> str:
     """The failure line of a case: the verdict, the change, its interval and p; when inconclusive,
     what would decide it (runs_option: the option that sets this session's most runs)."""
     label = f"{metric} {params_text(params)}".rstrip()
@@ -229,7 +232,7 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
         return f"{line}; worse than the {rule.threshold_pct:g}% allowed"
     if kind == INCONCLUSIVE:
         return (f"{line}; cannot tell whether it is within the {rule.threshold_pct:g}% allowed{ruled_out(cmp)}: "
-                f"{more_runs_text(cmp, rule.threshold_pct, runs_option)}")
+                f"{more_runs_text(cmp, rule.threshold_pct, runs_option, at_least)}")
     return f"{line}; within the {rule.threshold_pct:g}% allowed"
 
 
@@ -341,9 +344,10 @@ class Gate:
         return True
 
     def judge(self, series: list[Series], unit_for, paired: list[tuple[Series, Comparison, str]],
-              cache_notes: dict[tuple[str, str], str]) -> Judgement:
+              cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None) -> Judgement:
         """Each series against the baseline, and the --paired comparisons (with their notes);
-        unit_for(series, ratio) names the unit its line shows."""
+        unit_for(series, ratio) names the unit its line shows; stopped_by: what ended the case's
+        runs (repeat.stop_reason's word)."""
         found = Judgement()
         control = control_values(series)
         for s in series:
@@ -351,27 +355,30 @@ class Gate:
             if cmp is not None:
                 ratio = self.baseline.controlled(s, control) is not None
                 found.comparisons.append((replace(s, unit=unit_for(s, ratio)), cmp))
-                self._judge(found, s, cmp, self._baseline_note(s, cmp, control), unit_for(s, ratio), cache_notes)
+                self._judge(found, s, cmp, self._baseline_note(s, cmp, control), unit_for(s, ratio), cache_notes,
+                            stopped_by)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
-            self._judge(found, s, cmp, note, unit_for(s, False), cache_notes)
+            self._judge(found, s, cmp, note, unit_for(s, False), cache_notes, stopped_by)
         return found
 
     def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
-               cache_notes: dict[tuple[str, str], str]) -> None:
+               cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None) -> None:
         rule = self.rule_for(s.key.metric)
         if rule is None:
             return
         kind = verdict(cmp, rule.threshold_pct)
         cached = cache_notes.get((s.key.metric, s.key.params))
         note += f"; the figure was {cached}" if cached else ""
-        runs_option = "--max-runs" if self.sequential else "--runs"
-        if (kind == INCONCLUSIVE and self.sequential and self.on_inconclusive == "pass" and cmp.method != SESSIONS
+        runs_option, at_least = ("--max-runs", 0) if self.sequential else ("--runs", 0)
+        if (kind == INCONCLUSIVE and stopped_by == "decided" and self.on_inconclusive == "pass"
                 and cmp.n_candidate < self.max_runs):
-            note += (f"; the gate stopped at {cmp.n_candidate} runs because a regression by {self.max_runs} had become "
-                     "unlikely (--inconclusive=fail measures on until it is decided)")
-            runs_option = "--inconclusive=fail --max-runs"
-        message = gate_message(s.case_id, s.key.metric, s.key.params, unit, cmp, rule, runs_option) + note
+            note += (f"; the gate stopped at {cmp.n_candidate} runs: a regression within --max-runs={self.max_runs} "
+                     "runs had become unlikely (a sign-off job, --inconclusive=fail, looks on while a decision is "
+                     "likely)")
+            runs_option, at_least = "--inconclusive=fail --max-runs", self.max_runs
+        message = gate_message(s.case_id, s.key.metric, s.key.params, unit, cmp, rule, runs_option,
+                               at_least) + note
         failed = fails(kind, self.on_inconclusive)
         found.gated.append((s, message, failed))
         if kind == INCONCLUSIVE and not failed:
@@ -379,12 +386,12 @@ class Gate:
 
     def _baseline_note(self, s: Series, cmp: Comparison, control: tuple[float, ...] | None) -> str:
         note = ""
+        ratio = self.baseline.controlled(s, control) is not None
         if self.control and is_headline(s.key.metric):
-            note += ("; compared as each run's ratio to its --control run (the medians are ratios)"
-                     if self.baseline.controlled(s, control) is not None else
-                     "; --control: the baseline has no control runs for this case (saved without --control), so "
-                     "the figures themselves were compared")
-        elif cmp.method != SESSIONS:
+            note += ("; compared as each run's ratio to its --control run (the medians are ratios)" if ratio else
+                     "; --control: the figures themselves were compared (the baseline has no control runs for this "
+                     "case, or the figure is no throughput)")
+        if not ratio and cmp.method != SESSIONS:
             note += (f"; one baseline session and too little history of this machine's sessions to know its drift "
                      f"(the store needs {MIN_DF} degrees of freedom of repeated sessions), so drift between "
                      "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
@@ -396,8 +403,9 @@ class Gate:
 
     def drift_lines(self) -> list[str]:
         """What the header says of the drift: its size, the smallest slowdown the gate can catch
-        across sessions, and, when that is larger than a rule, the in-session alternative."""
-        if self.baseline is None or self.baseline.drift is None:
+        across sessions, and, when that is larger than a rule, the in-session alternative (nothing
+        when the gate does not compare on the drift: control ratios compared run by run)."""
+        if self.baseline is None or self.baseline.drift is None or not self.baseline.across_sessions:
             return []
         sessions = self.baseline.sessions
         smallest = detectable_pct(self.baseline.drift, sessions, self.alpha)

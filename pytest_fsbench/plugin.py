@@ -228,7 +228,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         sessions = session.baseline.session_ids
         how = (f"{len(sessions)} sessions ({', '.join(map(str, sessions))}): gate on their spread" if len(sessions) > 1
                else f"session {session.baseline.newest}")
-        if session.baseline.drift is not None:
+        if session.baseline.drift is not None and session.baseline.across_sessions:
             how = (f"{len(sessions)} session{'s' * (len(sessions) > 1)} ({', '.join(map(str, sessions))}): gate on "
                    "this machine's drift between sessions")
         elif session.gate.active and len(sessions) == 1:
@@ -241,8 +241,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"fsbench: comparing with {s.compare} ({how})")
         lines += [f"fsbench: {line}" for line in session.gate.drift_lines()]
     if s.control:
+        matched = session.baseline is None or session.baseline.has_control
         lines.append(f"fsbench: control: a {CONTROL_MB} MiB direct write before every run, so a gate across sessions "
-                     "compares each figure's ratio to it (--control=off to leave it out)")
+                     "compares each throughput's ratio to it (--control=off to leave it out)"
+                     + ("" if matched else "; the baseline has no control runs, so its figures are compared as they "
+                        "are"))
     for a, b in s.pairs:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:

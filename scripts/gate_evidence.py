@@ -259,7 +259,7 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
         store = MachineStore([figures for figures, _ in drawn], [c for _, c in drawn] if row.control else None)
         (new, *_), new_control = session(1 + row.change, most)
         new_control = new_control if row.control else None
-        machine = drift.from_store(store, HOST) if row.drift == "machine" and not row.control else None
+        machine = drift.from_store(store, HOST) if row.drift == "machine" else None
         baseline = Baseline(store, settings, list(range(held - row.baseline_sessions, held)), machine)
         runs = measured(settings, baseline, new, new_control)
         cmp = baseline.comparison(as_series(new[:runs]), None if new_control is None else new_control[:runs])

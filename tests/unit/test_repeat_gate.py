@@ -143,17 +143,37 @@ def test_gate_messages_name_verdict_change_interval_and_p():
 def test_futility_asks_what_the_ci_job_needs():
     """An undecided case that passes (--inconclusive=pass) stops looking once a regression is
     unlikely by --max-runs; a sign-off job (fail) looks on while the within-bounds side can still
-    be reached; a slowdown beyond the rule looks on either way."""
+    be reached; an undecided slowdown beyond the rule looks on either way."""
     rng = np.random.default_rng(4)
     base = 100 * rng.lognormal(0, 0.05, 10)
     same = compare(base, 100 * rng.lognormal(0, 0.06, 10), Direction.HIGHER, 0.027)  # +1.9 % [-5.1, +9.9]
-    slower = compare(base, 92 * rng.lognormal(0, 0.10, 10), Direction.HIGHER, 0.027)
-    assert gate.verdict(same, 5) == INCONCLUSIVE and gate.verdict(slower, 5) != WITHIN
+    rng = np.random.default_rng(3)
+    base = 100 * rng.lognormal(0, 0.10, 10)
+    slower = compare(base, 92 * rng.lognormal(0, 0.10, 10), Direction.HIGHER, 0.027)  # -6.7 % [-15.1, +3.5]
+    assert gate.verdict(same, 5) == gate.verdict(slower, 5) == INCONCLUSIVE
     assert gate.regression_chance(same, 5, 30) < gate.FUTILE_CHANCE
     assert gate.futile(same, 5, 30, "pass") and not gate.futile(same, 5, 30, "fail")
     assert gate.regression_chance(slower, 5, 30) > 0.5
     assert not gate.futile(slower, 5, 30, "pass")
+    # a sign-off job stops: new runs alone cannot narrow the interval past the baseline's share
+    assert gate.new_runs_needed(slower, 5) == float("inf") and gate.futile(slower, 5, 30, "fail")
     assert gate.futile(slower, 5, 10, "pass")  # no runs left
+
+
+def test_regression_chance_is_the_predictive_power_of_a_normal_estimate():
+    """Against a closed form: the estimate beyond the limit by d, with standard error se from n of
+    N new runs against m fixed baseline runs, ends beyond it with probability Phi(d / move), move^2
+    = sigma^2 (N - n) / (n N), sigma^2 = se^2 / (1/m + 1/n)."""
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(3)
+    base = 100 * rng.lognormal(0, 0.10, 10)
+    cmp = compare(base, 92 * rng.lognormal(0, 0.10, 10), Direction.HIGHER, 0.027)
+    estimate = -np.log1p(cmp.shift_pct / 100)
+    se = (estimate + np.log1p(max(cmp.pct_ci) / 100)) / norm.ppf(1 - cmp.alpha)
+    sigma2 = se ** 2 / (1 / 10 + 1 / 10)
+    expected = norm.cdf((estimate + np.log(0.95)) / np.sqrt(sigma2 * (30 - 10) / (10 * 30)))
+    assert gate.regression_chance(cmp, 5, 30) == pytest.approx(expected)
 
 
 def test_rule_limits():
@@ -198,3 +218,18 @@ def test_one_baseline_session_is_compared_on_the_machines_pooled_drift():
     assert wide.pct_ci[0] < narrow.pct_ci[0] < narrow.shift_pct < narrow.pct_ci[1] < wide.pct_ci[1]
     assert "drift pooled on 40 df" in format_comparison("dd.write", narrow)
     assert "this machine's drift between sessions" in gate.more_runs_text(wide, 1.0)
+
+
+def test_only_throughputs_are_taken_as_ratios_to_the_control():
+    """A slower machine lowers a throughput as it lowers the control, so their ratio cancels it;
+    a time rises instead (its ratio would double the slowdown), and a share of CPU is no speed."""
+    from pytest_fsbench.baseline import normalised_by_control
+    from pytest_fsbench.store import Series, SeriesKey
+
+    def series(metric: str, unit: str, direction: Direction) -> Series:
+        return Series(SeriesKey("t", "w", "{}", metric, "{}"), "ext4-single", unit, direction, (1.0, 2.0))
+
+    assert normalised_by_control(series("dd.write", "MB/s", Direction.HIGHER))
+    assert not normalised_by_control(series("kernel_build.seconds", "s", Direction.LOWER))
+    assert not normalised_by_control(series("fio.cpu.usr", "%", Direction.LOWER))
+    assert not normalised_by_control(series("control.write", "MB/s", Direction.HIGHER))
