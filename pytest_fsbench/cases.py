@@ -6,19 +6,14 @@ list becomes one case per value (a sweep), e.g. --iozone-record=64K,128K,1M.
 
 from __future__ import annotations
 
-import datetime as dt
-import os
-from dataclasses import dataclass
 from typing import Callable
 
 import psutil
 import pytest
 
-from . import pts
 from .errors import UsageError
 from .matrix import check_no_repeats
 from .options import given_twice
-from .ptsfile import composite_xml
 from .plugin import SESSION
 from .sizes import MARGIN, human_size, parse_size
 from .workloads import PARAMS, missing_tools
@@ -31,18 +26,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         group.addoption(f"--{param.name}", default=None,
                         help=f"{param.help} ({param.kind}; default {param.default}; ini: {param.ini})")
         parser.addini(param.ini, f"default of --{param.name}", default=None)
-    group.addoption("--pts-binary", default=None,
-                    help="the phoronix-test-suite launcher (default: $FSBENCH_PTS, else PATH's)")
-    group.addoption("--pts-profile", default="fsbench-dd",
-                    help=f"the fsbench PTS profile test_pts runs, of {', '.join(pts.QUICK_OPTIONS)} (default fsbench-dd)")
-    group.addoption("--pts-options", default="",
-                    help="its run options as IDENTIFIER=VALUE;... with the menu values of its "
-                         "test-definition.xml, e.g. 'test=read;cache=drop' (others: quick defaults)")
-    group.addoption("--pts-result", default=None,
-                    help="the PTS result file name (default fsbench-<date>-<time> of the session)")
-    group.addoption("--pts-system-tools", action="store_true",
-                    help="let the profiles use the system's tool instead of building the pinned release; "
-                         "they then install offline (also: FSBENCH_PTS_SYSTEM_TOOLS=1)")
 
 
 def values(config: pytest.Config, param: Param) -> list[str]:
@@ -67,7 +50,7 @@ def values(config: pytest.Config, param: Param) -> list[str]:
 
 
 #: the options of this plugin that take one value each (a list is one value: --dd-bs=64K,1M)
-ONE_VALUE = (*(f"--{param.name}" for param in PARAMS), "--pts-binary", "--pts-profile", "--pts-options", "--pts-result")
+ONE_VALUE = tuple(f"--{param.name}" for param in PARAMS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -83,66 +66,6 @@ def pytest_configure(config: pytest.Config) -> None:
         if parse_size(dd_size) % parse_size(bs):
             raise pytest.UsageError(f"--dd-size={dd_size} is not a multiple of --dd-bs={bs}; "
                                     "give a size that is a whole number of blocks")
-    config.stash[PTS_SETTINGS] = pts_settings(config)
-
-
-PTS_SETTINGS = pytest.StashKey["PtsSettings"]()
-
-
-@dataclass(frozen=True)
-class PtsSettings:
-    profile: str
-    version: str
-    options: tuple[tuple[str, str], ...]
-    choices: tuple[tuple[str, int], ...]
-    result: str | None
-    binary: str | None
-    system_tools: bool
-
-
-def pts_settings(config: pytest.Config) -> PtsSettings:
-    """--pts-* checked against the profile's own menus (a bad value is a usage error, not a run
-    with PTS's default in its place)."""
-    profile = config.getoption("pts_profile")
-    available = pts.available_profiles()
-    if profile not in available:
-        raise pytest.UsageError(f"--pts-profile={profile}: choose one of {', '.join(available)}")
-    try:
-        given = pts.parse_options(config.getoption("pts_options"))
-        options = tuple({**pts.QUICK_OPTIONS[profile], **dict(given)}.items())
-        choices = pts.option_choices(available[profile] / "test-definition.xml", options)
-        result = config.getoption("pts_result")
-        if result is not None:
-            pts.check_result_name(result)
-    except pts.PtsError as exc:
-        raise pytest.UsageError(f"--pts-*: {exc}") from None
-    version = available[profile].name.rsplit("-", 1)[1]
-    system_tools = config.getoption("pts_system_tools") or os.environ.get(pts.SYSTEM_TOOLS_ENV) == "1"
-    return PtsSettings(profile, version, options, choices, result, config.getoption("pts_binary"), system_tools)
-
-
-@pytest.fixture
-def pts_workload(request: pytest.FixtureRequest, fsbench):
-    """--pts-profile as a workload on this case's target (skips when PTS is absent). After the
-    case, the session's cases so far are written into its PTS result file (--pts-result, else
-    fsbench-<session start>), where PTS shows, merges and uploads them."""
-    settings = request.config.stash[PTS_SETTINGS]
-    launcher = pts.find_pts(settings.binary)
-    if launcher is None:
-        pytest.skip(pts.MISSING_REASON)
-    user = pts.user_path()
-    pts.install_definitions(user, system_tools=settings.system_tools)
-    session = fsbench.session
-    yield pts.PtsWorkload(
-        pts=launcher, profile=settings.profile, version=settings.version, options=settings.options,
-        choices=settings.choices, identifier=fsbench.target.id,
-        description=f"fsbench session of {session.started}: {' '.join(session.settings.args)}"[:400],
-        user=user, system_tools=settings.system_tools)
-    stamp = dt.datetime.fromisoformat(session.started).strftime("%Y%m%d-%H%M%S")
-    name = settings.result or f"fsbench-{stamp}"
-    composite = pts.result_file(name, user)
-    composite.parent.mkdir(parents=True, exist_ok=True)
-    composite.write_bytes(composite_xml(session.store, session.session_id, title=name))
 
 
 @pytest.hookimpl(tryfirst=True)  # before the fsbench plugin opens the store for a session

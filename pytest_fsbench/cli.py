@@ -1,4 +1,5 @@
-"""The `fsbench` command: doctor (what can run here) and cleanup (leftovers of killed runs)."""
+"""The `fsbench` command: its argument wiring, and the bodies of the commands that have no home of
+their own (the PTS commands' are in pts/commands.py)."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from .host import Host
 from .probe import probe
 from .kernels import Kernel
 from .session import RUN_ROOT
-from . import docs, pts, studies
+from . import docs, studies
 from .studies import run as study_run
-from .errors import CommandError, FsbenchError, UsageError
-from .ptsfile import composite_xml, session_label
+from .errors import FsbenchError, UsageError
+from .pts import commands as pts_commands
 from .export.json import export_session
 from .options import add_to_argparse, directory_for_files, file_to_write
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
@@ -253,21 +254,13 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    if args.pts_save and args.format != "pts":
-        raise UsageError("--pts-save goes with --format pts")
-    if args.suffix is not None and args.format != "pts":
-        raise UsageError("--suffix goes with --format pts")
-    if args.force and not args.pts_save:
-        raise UsageError("--force replaces an existing PTS result file of --pts-save NAME, and --pts-save is not "
-                         "given; add it or leave --force out")
-    if args.pts_save and pts.find_pts(None) is None:
-        raise UsageError(f"--pts-save {args.pts_save}: {pts.MISSING_REASON}")
+    pts_commands.check_export_options(args.format == "pts", args.pts_save, args.suffix, args.force)
     output = output_path(args.output)
     store = open_store(args)
     session_id = store.resolve(args.session)
     check_measured(store, [session_id], "export")
     if args.format == "pts":
-        return export_pts(store, session_id, args, output)
+        return pts_commands.export(store, session_id, output, args.pts_save, args.force, args.suffix)
     text = json.dumps(export_session(store, session_id), indent=2, sort_keys=True)
     if output is None:
         print(text)
@@ -277,52 +270,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def suffix_for(store: Store, session_id: int, args: argparse.Namespace) -> str | None:
-    """--suffix NAME as given; --suffix alone: the session's own name."""
-    if args.suffix is None:
-        return None
-    return args.suffix or session_label(store, session_id)
-
-
-def export_pts(store, session_id: int, args: argparse.Namespace, output: Path | None) -> int:
-    if args.pts_save:
-        name = pts.check_result_name(args.pts_save)
-        target = pts.result_file(name, pts.user_path())
-        if target.exists() and not args.force:
-            raise UsageError(f"PTS already has a result file {name} ({target}); choose another name or pass --force")
-        xml = composite_xml(store, session_id, title=name, suffix=suffix_for(store, session_id, args))
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(xml)
-        print(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
-        return 0
-    xml = composite_xml(store, session_id, suffix=suffix_for(store, session_id, args))
-    if output is None:
-        sys.stdout.write(xml.decode())
-    else:
-        output.write_bytes(xml)
-        print(f"fsbench export: wrote {output}")
-    return 0
-
-
 def cmd_upload(args: argparse.Namespace) -> int:
-    launcher = pts.find_pts(args.pts_binary)
-    if launcher is None:
-        raise UsageError(pts.MISSING_REASON)
-    name = pts.check_result_name(args.result)
-    if not pts.result_file(name, pts.user_path()).exists():
-        raise UsageError(f"PTS has no result file {name} in {pts.user_path() / 'test-results'}; "
-                         "make one with pytest's PTS cases or fsbench export SESSION --format pts --pts-save NAME")
-    try:
-        done = run([launcher, "upload-result", name], timeout=600, check=False)
-    except CommandError as exc:
-        raise UsageError(f"phoronix-test-suite upload-result {name} failed: {exc}") from None
-    print(done.output.strip())
-    if done.returncode != 0 or "openbenchmarking.org/result/" not in done.output.lower():
-        print(f"fsbench upload: PTS did not report an upload of {name} (offline, or "
-              "NoInternetCommunication/AllowResultUploadsToOpenBenchmarking off in its user config?)",
-              file=sys.stderr)
-        return 1
-    return 0
+    return pts_commands.upload(args.result, args.pts_binary)
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
@@ -384,12 +333,7 @@ def cmd_push(args: argparse.Namespace) -> int:
 
 
 def cmd_profiles(args: argparse.Namespace) -> int:
-    """The PTS test profiles and suites this fsbench carries."""
-    for name, path in pts.available_profiles().items():
-        print(f"profile {name} ({path.name}): {path}")
-    for path in sorted(pts.SUITES_DIR.glob("fsbench-*")):
-        print(f"suite {path.name}: {path}")
-    return 0
+    return pts_commands.list_profiles()
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:

@@ -23,6 +23,8 @@ from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice
 from .options import name, path
 from .options import percent_below_100, positive, positive_seconds, whole
+from .pts import options as pts_options
+from .pts.profiles import profiles as pts_profiles
 from .repeat import RepeatPolicy
 from .stats import min_rounds_for
 from .runner import CACHE_POLICIES
@@ -179,6 +181,18 @@ OPTIONS: tuple[Option, ...] = (
            "change table) to this file at the end", ini=False, metavar="FILE", path=True),
     Option("--threshold", parse_threshold, None, "minimum or maximum per metric, e.g. dd.write>=100MB/s, "
            "btrfs:dd.write>=150MB/s (ini: one per line)", kind=APPEND, metavar="RULE"),
+    # the PTS face (benchmarks/test_pts.py): values parsed and checked in pts/options.py
+    Option("--pts-profile", pts_options.profile, None, "the fsbench PTS profile test_pts runs, of "
+           f"{', '.join(pts_profiles())}", ini=False, metavar="PROFILE", shown_default=pts_options.DEFAULT_PROFILE),
+    Option("--pts-options", pts_options.run_options, None, "its run options as IDENTIFIER=VALUE;... with the menu "
+           "values of its test-definition.xml, e.g. 'test=read;cache=drop'; the others keep the profile's quick "
+           "values (each option's DefaultEntry: minutes, small files)", ini=False, metavar="OPTIONS"),
+    Option("--pts-result", pts_options.result_name, None, "the PTS result file the session's PTS cases are written "
+           "into", ini=False, metavar="NAME", shown_default="fsbench-<date>-<time> of the session"),
+    Option("--pts-binary", str, None, "the phoronix-test-suite launcher", ini=False, metavar="PATH", path=True,
+           shown_default="$FSBENCH_PTS, else PATH's"),
+    Option("--pts-system-tools", bool, None, "let the PTS profiles use the system's tool instead of building the "
+           "pinned release; they then install offline (also: FSBENCH_PTS_SYSTEM_TOOLS=1)", kind=FLAG, ini=False),
 )
 BY_FLAG = {option.flag: option for option in OPTIONS}
 
@@ -228,6 +242,7 @@ class Settings:
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
     report: Path | None = None
+    pts: pts_options.PtsSettings | None = None  # the PTS face's profile and run options (--pts-*)
 
     def room(self, spec: CaseSpec) -> tuple[int, str] | None:
         """The most the case's target could ever hold, its devices whole, and what they are
@@ -305,6 +320,8 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         pairs=tuple(pairs),
         args=args,
         report=value["--report"],
+        pts=pts_options.pts_settings(value["--pts-profile"], value["--pts-options"] or (), value["--pts-result"],
+                                     value["--pts-binary"], value["--pts-system-tools"]),
     )
     check(settings)
     return settings

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from pytest_fsbench import pts
+from pytest_fsbench.pts import launcher
 
 
 def schema_dir() -> Path | None:
     """PTS's XML schemas (PTS's own files, so not part of fsbench): $FSBENCH_PTS_SCHEMAS, or the
     installed PTS's."""
     candidates = [os.environ.get("FSBENCH_PTS_SCHEMAS")]
-    launcher = pts.find_pts()
-    tree = pts.install_dir(launcher) if launcher else None
+    found_launcher = launcher.find_pts()
+    tree = launcher.install_dir(found_launcher) if found_launcher else None
     if tree:
         candidates.append(tree / "pts-core" / "openbenchmarking.org" / "schemas")
     for candidate in candidates:

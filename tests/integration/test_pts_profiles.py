@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench import pts
+from pytest_fsbench.pts.profiles import profiles
 from pytest_fsbench.workloads.filebench import find_filebench
 import pts_template
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.root
 
 
 def install(profile: str, home: Path, extra_path: str = "") -> Path:
-    src = pts.available_profiles()[profile]
+    src = profiles()[profile].path
     home.mkdir(parents=True)
     shutil.copy(src / "install.sh", home / "install.sh")
     env = {**os.environ, "HOME": str(home), "INSTALL_FOOTNOTE": str(home / "install-footnote"),

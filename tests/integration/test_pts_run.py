@@ -19,18 +19,18 @@ from pathlib import Path
 import pytest
 
 from conftest import run_pytest
-from pytest_fsbench import pts, ptsfile
+from pytest_fsbench.pts import launcher, results
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
 
 REPO = Path(__file__).resolve().parents[2]
-LAUNCHER = pts.find_pts()
+LAUNCHER = launcher.find_pts()
 
 
 @pytest.fixture
 def pts_home(tmp_path, monkeypatch) -> Path:
     if LAUNCHER is None:
-        pytest.skip(pts.MISSING_REASON)
+        pytest.skip(launcher.MISSING_REASON)
     home = tmp_path / "pts-user"
     home.mkdir()
     monkeypatch.setenv("PTS_USER_PATH_OVERRIDE", f"{home}/")
@@ -56,7 +56,7 @@ def case_manifests(db: Path) -> dict[str, dict]:
 
 
 PROFILES = [
-    pytest.param("fsbench-dd", "test=write;file-size=256;cache=direct", "ext4,btrfs", id="dd"),
+    pytest.param("fsbench-dd", None, "ext4,btrfs", id="dd"),  # the profile's own quick values (DefaultEntry)
     pytest.param("fsbench-iozone", "record-size=1m;file-size=512;test=-i0 #WRITE;cache=-I", "ext4", id="iozone"),
     pytest.param("fsbench-filebench", "personality=varmail;run-time=15;file-set=quick", "ext4", id="filebench"),
     pytest.param("fsbench-bonnie", "file-size=1024;files=16", "ext4", id="bonnie", marks=pytest.mark.slow),
@@ -71,23 +71,24 @@ def test_each_profile_installs_offline_and_runs_on_its_target(pts_home, tmp_path
                                                               filesystems):
     name = f"fsbench-test-{profile.removeprefix('fsbench-')}"
     db = tmp_path / "fsbench.db"
+    given = [f"--pts-options={options}"] if options else []
     done = run_pytest([f"--fs={filesystems}", "--layout=single", "-k", "test_pts", "--runs=1", "--warmup=0",
-                       f"--pts-profile={profile}", f"--pts-options={options}", f"--pts-result={name}",
+                       f"--pts-profile={profile}", *given, f"--pts-result={name}",
                        "--pts-system-tools", f"--store={db}", f"--image-dir={tmp_path / 'images'}"],
                       cwd=REPO, timeout=1800)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    composite = pts.result_file(name, pts_home)
+    composite = launcher.result_file(name, pts_home)
     manifests = case_manifests(db)
     for fs in filesystems.split(","):
         system = f"{fs}-single"
-        results = ptsfile.read_results(composite, system)
-        assert results and all(r.identifier == f"local/{profile}-1.0.0" and len(r.samples) == 1 for r in results)
-        assert ptsfile.software_filesystem(composite, system) == fs
+        found = results.read_results(composite, system)
+        assert found and all(r.identifier == f"local/{profile}-1.0.0" and len(r.samples) == 1 for r in found)
+        assert results.software_filesystem(composite, system) == fs
         measured = manifests[system]["measured_on"]
         assert measured["fstype"] == fs and measured["source"].startswith("/dev/loop")
         assert measured["path"] == f"{measured['mountpoint']}/fsbench"
         # one run: PTS's value (its mean) is the sample, written back in the profile's unit to 6 digits
-        assert [r["value"] for r in manifests[system]["pts_results"]] == pytest.approx([r.value for r in results],
+        assert [r["value"] for r in manifests[system]["pts_results"]] == pytest.approx([r.value for r in found],
                                                                                     rel=1e-5)
     assert not list(pts_home.glob("installed-tests/**/pts-install.json")), "PTS installed in its own directory"
     assert [d.name for d in (pts_home / "test-results").iterdir()] == [name], "each run's own result is removed"

@@ -8,18 +8,18 @@ import subprocess
 import pytest
 from lxml import etree
 
-from pytest_fsbench import pts
+from pytest_fsbench.pts import profiles
 from pts_template import schema
 
 PROFILE_FILES = {"test-definition.xml": "test-profile.xsd", "results-definition.xml": "results-parser.xsd",
                  "downloads.xml": "test-profile-downloads.xsd"}
-PROFILES = sorted(pts.PROFILES_DIR.iterdir())
-SUITES = sorted(pts.SUITES_DIR.glob("*/suite-definition.xml"))
+PROFILES = [p.path for p in profiles.profiles().values()]
+SUITES = sorted(profiles.SUITES_DIR.glob("*/suite-definition.xml"))
 
 
 def test_every_required_profile_is_there():
-    assert set(pts.available_profiles()) >= {"fsbench-iozone", "fsbench-filebench", "fsbench-dd",
-                                              "fsbench-kernel-build", "fsbench-bonnie"}
+    assert set(profiles.profiles()) >= {"fsbench-iozone", "fsbench-filebench", "fsbench-dd",
+                                        "fsbench-kernel-build", "fsbench-bonnie"}
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)

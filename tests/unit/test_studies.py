@@ -11,7 +11,8 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
-from pytest_fsbench import pts, report, studies
+from pytest_fsbench import report, studies
+from pytest_fsbench.pts.profiles import SUITES_DIR
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.settings import BY_FLAG
 from pytest_fsbench.sizes import parse_size
@@ -72,7 +73,7 @@ def test_published_rules_place_numbers_on_measured_metrics(name):
 def test_the_pts_suite_is_in_step_with_the_paper_scale(name):
     """The suite of the same study runs the record and file sizes of the paper scale's IOzone."""
     study = ALL[name]
-    suite = pts.SUITES_DIR / study.fsbench["pts_suite"] / "suite-definition.xml"
+    suite = SUITES_DIR / study.fsbench["pts_suite"] / "suite-definition.xml"
     arguments = [e.text for e in etree.parse(str(suite)).iter("Arguments")]
     args = study.scale("paper")["args"]
     if not any("iozone" in a for a in args):
