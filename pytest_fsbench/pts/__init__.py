@@ -11,4 +11,7 @@ and reads fsbench's sessions as its own result files.
 - results.py: PTS's result files read, and their results as fsbench metrics
 - export.py: a session written as a PTS result file
 - commands.py: the bodies of `fsbench export --format pts`, `upload` and `profiles`
+
+The profiles' run scripts share one preamble, test-profiles/fsbench-base-1.0.0 (PTS's cascading
+test profiles: each profile names it in Extends).
 """

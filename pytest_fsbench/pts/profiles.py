@@ -9,8 +9,8 @@ it for `phoronix-test-suite default-run` and offers it first); PTS reads a missi
 the first entry. fsbench's profiles give every option one (tests/unit/test_pts.py checks), so a
 run is never the largest by accident.
 
-A profile whose SoftwareType is BaseTestProfile (PTS's cascading test profiles: others name it
-in Extends, and PTS installs it before them) is not run itself.
+A profile whose SoftwareType is BaseTestProfile (fsbench-base: the preamble the run scripts
+share) is not run itself: the others name it in Extends, and PTS installs it before them.
 """
 
 from __future__ import annotations
@@ -162,7 +162,7 @@ def parse_options(text: str) -> tuple[tuple[str, str], ...]:
 
 def install_definitions(user: Path, profiles_dir: Path = PROFILES_DIR, suites_dir: Path = SUITES_DIR,
                         system_tools: bool = False) -> list[str]:
-    """Copy fsbench's profiles and suites into PTS's local repositories,
+    """Copy fsbench's profiles (the base profile too) and suites into PTS's local repositories,
     replacing fsbench's own copies that differ; returns what changed (nothing when all are current).
 
     With system_tools the profiles are copied without their downloads.xml: PTS refuses a package

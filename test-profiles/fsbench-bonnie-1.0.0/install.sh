@@ -38,29 +38,14 @@ fi
 cat > fsbench-bonnie <<'SCRIPT'
 #!/bin/sh
 # fsbench-bonnie --size-mib=N|2xram --files-k=N
-set -u
-. "$HOME/fsbench-bonnie.conf"
-[ -z "${LOG_FILE:-}" ] || exec >> "$LOG_FILE" 2>&1
+fsbench_name=fsbench-bonnie
+. "${TEST_EXTENDS:?is not set: PTS sets it for a profile that extends fsbench-base}/fsbench-run.sh"
 size_mib=2xram; files_k=16
-for arg in "$@"; do
-    case "$arg" in
-        --size-mib=*) size_mib="${arg#*=}" ;;
-        --files-k=*) files_k="${arg#*=}" ;;
-        *) echo "fsbench-bonnie: unknown argument $arg; expected --size-mib= --files-k=" >&2; exit 2 ;;
-    esac
-done
+fsbench_arguments "size-mib files-k" "$@"
 ram_mib="$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)"
 [ "$size_mib" != 2xram ] || size_mib=$((ram_mib * 2))
 
-work="${FSBENCH_PTS_TARGET:-$HOME}/fsbench-bonnie.$$"
-cleanup() {
-    status=$?
-    rm -rf "$work"
-    echo "$status" > "$HOME/test-exit-status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$work" || exit 1
+fsbench_workdir
 
 # -r: the RAM bonnie++ assumes; it refuses a file smaller than twice that, so a smaller size
 # chosen on purpose states half of it
@@ -79,8 +64,6 @@ awk -F, '
         ops("random-create", $33); ops("random-delete", $37)
     }' "$work/bonnie.csv"
 
-if [ "$SYSTEM_TOOL" = 1 ]; then
-    echo "$BONNIE_VERSION" > "$HOME/pts-test-version"
-fi
+fsbench_tool_version "$BONNIE_VERSION"
 SCRIPT
 chmod +x fsbench-bonnie

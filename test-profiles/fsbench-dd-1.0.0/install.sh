@@ -40,20 +40,10 @@ fi
 cat > fsbench-dd <<'SCRIPT'
 #!/bin/sh
 # fsbench-dd --test=write|read --bs=BYTES --size-mib=N --data=zeros|random --cache=drop|direct
-set -u
-. "$HOME/fsbench-dd.conf"
-[ -z "${LOG_FILE:-}" ] || exec >> "$LOG_FILE" 2>&1
+fsbench_name=fsbench-dd
+. "${TEST_EXTENDS:?is not set: PTS sets it for a profile that extends fsbench-base}/fsbench-run.sh"
 test=write; bs=1048576; size_mib=1024; data=zeros; cache=drop
-for arg in "$@"; do
-    case "$arg" in
-        --test=*) test="${arg#*=}" ;;
-        --bs=*) bs="${arg#*=}" ;;
-        --size-mib=*) size_mib="${arg#*=}" ;;
-        --data=*) data="${arg#*=}" ;;
-        --cache=*) cache="${arg#*=}" ;;
-        *) echo "fsbench-dd: unknown argument $arg; expected --test= --bs= --size-mib= --data= --cache=" >&2; exit 2 ;;
-    esac
-done
+fsbench_arguments "test bs size-mib data cache" "$@"
 case "$test/$data/$cache" in
     write/zeros/drop|write/zeros/direct|write/random/drop|write/random/direct) ;;
     read/zeros/drop|read/zeros/direct|read/random/drop|read/random/direct) ;;
@@ -62,18 +52,8 @@ esac
 count=$((size_mib * 1048576 / bs))
 [ "$count" -gt 0 ] || { echo "fsbench-dd: --size-mib=$size_mib is smaller than --bs=$bs" >&2; exit 2; }
 
-work="${FSBENCH_PTS_TARGET:-$HOME}/fsbench-dd.$$"
+fsbench_workdir
 source_file=/dev/zero
-staged=""
-cleanup() {
-    status=$?
-    rm -rf "$work"
-    [ -z "$staged" ] || rm -f "$staged"
-    echo "$status" > "$HOME/test-exit-status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$work" || exit 1
 
 if [ "$data" = random ]; then
     available_kib="$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)"
@@ -82,6 +62,7 @@ if [ "$data" = random ]; then
         exit 2
     fi
     staged="/dev/shm/fsbench-dd.$$"
+    fsbench_remove="$staged"
     head -c "$((size_mib * 1048576))" /dev/urandom > "$staged" || exit 1
     source_file="$staged"
 fi
@@ -110,8 +91,6 @@ fi
 awk '/ copied, / { for (i = 1; i < NF; i++) if ($(i + 1) == "s,") secs = $i; bytes = $1 }
      END { if (secs > 0) printf "fsbench-dd throughput: %.1f MB/s\n", bytes / secs / 1000000 }' "$work/dd.err"
 
-if [ "$SYSTEM_TOOL" = 1 ]; then
-    echo "$DD_VERSION" | awk '{print $NF}' > "$HOME/pts-test-version"
-fi
+fsbench_tool_version "$(echo "$DD_VERSION" | awk '{print $NF}')"
 SCRIPT
 chmod +x fsbench-dd

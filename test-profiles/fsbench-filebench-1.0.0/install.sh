@@ -46,18 +46,10 @@ fi
 cat > fsbench-filebench <<'SCRIPT'
 #!/bin/sh
 # fsbench-filebench --personality=NAME --runtime=SECONDS --file-set=stock|quick
-set -u
-. "$HOME/fsbench-filebench.conf"
-[ -z "${LOG_FILE:-}" ] || exec >> "$LOG_FILE" 2>&1
+fsbench_name=fsbench-filebench
+. "${TEST_EXTENDS:?is not set: PTS sets it for a profile that extends fsbench-base}/fsbench-run.sh"
 personality=fileserver; runtime=60; file_set=stock
-for arg in "$@"; do
-    case "$arg" in
-        --personality=*) personality="${arg#*=}" ;;
-        --runtime=*) runtime="${arg#*=}" ;;
-        --file-set=*) file_set="${arg#*=}" ;;
-        *) echo "fsbench-filebench: unknown argument $arg; expected --personality= --runtime= --file-set=" >&2; exit 2 ;;
-    esac
-done
+fsbench_arguments "personality runtime file-set" "$@"
 stock="$WORKLOADS/$personality.f"
 [ -f "$stock" ] || { echo "fsbench-filebench: no personality $stock" >&2; exit 2; }
 
@@ -72,15 +64,7 @@ case "$file_set/$personality" in
     *) echo "fsbench-filebench: bad --file-set=$file_set" >&2; exit 2 ;;
 esac
 
-work="${FSBENCH_PTS_TARGET:-$HOME}/fsbench-filebench.$$"
-cleanup() {
-    status=$?
-    rm -rf "$work"
-    echo "$status" > "$HOME/test-exit-status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$work" || exit 1
+fsbench_workdir
 
 # $dir is relative (filebench's lexer mangles many path characters); filebench runs in $work
 sed_script='s/^\([[:space:]]*set[[:space:]]*\$dir[[:space:]]*=\).*/\1fsbench-filebench/'
@@ -105,9 +89,7 @@ awk '/IO Summary:/ { for (i = 1; i <= NF; i++) if ($i ~ /mb\/s$/) { v = $i; sub(
      printf "fsbench-filebench throughput: %.2f MB/s\n", v * 1.048576 } }' "$work/filebench.out"
 grep -q "IO Summary:" "$work/filebench.out" || status=1
 
-if [ "$SYSTEM_TOOL" = 1 ]; then
-    echo "$FILEBENCH_VERSION" > "$HOME/pts-test-version"
-fi
+fsbench_tool_version "$FILEBENCH_VERSION"
 exit "$status"
 SCRIPT
 chmod +x fsbench-filebench

@@ -43,18 +43,9 @@ fi
 cat > fsbench-iozone <<'SCRIPT'
 #!/bin/sh
 # fsbench-iozone IOZONE-ARGUMENTS... ; arguments starting with '#' are result tags, not passed on
-set -u
-. "$HOME/fsbench-iozone.conf"
-[ -z "${LOG_FILE:-}" ] || exec >> "$LOG_FILE" 2>&1
-work="${FSBENCH_PTS_TARGET:-$HOME}/fsbench-iozone.$$"
-cleanup() {
-    status=$?
-    rm -rf "$work"
-    echo "$status" > "$HOME/test-exit-status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$work" || exit 1
+fsbench_name=fsbench-iozone
+. "${TEST_EXTENDS:?is not set: PTS sets it for a profile that extends fsbench-base}/fsbench-run.sh"
+fsbench_workdir
 
 for arg in "$@"; do
     shift
@@ -67,9 +58,7 @@ cd "$work" || exit 1
 "$IOZONE" "$@" -f "$work/iozone.tmp"
 status=$?
 
-if [ "$SYSTEM_TOOL" = 1 ]; then
-    echo "$IOZONE_VERSION" > "$HOME/pts-test-version"
-fi
+fsbench_tool_version "$IOZONE_VERSION"
 exit "$status"
 SCRIPT
 chmod +x fsbench-iozone

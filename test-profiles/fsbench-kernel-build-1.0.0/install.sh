@@ -33,29 +33,14 @@ fi
 cat > fsbench-kernel-build <<'SCRIPT'
 #!/bin/sh
 # fsbench-kernel-build --config=defconfig|tinyconfig|allnoconfig --jobs=N|cores
-set -u
-. "$HOME/fsbench-kernel-build.conf"
-[ -z "${LOG_FILE:-}" ] || exec >> "$LOG_FILE" 2>&1
+fsbench_name=fsbench-kernel-build
+. "${TEST_EXTENDS:?is not set: PTS sets it for a profile that extends fsbench-base}/fsbench-run.sh"
 config=defconfig; jobs=cores
-for arg in "$@"; do
-    case "$arg" in
-        --config=*) config="${arg#*=}" ;;
-        --jobs=*) jobs="${arg#*=}" ;;
-        *) echo "fsbench-kernel-build: unknown argument $arg; expected --config= --jobs=" >&2; exit 2 ;;
-    esac
-done
+fsbench_arguments "config jobs" "$@"
 case "$config" in defconfig|tinyconfig|allnoconfig) ;; *) echo "fsbench-kernel-build: bad --config=$config" >&2; exit 2 ;; esac
 [ "$jobs" != cores ] || jobs="${NUM_CPU_CORES:-$(nproc)}"
 
-work="${FSBENCH_PTS_TARGET:-$HOME}/fsbench-kernel-build.$$"
-cleanup() {
-    status=$?
-    rm -rf "$work"
-    echo "$status" > "$HOME/test-exit-status"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-mkdir -p "$work" || exit 1
+fsbench_workdir
 
 make -s -C "$HOME/linux-src" O="$work" "$config" > /dev/null || exit 1
 start="$(date +%s.%N)"
@@ -66,8 +51,6 @@ tail -n 20 "$work/make.log"
 [ "$status" -eq 0 ] || exit "$status"
 awk -v s="$start" -v e="$end" 'BEGIN { printf "fsbench-kernel-build seconds: %.2f\n", e - s }'
 
-if [ "$SYSTEM_TOOL" = 1 ]; then
-    echo "$KERNEL_VERSION" > "$HOME/pts-test-version"
-fi
+fsbench_tool_version "$KERNEL_VERSION"
 SCRIPT
 chmod +x fsbench-kernel-build

@@ -1,6 +1,7 @@
 """Each fsbench PTS profile's install.sh and run script, run as PTS runs them (HOME = the install
-directory, LOG_FILE, INSTALL_FOOTNOTE) with the system's tools, and its results-definition
-applied to the real output (PTS itself: test_pts_run.py)."""
+directory, LOG_FILE, INSTALL_FOOTNOTE; the base profile they extend installed first, in a
+directory of its own that TEST_EXTENDS names) with the system's tools, and its
+results-definition applied to the real output (PTS itself: test_pts_run.py)."""
 
 from __future__ import annotations
 
@@ -12,26 +13,34 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench.pts.profiles import profiles
+from pytest_fsbench.pts.profiles import PROFILES_DIR, profiles
 from pytest_fsbench.workloads.filebench import find_filebench
 import pts_template
 
 pytestmark = pytest.mark.root
 
 
+def extended(home: Path) -> Path:
+    """Where the base profile is installed beside a profile's install directory home."""
+    return home.parent / "fsbench-base"
+
+
 def install(profile: str, home: Path, extra_path: str = "") -> Path:
     src = profiles()[profile].path
-    home.mkdir(parents=True)
-    shutil.copy(src / "install.sh", home / "install.sh")
-    env = {**os.environ, "HOME": str(home), "INSTALL_FOOTNOTE": str(home / "install-footnote"),
-           "FSBENCH_PTS_SYSTEM_TOOLS": "1", "NUM_CPU_CORES": "2", "PATH": f"{extra_path}{os.environ['PATH']}"}
-    subprocess.run(["sh", "install.sh"], cwd=home, env=env, check=True, timeout=900)
+    base = extended(home)
+    for directory, script in ((base, PROFILES_DIR / "fsbench-base-1.0.0" / "install.sh"), (home, src / "install.sh")):
+        directory.mkdir(parents=True)
+        env = {**os.environ, "HOME": str(directory), "TEST_EXTENDS": str(base), "NUM_CPU_CORES": "2",
+               "INSTALL_FOOTNOTE": str(directory / "install-footnote"), "FSBENCH_PTS_SYSTEM_TOOLS": "1",
+               "PATH": f"{extra_path}{os.environ['PATH']}"}
+        subprocess.run(["sh", str(script)], cwd=directory, env=env, check=True, timeout=900)
     assert "not the pinned" in (home / "install-footnote").read_text(), "the result says a system tool ran"
     return src
 
 
 def run(profile: str, home: Path, *args: str, timeout: float = 900) -> str:
-    env = {**os.environ, "HOME": str(home), "LOG_FILE": str(home / "log"), "NUM_CPU_CORES": "2"}
+    env = {**os.environ, "HOME": str(home), "LOG_FILE": str(home / "log"), "NUM_CPU_CORES": "2",
+           "TEST_EXTENDS": str(extended(home))}
     subprocess.run([str(home / profile), *args], cwd=home, env=env, timeout=timeout)
     assert (home / "test-exit-status").read_text().strip() == "0", (home / "log").read_text()[-2000:]
     leftovers = [p.name for p in home.iterdir() if re.fullmatch(rf"{profile}\.\d+", p.name)]
@@ -62,7 +71,8 @@ def test_dd_profile_writes_and_reads(home):
 def test_dd_profile_refuses_a_bad_argument(home):
     install("fsbench-dd", home)
     done = subprocess.run([str(home / "fsbench-dd"), "--test=append"], cwd=home,
-                          env={**os.environ, "HOME": str(home)}, capture_output=True, text=True)
+                          env={**os.environ, "HOME": str(home), "TEST_EXTENDS": str(extended(home))},
+                          capture_output=True, text=True)
     assert done.returncode == 2 and "bad --test=append" in done.stderr
 
 

@@ -65,7 +65,12 @@ def test_a_new_profile_is_found_and_read_from_its_own_directory(tmp_path):
     [profile] = profiles.profiles(tmp_path).values()
     assert (profile.name, profile.version, profile.test) == ("fsbench-new", "2.1.0", "local/fsbench-new-2.1.0")
     assert dict(profile.quick_options())["block-size"] == "16777216"
-    assert list(profiles.profiles(tmp_path)) == ["fsbench-new"]
+    base = tmp_path / "fsbench-base-1.0.0"
+    base.mkdir()
+    (base / "test-definition.xml").write_text(
+        (profiles.PROFILES_DIR / "fsbench-base-1.0.0" / "test-definition.xml").read_text())
+    assert list(profiles.profiles(tmp_path)) == ["fsbench-new"], "a base profile runs nothing"
+    assert list(profiles.base_profiles(tmp_path)) == ["fsbench-base"]
 
 
 def test_pts_settings_put_the_options_given_in_place_of_the_quick_ones(monkeypatch):
@@ -185,6 +190,7 @@ def test_install_definitions_copies_and_then_leaves_them(tmp_path):
     changed = profiles.install_definitions(tmp_path)
     assert str(tmp_path / "test-profiles/local/fsbench-dd-1.0.0") in changed
     assert str(tmp_path / "test-suites/local/fsbench-quick-1.0.0") in changed
+    assert str(tmp_path / "test-profiles/local/fsbench-base-1.0.0") in changed, "the profiles extend it"
     assert profiles.install_definitions(tmp_path) == []
     (tmp_path / "test-profiles/local/fsbench-dd-1.0.0/install.sh").write_text("changed")
     assert profiles.install_definitions(tmp_path) == [str(tmp_path / "test-profiles/local/fsbench-dd-1.0.0")]

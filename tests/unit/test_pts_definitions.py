@@ -1,9 +1,12 @@
-"""fsbench's PTS profiles and suites: PTS's own schemas, and suites that name real menu entries."""
+"""fsbench's PTS profiles and suites: PTS's own schemas, suites that name real menu entries, and
+the base profile whose preamble every run script sources."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+from pathlib import Path
 
 import pytest
 from lxml import etree
@@ -14,12 +17,14 @@ from pts_template import schema
 PROFILE_FILES = {"test-definition.xml": "test-profile.xsd", "results-definition.xml": "results-parser.xsd",
                  "downloads.xml": "test-profile-downloads.xsd"}
 PROFILES = [p.path for p in profiles.profiles().values()]
+BASE = profiles.PROFILES_DIR / "fsbench-base-1.0.0"
 SUITES = sorted(profiles.SUITES_DIR.glob("*/suite-definition.xml"))
 
 
 def test_every_required_profile_is_there():
     assert set(profiles.profiles()) >= {"fsbench-iozone", "fsbench-filebench", "fsbench-dd",
                                         "fsbench-kernel-build", "fsbench-bonnie"}
+    assert sorted(profiles.PROFILES_DIR.iterdir()) == sorted([*PROFILES, BASE]), "nothing else in test-profiles/"
 
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
@@ -49,6 +54,56 @@ def test_run_script_is_valid_sh(profile, tmp_path):
     script = text.split("<<'SCRIPT'\n", 1)[1].split("\nSCRIPT\n", 1)[0]
     (tmp_path / "run").write_text(script + "\n")
     subprocess.run(["sh", "-n", str(tmp_path / "run")], check=True)
+
+
+def test_the_base_profile_validates_and_every_profile_extends_it():
+    checker = schema("test-profile.xsd")
+    assert checker.validate(etree.parse(str(BASE / "test-definition.xml"))), checker.error_log
+    assert profiles.read_profile(BASE).is_base and (BASE / "install.sh").stat().st_mode & 0o111
+    subprocess.run(["sh", "-n", str(BASE / "install.sh")], check=True)
+    for profile in PROFILES:
+        assert etree.parse(str(profile / "test-definition.xml")).findtext("TestProfile/Extends") == \
+            f"local/{BASE.name}", f"{profile.name} extends {BASE.name}"
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.name)
+def test_run_script_sources_the_shared_preamble_and_does_not_repeat_it(profile):
+    script = (profile / "install.sh").read_text().split("<<'SCRIPT'\n", 1)[1]
+    assert '. "${TEST_EXTENDS:?' in script and "/fsbench-run.sh\"" in script
+    for repeated in ("trap ", "exec >>", "test-exit-status", 'for arg in "$@"; do\n    case'):
+        assert repeated not in script, f"{profile.name}'s run script repeats the preamble ({repeated!r})"
+
+
+def preamble(tmp_path: Path, body: str, *args: str) -> subprocess.CompletedProcess:
+    """body run after the base profile's preamble, as a profile's run script runs it."""
+    base, home = tmp_path / "base", tmp_path / "home"
+    base.mkdir(exist_ok=True)
+    home.mkdir(exist_ok=True)
+    subprocess.run(["sh", str(BASE / "install.sh")], cwd=base, env={**os.environ, "HOME": str(base)}, check=True)
+    (home / "fsbench-t.conf").write_text("SYSTEM_TOOL=1\n")
+    (home / "fsbench-t").write_text(f'fsbench_name=fsbench-t\n. "$TEST_EXTENDS/fsbench-run.sh"\n{body}\n')
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "TEST_EXTENDS": str(base), "FSBENCH_PTS_TARGET": str(home)}
+    return subprocess.run(["sh", str(home / "fsbench-t"), *args], cwd=home, env=env, capture_output=True, text=True)
+
+
+def test_the_preamble_reads_the_arguments_and_refuses_others(tmp_path):
+    body = 'size_mib=1; file_set=stock\nfsbench_arguments "size-mib file-set" "$@"\necho "$size_mib/$file_set"'
+    done = preamble(tmp_path, body, "--size-mib=2 x", "--file-set=q;uick")
+    assert done.returncode == 0 and done.stdout == "2 x/q;uick\n", done.stderr
+    done = preamble(tmp_path, body, "--size-mib=2", "--speed=1")
+    assert done.returncode == 2
+    assert done.stderr == "fsbench-t: unknown argument --speed=1; expected --size-mib= --file-set=\n"
+
+
+def test_the_preamble_removes_the_work_directory_and_records_the_status(tmp_path):
+    body = ('fsbench_workdir\ntouch "$work/data" /dev/shm/fsbench-t.$$\nfsbench_remove=/dev/shm/fsbench-t.$$\n'
+            'echo "$work"\nfsbench_tool_version 1.2\nexit 3')
+    done = preamble(tmp_path, body)
+    work = Path(done.stdout.strip())
+    assert done.returncode == 3 and work.parent == tmp_path / "home" and work.name.startswith("fsbench-t.")
+    assert not work.exists() and not list(Path("/dev/shm").glob("fsbench-t.*"))
+    assert (tmp_path / "home" / "test-exit-status").read_text() == "3\n"
+    assert (tmp_path / "home" / "pts-test-version").read_text() == "1.2\n"
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=lambda p: p.parent.name)
