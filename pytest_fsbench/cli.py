@@ -21,7 +21,7 @@ from .probe import probe
 from .kernels import Kernel
 from .session import RUN_ROOT
 from . import docs, studies
-from .studies import run as study_run
+from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
 from .export.json import export_session
@@ -197,7 +197,7 @@ def allowed_pct(text: str) -> float:
 
 def study_store(pytest_args: list[str]) -> Path | str:
     """The store a study's pytest session writes: the --store its arguments end with."""
-    return BY_FLAG["--store"].value(study_run.option_value(pytest_args, "--store", DEFAULT_STORE))
+    return BY_FLAG["--store"].value(study_launch.option_value(pytest_args, "--store", DEFAULT_STORE))
 
 
 def study_output(output: str | None, name: str, store: Path | str) -> Path:
@@ -224,17 +224,17 @@ def cmd_study(args: argparse.Namespace) -> int:
         return 0
     chosen = studies.study(args.name)
     cwd = Path.cwd()
-    pytest_args = study_run.study_args(chosen, args.scale, args.pytest_args, cwd)
+    pytest_args = study_launch.study_args(chosen, args.scale, args.pytest_args, cwd)
     store_path = study_store(pytest_args)
     output = study_output(args.output, chosen.name, store_path)
-    plan = study_run.plan(chosen, args.scale, pytest_args, cwd)
+    plan = study_launch.plan(chosen, args.scale, pytest_args, cwd)
     print("\n".join(plan.lines()), flush=True)
-    study_run.check_room(plan)
+    study_launch.check_room(plan)
     if args.plan:
         return 0
     existed = is_url(store_path) or Path(store_path).exists()
     before = {row.id for row in Store(store_path).sessions()} if existed else set()
-    status = study_run.run_pytest(pytest_args, cwd)
+    status = study_launch.run_pytest(pytest_args, cwd)
     store = Store(store_path, create=False)
     new = [row.id for row in store.sessions() if row.id not in before
            and store.session_export(row.id)["session"]["args"].get("argv", [])[-len(pytest_args):] == pytest_args]

@@ -1,6 +1,7 @@
-"""Every option fsbench takes, in one table: the pytest plugin and the `fsbench` command add them
-from here and parse their values with the same functions, so a value is checked the same way
-everywhere and arrives typed.
+"""What an option is (Option: flag, parser, default, help, kind) and the parsers options share;
+the table of every option is settings.OPTIONS. The pytest plugin and the `fsbench` command add
+options from that table and parse their values with these functions, so a value is checked the
+same way everywhere and arrives typed.
 
 A parser takes the text and returns the typed value, or raises ValueError with the reason (the
 option's name and value are put in front of it) or UsageError with a whole message.

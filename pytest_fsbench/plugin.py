@@ -19,7 +19,7 @@ from .case import CaseSpec
 from .errors import UnsafeDevice, UsageError
 from .probe import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
-from .ordering import SessionResults
+from .assertions import SessionResults
 from .session import FsbenchSession
 from .settings import CONTROL_MB, OPTIONS, RunSpec, Settings, settings_from
 from .databases import redact

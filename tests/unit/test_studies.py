@@ -17,7 +17,7 @@ from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.settings import BY_FLAG
 from pytest_fsbench.sizes import parse_size
 from pytest_fsbench.store import Store
-from pytest_fsbench.studies import page, run
+from pytest_fsbench.studies import launch, page
 from pytest_fsbench.workloads import KNOWN_METRICS, PARAMS
 
 ALL = studies.studies()
@@ -43,7 +43,7 @@ def test_each_scale_is_fsbench_options_and_a_time(name, scale):
     assert set(flags) <= KNOWN_FLAGS, set(flags) - KNOWN_FLAGS
     assert chosen["minutes"] > 0 and chosen["note"]
     for flag in ("--fs", "--layout", "--runs"):
-        BY_FLAG[flag].value(run.option_value(chosen["args"], flag, BY_FLAG[flag].default or ""))
+        BY_FLAG[flag].value(launch.option_value(chosen["args"], flag, BY_FLAG[flag].default or ""))
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -80,8 +80,8 @@ def test_the_pts_suite_is_in_step_with_the_paper_scale(name):
         assert not any("-r " in a for a in arguments)
         return
     sizes = lambda flag: {parse_size(v) for a in arguments for v in re.findall(flag + r" (\d+[kmg])", a)}  # noqa: E731
-    records = {parse_size(r) for r in run.option_value(args, "--iozone-record", "").split(",")}
-    files = {parse_size(f) for f in run.option_value(args, "--iozone-file", "").split(",")}
+    records = {parse_size(r) for r in launch.option_value(args, "--iozone-record", "").split(",")}
+    files = {parse_size(f) for f in launch.option_value(args, "--iozone-file", "").split(",")}
     assert sizes("-r") == records
     assert sizes("-s") == files
 

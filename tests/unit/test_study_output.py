@@ -13,14 +13,14 @@ import pytest
 
 from pytest_fsbench import cli, studies
 from pytest_fsbench.errors import UsageError
-from pytest_fsbench.studies import run
+from pytest_fsbench.studies import launch
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "report"
 STUDY = studies.study("compression")
 
 
 def default_page(extra: list[str], cwd: Path) -> Path:
-    store = cli.study_store(run.study_args(STUDY, "quick", extra, cwd))
+    store = cli.study_store(launch.study_args(STUDY, "quick", extra, cwd))
     return cli.study_output(None, STUDY.name, store)
 
 
@@ -66,10 +66,10 @@ def recorded_session(store: Path) -> Callable[[list[str], Path], int]:
 
 
 def test_the_study_writes_its_page_beside_the_store_and_says_where(tmp_path, monkeypatch, capsys):
-    plan = run.Plan([], 1, 1, 1.0, "test", 1, 1, tmp_path, 1 << 40)
+    plan = launch.Plan([], 1, 1, 1.0, "test", 1, 1, tmp_path, 1 << 40)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(run, "plan", lambda *args: plan)
-    monkeypatch.setattr(run, "run_pytest", recorded_session(tmp_path / "fsbench-results" / "fsbench.db"))
+    monkeypatch.setattr(launch, "plan", lambda *args: plan)
+    monkeypatch.setattr(launch, "run_pytest", recorded_session(tmp_path / "fsbench-results" / "fsbench.db"))
     assert cli.main(["study", "compression"]) == 0
     page = tmp_path / "fsbench-results" / "study-compression.html"
     assert f"fsbench study: wrote {page}: " in capsys.readouterr().out
@@ -80,7 +80,7 @@ def test_the_study_writes_its_page_beside_the_store_and_says_where(tmp_path, mon
 def test_an_option_the_user_gives_replaces_the_scales(tmp_path):
     """`fsbench study NAME --runs=10`: pytest refuses an option of one value given twice, so the
     user's replaces the scale's; a repeatable option is added to the scale's."""
-    args = run.study_args(STUDY, "quick", ["--runs=10", "--fs-opt=btrfs:compress=zstd"], tmp_path)
+    args = launch.study_args(STUDY, "quick", ["--runs=10", "--fs-opt=btrfs:compress=zstd"], tmp_path)
     assert [a for a in args if a.startswith("--runs")] == ["--runs=10"]
     scale_opts = [a for a in STUDY.scale("quick")["args"] if a.startswith("--fs-opt")]
     assert [a for a in args if a.startswith("--fs-opt")] == [*scale_opts, "--fs-opt=btrfs:compress=zstd"]

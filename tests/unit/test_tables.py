@@ -44,7 +44,7 @@ def test_comparison_lines_order_and_counts():
 
 
 def test_assert_better_needs_significance():
-    from pytest_fsbench.ordering import assert_better
+    from pytest_fsbench.assertions import assert_better
 
     slow, fast = [100, 101, 99, 100, 102, 98], [120, 121, 119, 120, 122, 118]
     assert_better("dd.write", ("btrfs-raid10", fast), ("ext4-single", slow), Direction.HIGHER, "MB/s")
