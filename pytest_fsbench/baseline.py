@@ -1,5 +1,6 @@
 """What a session compares with: the sessions of a baseline in the store, their samples, the
-comparison of a new series with them, and the checks that a gate on them can fire at all."""
+comparison of a new series with them, and the checks that a gate on them can fire at all; and
+a --paired (or kernel A/B) variant's series against its reference case's, by round."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from .errors import UsageError
 from .metrics import CONTROL, Direction, is_headline
 from .gate import look_level
 from .settings import Settings
-from .stats import SESSIONS, Comparison, compare
+from .stats import PAIRED, SESSIONS, Comparison, compare
 from .store import Series, SeriesKey, Store
 from .tables import in_summary, short_test
 
@@ -184,4 +185,45 @@ def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):
         except ValueError:
             continue
         pairs.append((short_test(s.key.test), s, cmp))
+    return pairs
+
+
+#: the key of a variant case's manifest that names its reference case (kept so a report made
+#: after the session pairs them as the session did)
+PAIRED_WITH = "paired_with"
+
+
+def pair_up(references: list[Series], variants: list[Series], rounds: int,
+            alpha: float) -> list[tuple[Series, Comparison]]:
+    """Each variant series against the reference's series of the same workload, parameters and
+    metric, paired by round, once both have all their rounds (a side with rounds to go, or one
+    that lost a round, pairs nothing)."""
+    def by_key(found: list[Series]) -> dict[tuple[str, ...], Series]:
+        return {(s.key.workload, s.key.workload_params, s.key.metric, s.key.params): s for s in found}
+
+    refs = by_key(references)
+    pairs = []
+    for key, v in by_key(variants).items():
+        r = refs.get(key)
+        if r is None or not len(r.values) == len(v.values) == rounds:
+            continue
+        try:
+            pairs.append((v, compare(r.values, v.values, v.direction, alpha, method=PAIRED)))
+        except ValueError:  # a zero figure has no ratio on a log scale
+            continue
+    return pairs
+
+
+def paired_pairs(store: Store, session_id: int, cases: list[dict], alpha: float):
+    """Each headline series of the session's --paired (or kernel A/B) variants against its
+    reference case, as the session compared them, from what the store keeps: the variant case's
+    manifest names its reference and the rounds (cases: Store.session_export's)."""
+    pairs = []
+    for case in cases:
+        paired = case["manifest"].get(PAIRED_WITH)
+        if not paired:
+            continue
+        found = pair_up(store.series(session_id, test=paired["reference"]),
+                        store.series(session_id, test=case["test"]), int(paired["rounds"]), alpha)
+        pairs += [(short_test(s.key.test), s, cmp) for s, cmp in found if in_summary(s.key.metric, s.unit)]
     return pairs

@@ -19,8 +19,9 @@ from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import CONTROL_MB, RunSpec
+from .baseline import PAIRED_WITH, pair_up
 from .case import CaseSpec
-from .stats import PAIRED, Comparison, compare, summarize
+from .stats import Comparison, summarize
 from .store import Series, canonical, now
 from .target import Target
 from .errors import FsbenchError, UsageError
@@ -108,6 +109,9 @@ class Bench:
         measured samples by name. Pass `data=fsbench.data` to workloads that write data."""
         policy = check_cache_policy(cache or self.cache)
         store, session_id = self.session.store, self.session.session_id
+        tests = self._pair_tests()
+        if tests is not None and tests[1] == self.test:  # a report made later pairs them from this
+            self.target.manifest[PAIRED_WITH] = {"reference": tests[0], "rounds": self.session.settings.repeat.runs}
         row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
                              workload.params(), policy, self.written or self.data, self.target.manifest)
         try:
@@ -270,30 +274,21 @@ class Bench:
         """(reference, variant) of --paired that this target is one of (None when neither)."""
         return next(((a, b) for a, b in self.session.settings.pairs if self.target.spec in (a, b)), None)
 
+    def _pair_tests(self) -> tuple[str, str] | None:
+        """(reference's test, variant's test) of the pair this target is one of (None when neither)."""
+        pair = self.pair
+        if pair is None:
+            return None
+        other = pair[0] if self.target.spec == pair[1] else pair[1]
+        theirs = self.test.replace(f"[{self.target.spec.id}", f"[{other.id}", 1)
+        return (theirs, self.test) if other == pair[0] else (self.test, theirs)
+
     def _paired_comparisons(self, series: list[Series]) -> list[tuple[Series, Comparison]]:
         """The variant against its reference, round by round, once both have all their rounds
         (rounds alternate their order, so either may finish last)."""
-        pair = self.pair
-        if pair is None:
+        tests = self._pair_tests()
+        if tests is None:
             return []
-        reference, variant = pair
-        other = reference if self.target.spec == variant else variant
-        test = self.test.replace(f"[{self.target.spec.id}", f"[{other.id}", 1)
-
-        def by_key(found: list[Series]) -> dict[tuple[str, ...], Series]:
-            return {(s.key.workload, s.key.workload_params, s.key.metric, s.key.params): s for s in found}
-
-        mine, theirs = by_key(series), by_key(self.session.store.series(self.session.session_id, test=test))
-        refs, variants = (theirs, mine) if other == reference else (mine, theirs)
-        rounds = self.session.settings.repeat.runs
-        pairs = []
-        for key, v in variants.items():
-            r = refs.get(key)
-            if r is None or not len(r.values) == len(v.values) == rounds:
-                continue  # the other has rounds to go, or a round failed: nothing to pair (yet)
-            try:
-                pairs.append((v, compare(r.values, v.values, v.direction, self.session.settings.alpha,
-                                         method=PAIRED)))
-            except ValueError:
-                continue
-        return pairs
+        theirs = self.session.store.series(self.session.session_id, test=next(t for t in tests if t != self.test))
+        refs, variants = (series, theirs) if tests[0] == self.test else (theirs, series)
+        return pair_up(refs, variants, self.session.settings.repeat.runs, self.session.settings.alpha)

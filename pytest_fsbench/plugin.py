@@ -24,7 +24,6 @@ from .session import FsbenchSession
 from .settings import CONTROL_MB, OPTIONS, RunSpec, Settings, settings_from
 from .databases import redact
 from .store import StoreError, check_store_place
-from .tables import in_summary, short_test
 from .system import run
 from .target import Target
 
@@ -179,14 +178,10 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
             reporter.write_line(f"fsbench: no report written to {fsbench.settings.report}: no case ran")
         return []
     settings = fsbench.settings
-    paired = [(short_test(s.key.test), s, cmp) for r in fsbench.results for s, cmp in r.paired
-              if in_summary(s.key.metric, s.unit)]
     baseline = fsbench.baseline
     try:
         data = report.report_data(fsbench.store, fsbench.session_id, baseline.session_ids if baseline else None,
                                   settings.compare, settings.alpha, fsbench.gate.strictest_pct)
-        if paired and not data.changes:
-            data = dataclasses.replace(data, changes=report.in_table_order(paired), base_label="the --paired reference")
         settings.report.write_text(report.render(data))
     except (OSError, StoreError) as exc:
         return [f"the report {settings.report} could not be written: {exc}"]

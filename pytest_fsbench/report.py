@@ -1,6 +1,7 @@
 """A session as one self-contained HTML page: what ran on which system, box plots of every
 headline metric across cases, size curves for swept IOzone record and file sizes, a summary
-table per case, and with a baseline a change table and a forest plot. Figures are inline SVG, so
+table per case, with a baseline a change table and a forest plot, and for --paired (or kernel
+A/B) variants the same against their reference cases, paired by round. Figures are inline SVG, so
 the file opens offline and can be mailed or attached to a CI job.
 
 `report_data` reads the store into plain data; `figure_list` and `render` are pure."""
@@ -16,10 +17,10 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from . import cache_check, changes, figures
-from .baseline import compare_pairs
+from .baseline import PAIRED_WITH, compare_pairs, paired_pairs
 from .metrics import Direction, is_headline
 from .sizes import parse_size
-from .stats import Comparison, Summary, compare, plain, summarize
+from .stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
 from .store import Series, Store, canonical
 from .tables import VERDICT_ORDER, comparison_rows, in_summary, params_text, short_test, time_shares
 
@@ -63,6 +64,7 @@ class Report:
     allowed_pct: float | None = None
     times: dict[str, float | None] = field(default_factory=dict)
     history: list[changes.ChangePoint] = field(default_factory=list)  # of this session's cases, on its host
+    paired: list[tuple[str, Series, Comparison]] = field(default_factory=list)  # variants against their references
 
 
 def side_medians(series: list[Series], names: tuple[str, ...]) -> dict[tuple, float]:
@@ -93,7 +95,8 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s)))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
-                  store.time_totals(session_id), history_of(store, meta))
+                  store.time_totals(session_id), history_of(store, meta),
+                  in_table_order(paired_pairs(store, session_id, meta["cases"], alpha)))
 
 
 def history_of(store: Store, meta: dict) -> list[changes.ChangePoint]:
@@ -165,12 +168,13 @@ def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
             title = f"{workload}: throughput against {axis_name}"
             found.append((f"{axis}-{len(found) + 1:02d}-{workload}", title,
                           figures.size_curves(title, panels, unit, direction, axis_name)))
-    if report.changes:
-        changes = [figures.Change(f"{case} {s.key.metric}", cmp.shift_pct,
-                                  cmp.pct_ci[0], cmp.pct_ci[1], cmp.verdict, cmp.significant)
-                   for case, s, cmp in report.changes]
-        title = f"change vs {report.base_label or 'baseline'} ({(1 - 2 * report.alpha) * 100:.3g}% intervals)"
-        found.append(("forest", title, figures.forest_plot(title, changes, report.allowed_pct)))
+    for name, label, pairs in (("forest", f"change vs {report.base_label or 'baseline'}", report.changes),
+                               ("forest-paired", "each --paired variant vs its reference, by round", report.paired)):
+        if pairs:
+            drawn = [figures.Change(f"{case} {s.key.metric}", cmp.shift_pct, cmp.pct_ci[0], cmp.pct_ci[1],
+                                    cmp.verdict, cmp.significant) for case, s, cmp in pairs]
+            title = f"{label} ({(1 - 2 * report.alpha) * 100:.3g}% intervals)"
+            found.append((name, title, figures.forest_plot(title, drawn, report.allowed_pct)))
     return found
 
 
@@ -228,41 +232,52 @@ def system_table(session: dict) -> str:
     return _table(["", ""], rows)
 
 
-def versus_best(best: Row, other: Row, alpha: float) -> tuple[str, str]:
-    """(verdict, interval): whether another case differs from the best one, by fsbench compare's
-    rank test of its runs against the best's (one-sided at alpha each way), and the change's
-    (1 - 2 alpha) interval ("" when there is none)."""
+def versus_best(best: Row, other: Row, alpha: float, paired: bool = False) -> tuple[str, str, str]:
+    """(change, interval, verdict) of another case against the best one: fsbench compare's
+    comparison of its runs with the best's (one-sided at alpha each way; paired by round when the
+    two are a --paired case and variant), its estimated change and (1 - 2 alpha) interval, "" where
+    there is none."""
+    method = PAIRED if paired and len(best.series.values) == len(other.series.values) else RANK
     try:
-        cmp = compare(best.series.values, other.series.values, best.series.direction, alpha)
+        cmp = compare(best.series.values, other.series.values, best.series.direction, alpha, method=method)
     except ValueError as exc:
-        return f"not tested ({exc})", ""
+        return "", "", f"not tested ({exc})"
+    change = f"{cmp.shift_pct:+.1f}%"
     if not cmp.has_interval:
-        return f"too few runs to tell (n={cmp.n_baseline}/{cmp.n_candidate})", ""
-    verdict = {"worse": "significantly worse", "better": "significantly better"}.get(cmp.verdict, "not significant")
-    return verdict, f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]"
+        return change, "", f"too few runs to tell (n={cmp.n_baseline}/{cmp.n_candidate})"
+    return (change, f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]",
+            cmp.verdict + (" (paired by round)" if method == PAIRED else ""))
 
 
-def glance_rows(ranked: list[Row], alpha: float) -> list[list[str]]:
-    """One group's rows, best median first: case, median, change of the median from the best's,
-    the change's interval, the verdict and the runs' CV."""
+def glance_rows(ranked: list[Row], alpha: float, pairs: frozenset[frozenset[str]] = frozenset()) -> list[list[str]]:
+    """One group's rows, best median first: case, median, the change from the best (the estimated
+    shift, as in every comparison), its interval, the verdict and the runs' CV. pairs: the tests
+    that were measured as --paired case and variant, compared paired by round."""
     best = ranked[0]
     rows = [[_glance_label(best), plain(best.summary.median), "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
     for other in ranked[1:]:
-        pct = (other.summary.median / best.summary.median - 1) * 100 if best.summary.median else float("nan")
-        verdict, interval = versus_best(best, other, alpha)
-        rows.append([_glance_label(other), plain(other.summary.median), f"{pct:+.1f}%", interval, verdict,
+        paired = frozenset((best.series.key.test, other.series.key.test)) in pairs
+        change, interval, verdict = versus_best(best, other, alpha, paired)
+        rows.append([_glance_label(other), plain(other.summary.median), change, interval, verdict,
                      f"{other.summary.cv * 100:.0f}%"])
     return rows
+
+
+def pair_tests(report: Report) -> frozenset[frozenset[str]]:
+    """The tests of each --paired case and its variant (kernel A/B too), from the variants' manifests."""
+    return frozenset(frozenset((case["test"], case["manifest"][PAIRED_WITH]["reference"]))
+                     for case in report.cases if case["manifest"].get(PAIRED_WITH))
 
 
 def _glance_label(row: Row) -> str:
     return row.label + (" (served from cache)" if cache_check.served_from_cache(row.disk_share) else "")
 
 
-def _glance_group(title: str, ranked: list[Row], alpha: float) -> str:
+def _glance_group(title: str, ranked: list[Row], alpha: float, pairs: frozenset[frozenset[str]]) -> str:
     first = ranked[0].series
     heading = f"{title}: {first.unit}, {first.direction.value} is better"
-    rows = [_row(cells, {1, 2, 3, 5}, "" if i else "best") for i, cells in enumerate(glance_rows(ranked, alpha))]
+    rows = [_row(cells, {1, 2, 3, 5}, "" if i else "best")
+            for i, cells in enumerate(glance_rows(ranked, alpha, pairs))]
     return f"<tbody><tr class='group'><th colspan='6'>{_e(heading)}</th></tr>{''.join(rows)}</tbody>"
 
 
@@ -274,16 +289,19 @@ def at_a_glance(report: Report) -> str:
         if len(rows) < 2:
             continue
         ranked = sorted(rows, key=lambda r: r.summary.median, reverse=rows[0].series.direction is Direction.HIGHER)
-        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), ranked, report.alpha))
+        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), ranked, report.alpha,
+                                    pair_tests(report)))
     if not groups:
         return ""
     level = f"{(1 - 2 * report.alpha) * 100:.3g}"
     head = "".join(f"<th>{h}</th>" for h in ("case", "median", "change", f"{level}% CI", "vs the best", "CV"))
     return (f"<h2>At a glance</h2><table class='glance'><thead><tr>{head}</tr></thead>{''.join(groups)}</table>"
-            "<p class='note'>Per box plot the best median first, then each other case: change = of its median from "
-            f"the best's, {level}% CI = the interval of the change; vs the best = fsbench compare's rank test of its "
-            f"runs against the best's, one-sided at alpha={report.alpha:g} (not significant: the runs overlap too "
-            "much to tell apart); CV = the runs' coefficient of variation (their noise).</p>")
+            "<p class='note'>Per box plot the best median first, then each other case: change = the estimated shift "
+            f"from the best (as in every comparison; not the ratio of the medians), {level}% CI = its interval; vs "
+            f"the best = fsbench compare's verdict on its runs against the best's, one-sided at "
+            f"alpha={report.alpha:g} (worse, better, or not significant: the runs overlap too much to tell apart; "
+            "a --paired case and its variant are compared paired by round, as in the paired table); CV = the runs' "
+            "coefficient of variation (their noise).</p>")
 
 
 def summary_table(report: Report) -> str:
@@ -301,11 +319,14 @@ def summary_table(report: Report) -> str:
     return _table(header, rows, numeric={3, 5, 7, 8, 10})
 
 
-def change_table(report: Report) -> str:
+def change_table(report: Report, pairs: list[tuple[str, Series, Comparison]] | None = None,
+                 base: str | None = None) -> str:
+    """fsbench compare's table of the changes against the baseline (or of pairs, their base
+    column titled base)."""
     level = f"{(1 - 2 * report.alpha) * 100:.3g}"
-    header = ["case", "metric", "params", report.base_label or "base", "new", "unit", "change", f"ci{level}", "p",
-              "n", "verdict"]
-    rows = comparison_rows(report.changes)
+    header = ["case", "metric", "params", base or report.base_label or "base", "new", "unit", "change", f"ci{level}",
+              "p", "n", "verdict"]
+    rows = comparison_rows(report.changes if pairs is None else pairs)
     classes = [row[-1] if "*" in row[6] else "" for row in rows]
     return _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
         f"<p class='note'>* and a coloured row: significant, one-sided at alpha={report.alpha:g}; change = estimated "
@@ -358,6 +379,11 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
         body.append(f"<figure id='{_e(name)}' aria-label='{_e(fig_title)}'>{figures.svg(fig)}</figure>")
     if report.changes:
         body += [f"<h2>Change vs {_e(report.base_label or 'baseline')}</h2>", change_table(report)]
+    if report.paired:
+        body += ["<h2>Paired: each --paired variant against its reference, by round</h2>",
+                 change_table(report, report.paired, "reference") +
+                 "<p class='note'>The variant's runs against its reference case's runs of the same rounds "
+                 "(signed-rank test on the rounds' log ratios), as the session compared them.</p>"]
     gated = gate_rows(report)
     if gated:
         body += ["<h2>The gate</h2>", _table(["case", "outcome", "the gate's line"], gated) +

@@ -199,10 +199,12 @@ def test_at_a_glance_says_whether_the_others_differ_from_the_best_significantly(
         ["case", "median", "change", "90% CI", "vs the best", "CV"],
         ["iozone.stride_read [record=64K] (iozone): MB/s, higher is better"],
         ["test_iozone[btrfs-single-64K]", "5476", "best", "", "", f"{summarize(btrfs).cv * 100:.0f}%"],
-        ["test_iozone[ext4-single-64K]", "3340", "-39.0%", f"[{overlap.pct_ci[0]:+.1f}%, {overlap.pct_ci[1]:+.1f}%]",
-         "not significant", f"{summarize(ext4).cv * 100:.0f}%"],
-        ["test_iozone[xfs-single-64K]", "1000", "-81.7%", f"[{separate.pct_ci[0]:+.1f}%, {separate.pct_ci[1]:+.1f}%]",
-         "significantly worse", "1%"]]
+        ["test_iozone[ext4-single-64K]", "3340", f"{overlap.shift_pct:+.1f}%",
+         f"[{overlap.pct_ci[0]:+.1f}%, {overlap.pct_ci[1]:+.1f}%]", "not significant", f"{summarize(ext4).cv * 100:.0f}%"],
+        ["test_iozone[xfs-single-64K]", "1000", f"{separate.shift_pct:+.1f}%",
+         f"[{separate.pct_ci[0]:+.1f}%, {separate.pct_ci[1]:+.1f}%]", "worse", "1%"]]
+    # the change is the comparison's estimated shift, as in every other view, not the medians' ratio
+    assert f"{overlap.shift_pct:+.1f}%" != "-39.0%"
 
 
 def test_at_a_glance_ranks_a_time_lowest_first_and_says_when_runs_are_too_few():
@@ -227,3 +229,50 @@ def test_a_figure_served_from_cache_is_marked_in_the_glance_and_summary_tables()
     [table] = html.fromstring(report.summary_table(data)).iter("table")
     assert [[cell.text_content() for cell in row][-1] for row in table.iter("tr")] == [
         "from", "served from cache (3% reached the disks)", "storage"]
+
+
+def paired_store(tmp_path: Path) -> tuple[Store, int]:
+    """A session of a case and its --paired variant, 6 rounds each, stored as the plugin stores
+    them: the variant's manifest names its reference and the rounds."""
+    from pytest_fsbench.baseline import PAIRED_WITH
+    from pytest_fsbench.metrics import Metric
+
+    store = Store(tmp_path / "fsbench.db")
+    sid = store.start_session("t-1", {"argv": []}, {"hostname": "h"})
+    reference = "benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]"
+    rounds = {reference: [500.0, 520.0, 480.0, 510.0, 530.0, 495.0],
+              "benchmarks/test_dd.py::test_dd_write[btrfs-single-compress=zstd-1M]":
+                  [400.0, 430.0, 390.0, 401.0, 420.0, 405.0]}
+    for test, values in rounds.items():
+        manifest = {} if test == reference else {PAIRED_WITH: {"reference": reference, "rounds": 6}}
+        case_id = test.split("[")[1].rsplit("-", 1)[0]
+        row = store.case_row(sid, test, case_id, {"fs": "btrfs", "layout": "single", "options": {}}, "dd",
+                             {"bs": "1M"}, "drop", "random", manifest)
+        for value in values:
+            store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", value, "MB/s", Direction.HIGHER)])
+        store.finish_case(row, "done", "runs")
+    store.finish_session(sid, "complete")
+    return store, sid
+
+
+def test_the_paired_table_is_made_from_the_store_as_the_session_made_it(tmp_path):
+    from pytest_fsbench.baseline import pair_up
+    from pytest_fsbench.stats import PAIRED
+
+    store, sid = paired_store(tmp_path)
+    data = report.report_data(store, sid)
+    [(case, series, cmp)] = data.paired
+    assert case == "test_dd_write[btrfs-single-compress=zstd-1M]" and cmp.method == PAIRED
+    reference, variant = (store.series(sid, test=t) for t in sorted({s.key.test for s in store.series(sid)}))
+    [(_, in_session)] = pair_up(reference, variant, 6, 0.05)
+    assert cmp == in_session
+    page = report.render(data)
+    assert "<h2>Paired: each --paired variant against its reference, by round</h2>" in page
+    assert f"{cmp.shift_pct:+.1f}%*" in page and cmp.verdict == "worse"
+    # at a glance compares the two paired by round too: the same estimate, interval and word
+    [_, _, best, other] = glance_cells(report.at_a_glance(data))
+    assert best[0] == "test_dd_write[btrfs-single-1M]"
+    assert other[2:5] == [f"{cmp.shift_pct:+.1f}%", f"[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]",
+                          "worse (paired by round)"]
+    # a variant whose rounds are not all there pairs nothing
+    assert pair_up(reference, variant, 7, 0.05) == []
