@@ -11,16 +11,11 @@ import tempfile
 from pathlib import Path
 from typing import NoReturn
 
-from .case import LAYOUT_DEVICES, CaseSpec
-from .filesystems import FILESYSTEMS
 from .cleanup import find_leftovers, remove_leftovers
-from .filesystems import driver
-from .guest import GuestError, GuestFacts, boot_facts
-from .host import Host
+from .guest import GuestError, boot_facts
 from .probe import probe
-from .kernels import Kernel
 from .session import RUN_ROOT
-from . import docs, studies
+from . import docs, doctor, studies
 from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
@@ -28,50 +23,23 @@ from .export.json import export_session
 from .options import add_to_argparse, directory_for_files, file_to_write
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .baseline import compare_pairs
-from .databases import is_url
+from .databases import is_url, redact
 from .store import Store
 from .system import run
 from .tables import comparison_lines
-from .workloads import WORKLOAD_MODULES, missing_tools
-
-
-def doctor_lines(host: Host) -> list[str]:
-    """One line per fs x layout: runs here, or why not."""
-    lines = [f"kernel {host.kernel}; ZFS implementation: {host.zfs_impl or 'none'}; root: {host.is_root}"]
-    for fs in FILESYSTEMS:
-        for layout in LAYOUT_DEVICES:
-            spec = CaseSpec(fs, layout)
-            reasons = driver(fs, host).unavailable(spec, host)
-            lines.append(f"{spec.id:14} {'ok' if not reasons else 'skip: ' + '; '.join(reasons)}")
-    lines.append("workloads:")
-    for module in WORKLOAD_MODULES:
-        reasons = missing_tools(param.fixture for param in getattr(module, "PARAMS", ()))
-        lines.append(f"  {module.__name__.rsplit('.', 1)[1]:14} {'ok' if not reasons else 'skip: ' + '; '.join(reasons)}")
-    lines.append("options (--fs-opt FS:KEY=VALUE):")
-    for fs in FILESYSTEMS:
-        options = driver(fs, host).options
-        lines.append(f"  {fs}: " + "; ".join(f"{key} ({spec.help})" for key, spec in options.items()))
-    return lines
-
-
-def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None) -> list[str]:
-    """What a guest kernel can run: per filesystem, its layouts, or why none."""
-    if facts is None:
-        return [f"kernel {kernel.label}: unavailable: {reason}"]
-    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, a User-mode Linux guest; modules "
-             f"{', '.join(facts.modules) or 'none'}):"]
-    for fs in FILESYSTEMS:
-        fs_driver = driver(fs, facts.host)
-        reasons = {layout: fs_driver.unavailable(CaseSpec(fs, layout), facts.host) for layout in LAYOUT_DEVICES}
-        ok = [layout for layout, why in reasons.items() if not why]
-        first = next((why[0] for why in reasons.values() if why), "")
-        lines.append(f"  {fs:10} {', '.join(ok) if ok else 'skip: ' + first}")
-    return lines
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    kernels = BY_FLAG["--kernel"].value(args.kernel)  # a bad one before the table, not after it
-    print("\n".join(doctor_lines(probe())))
+    """What can run here, and under each guest kernel; exit 1 when the store or the image
+    directory a session would use cannot be used."""
+    kernels = BY_FLAG["--kernel"].value(args.kernel)  # a bad value before the table, not after it
+    store = BY_FLAG["--store"].value(args.fsbench_store)
+    image_dir = args.fsbench_image_dir
+    print("\n".join(doctor.doctor_lines(probe())))
+    usable = True
+    for line, ok in (doctor.store_line(store, redact(store)), doctor.image_dir_line(image_dir, run)):
+        print("\n".join(doctor.wrapped(line)))
+        usable = usable and ok
     for kernel in kernels:
         if not kernel.guest:
             continue
@@ -82,8 +50,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                     facts = boot_facts(kernel, Path(directory))
                 except GuestError as exc:
                     reason = str(exc)
-        print("\n".join(guest_lines(kernel, facts, reason)))
-    return 0
+        print("\n".join(doctor.guest_lines(kernel, facts, reason)))
+    return 0 if usable else 1
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
@@ -369,11 +337,15 @@ def cmd_changes(args: argparse.Namespace) -> int:
 def parser() -> argparse.ArgumentParser:
     top = OneLineParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
     sub = top.add_subparsers(dest="command", required=True)
-    doctor = sub.add_parser("doctor", help="list which fs x layout cases can run on this machine, and why not; "
-                            "and under each guest kernel")
-    doctor.add_argument("--kernel", default="host,uml", help="the guest kernels to boot and ask, as pytest's --kernel "
-                        "(default: host,uml)")
-    doctor.set_defaults(func=cmd_doctor)
+    doctor_parser = sub.add_parser("doctor", help="list which fs x layout cases can run on this machine, and why "
+                                   "not; what the filesystems' implementations here lack; whether the store and the "
+                                   "image directory a session would use can be used (exit 1 if not); and what each "
+                                   "guest kernel can run")
+    doctor_parser.add_argument("--kernel", default="host,uml", help="the guest kernels to boot and ask, as pytest's "
+                               "--kernel (default: host,uml)")
+    add_to_argparse(doctor_parser, BY_FLAG["--store"])
+    add_to_argparse(doctor_parser, BY_FLAG["--image-dir"])
+    doctor_parser.set_defaults(func=cmd_doctor)
     cleanup = sub.add_parser("cleanup", help="remove mounts, pools, arrays, loop devices and images of killed runs")
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     cleanup.add_argument("--run-root", default=str(RUN_ROOT), help=f"fsbench's run directory (default {RUN_ROOT})")

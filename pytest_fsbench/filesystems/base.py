@@ -22,6 +22,7 @@ from typing import ClassVar
 from ..case import LAYOUT_DEVICES, CaseSpec
 from ..daemons import Daemon
 from ..host import Host
+from ..kernels import uml_installed
 
 Argv = tuple[str, ...]
 
@@ -150,12 +151,25 @@ class Filesystem:
                            f"{', '.join(sorted(self.layouts))})")
         if not host.is_root:
             reasons.append("building filesystems needs root (losetup, mkfs, mount); run as root")
-        if self.kernel_name and self.kernel_name not in host.filesystems:
-            reasons.append(f"this kernel has no {self.kernel_name} filesystem (/proc/filesystems)")
+        lacks = self.kernel_lacks(spec, host)
+        if lacks:  # what a guest kernel brings: one remedy for all of it
+            reasons.append("; ".join(text for text, _ in lacks) + "; " + guest_remedy(spec, [need for _, need in lacks]))
         for program, package in self.tools.items():
             if program not in host.programs:
                 reasons.append(f"{program} is not installed (Debian package {package})")
         return reasons
+
+    def limits(self, host: Host) -> list[str]:
+        """What this filesystem's implementation here cannot do, in option values (a case asking
+        for one is skipped, saying so), for fsbench doctor."""
+        return []
+
+    def kernel_lacks(self, spec: CaseSpec, host: Host) -> list[tuple[str, str]]:
+        """(why, what a kernel must be built with) for each thing the case needs of the kernel
+        that this one lacks; a guest kernel can bring them."""
+        if self.kernel_name and self.kernel_name not in host.filesystems:
+            return [(f"this kernel has no {self.kernel_name} filesystem (/proc/filesystems)", self.kernel_name)]
+        return []
 
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
         raise NotImplementedError
@@ -177,6 +191,16 @@ class Filesystem:
 
     def parse_compression(self, output: str) -> float:
         raise NotImplementedError
+
+
+def guest_remedy(spec: CaseSpec, needs: list[str]) -> str:
+    """How to run a case whose kernel lacks what it needs (a kernel filesystem, md): in a guest
+    kernel that has it."""
+    if spec.in_guest:
+        return f"give a guest kernel built with {' and '.join(needs)}"
+    if uml_installed():
+        return "run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"
+    return "install user-mode-linux (Debian package) to run it in a guest kernel with --kernel=host+uml"
 
 
 def mount_option_list(spec: CaseSpec, *pairs: tuple[str, str | None]) -> list[str]:

@@ -10,7 +10,8 @@ from ..case import CaseSpec
 from ..host import Host
 from .base import MKFS_OPT, MOUNT_OPT, Argv, BuildContext, Filesystem, OptionSpec, Step
 from .base import mount_option_list
-from .md import MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_unavailable
+from .md import (MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_lacks,
+                 md_unavailable)
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,9 @@ class MdBackedFilesystem(Filesystem):
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
         return super().unavailable(spec, host) + md_unavailable(spec, host)
+
+    def kernel_lacks(self, spec: CaseSpec, host: Host) -> list[tuple[str, str]]:
+        return super().kernel_lacks(spec, host) + md_lacks(spec, host)
 
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
         steps = [md_create_step(spec, ctx)] if spec.layout in MD_LEVELS else []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from ..case import CaseSpec
 from ..host import Host
-from ..kernels import uml_installed
 from .base import Argv, BuildContext, Step
 
 MD_LEVELS = {"raid0": "0", "raid1": "1", "raid10": "10", "raid5": "5"}
@@ -18,28 +17,19 @@ def md_path(ctx: BuildContext) -> str:
     return f"/dev/md/{ctx.name}"
 
 
-def no_md_remedy(spec: CaseSpec) -> str:
-    """How to run an md case whose kernel has no md driver: in a guest kernel that has one."""
-    if spec.in_guest:
-        return "give a guest kernel built with md (CONFIG_BLK_DEV_MD and its RAID levels)"
-    if uml_installed():
-        return "run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"
-    return "install user-mode-linux (Debian package) to run it in a guest kernel with --kernel=host+uml"
+def md_lacks(spec: CaseSpec, host: Host) -> list[tuple[str, str]]:
+    """The md driver, when a raid layout needs it and the kernel has none (a guest kernel can)."""
+    if spec.layout not in MD_LEVELS or host.has_md:
+        return []
+    return [(f"{spec.fs} {spec.layout} needs an md RAID array, and this kernel has no md driver (/proc/mdstat is "
+             "absent)", "md (CONFIG_BLK_DEV_MD and its RAID levels)")]
 
 
 def md_unavailable(spec: CaseSpec, host: Host) -> list[str]:
     if spec.layout not in MD_LEVELS:
         return []
-    reasons = []
-    if not host.has_md:
-        reasons.append(
-            f"{spec.fs} {spec.layout} needs an md RAID array, and this kernel has no md driver "
-            f"(/proc/mdstat is absent); {no_md_remedy(spec)}"
-        )
-    for program, package in MD_TOOLS.items():
-        if program not in host.programs:
-            reasons.append(f"{spec.fs} {spec.layout} needs {program} (Debian package {package})")
-    return reasons
+    return [f"{spec.fs} {spec.layout} needs {program} (Debian package {package})"
+            for program, package in MD_TOOLS.items() if program not in host.programs]
 
 
 def md_create_step(spec: CaseSpec, ctx: BuildContext) -> Step:

@@ -85,6 +85,11 @@ class Zfs(Filesystem):
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
         reasons = super().unavailable(spec, host)
+        if spec.in_guest:
+            return reasons + [
+                "ZFS runs under the host's kernel only (its OpenZFS module or zfs-fuse daemon is the host's), not in "
+                "a guest kernel; run zfs cases with --kernel=host (or --kernel=host+uml)"
+            ]
         if host.zfs_impl is None:
             return reasons + [
                 "no ZFS here: neither the OpenZFS kernel module is loaded nor zfs-fuse "
@@ -93,6 +98,13 @@ class Zfs(Filesystem):
         if host.zfs_impl == "zfs-fuse":
             reasons += self._fuse_limits(spec)
         return reasons
+
+    def limits(self, host: Host) -> list[str]:
+        if host.zfs_impl != "zfs-fuse":
+            return []
+        return ["zfs-fuse (pool version 23) has no compression=lz4, zstd, zstd-N or zstd-fast-N (it has on, off, "
+                "lzjb, gzip, gzip-1..9 and zle) and no recordsize above 128K: those cases skip (the OpenZFS kernel "
+                "module has them)"]
 
     @staticmethod
     def _fuse_limits(spec: CaseSpec) -> list[str]:

@@ -113,7 +113,7 @@ def test_everything_runs_on_a_complete_host():
 
 
 def test_no_md_driver(monkeypatch):
-    monkeypatch.setattr("pytest_fsbench.filesystems.md.uml_installed", lambda: True)
+    monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: True)
     host = dataclasses.replace(HOST, has_md=False)
     assert reasons(CaseSpec("xfs", "raid10"), host) == [
         "xfs raid10 needs an md RAID array, and this kernel has no md driver (/proc/mdstat is absent); "
@@ -122,7 +122,7 @@ def test_no_md_driver(monkeypatch):
 
 
 def test_no_md_driver_says_how_to_get_a_guest_kernel(monkeypatch):
-    monkeypatch.setattr("pytest_fsbench.filesystems.md.uml_installed", lambda: False)
+    monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: False)
     host = dataclasses.replace(HOST, has_md=False)
     [reason] = reasons(CaseSpec("ext4", "raid1"), host)
     assert reason.endswith("; install user-mode-linux (Debian package) to run it in a guest kernel with "
@@ -132,12 +132,25 @@ def test_no_md_driver_says_how_to_get_a_guest_kernel(monkeypatch):
                                                            "and its RAID levels)")
 
 
-def test_missing_tools_and_kernel_support():
+def test_missing_tools_and_kernel_support(monkeypatch):
+    monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: True)
     host = dataclasses.replace(HOST, programs=HOST.programs - {"mkfs.btrfs"}, filesystems=HOST.filesystems - {"btrfs"})
     assert reasons(CaseSpec("btrfs", "single"), host) == [
-        "this kernel has no btrfs filesystem (/proc/filesystems)",
+        "this kernel has no btrfs filesystem (/proc/filesystems); run it in a guest kernel with --kernel=host+uml "
+        "(or --kernel=uml)",
         "mkfs.btrfs is not installed (Debian package btrfs-progs)",
     ]
+
+
+def test_a_kernel_lacking_the_filesystem_and_md_gets_one_remedy(monkeypatch):
+    monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: True)
+    host = dataclasses.replace(HOST, has_md=False, filesystems=HOST.filesystems - {"jfs"},
+                               programs=HOST.programs | {"mkfs.jfs"})
+    assert reasons(CaseSpec("jfs", "raid1"), host) == [
+        "this kernel has no jfs filesystem (/proc/filesystems); jfs raid1 needs an md RAID array, and this kernel "
+        "has no md driver (/proc/mdstat is absent); run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"]
+    [in_guest] = reasons(CaseSpec("jfs", "raid1", kernel="uml"), host)
+    assert in_guest.endswith("; give a guest kernel built with jfs and md (CONFIG_BLK_DEV_MD and its RAID levels)")
 
 
 def test_not_root():

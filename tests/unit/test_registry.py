@@ -125,14 +125,14 @@ def test_a_workload_says_why_it_cannot_run_beyond_missing_packages(monkeypatch):
 
 
 def test_doctor_lists_every_workload_with_what_it_lacks(monkeypatch):
-    from pytest_fsbench import cli
+    from pytest_fsbench import doctor
     from pytest_fsbench.workloads import filebench
 
     monkeypatch.setattr(filebench, "find_filebench", lambda: None)
-    lines = cli.doctor_lines(host())
+    lines = doctor.doctor_lines(host(), width=1000)
     rows = lines[lines.index("workloads:") + 1:lines.index("options (--fs-opt FS:KEY=VALUE):")]
     assert [row.split()[0] for row in rows] == [m.__name__.rsplit(".", 1)[1] for m in WORKLOAD_MODULES]
-    assert f"filebench      skip: {filebench.MISSING_REASON}" in [row.strip() for row in rows]
+    assert f"filebench     skip: {filebench.MISSING_REASON}" in [row.strip() for row in rows]
 
 
 def test_only_a_compressing_case_is_asked_for_its_ratio_after_each_run():

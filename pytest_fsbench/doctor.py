@@ -1,0 +1,131 @@
+"""`fsbench doctor`: which fs x layout cases can run on this machine and why not, what each
+filesystem's implementation here cannot do, the workloads' tools, the result store and the image
+directory a session would use, and what each guest kernel can run. Pure text from facts; the
+command (cli.py) gathers them."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+from .case import LAYOUT_DEVICES, CaseSpec
+from .databases import check_store_place
+from .errors import FsbenchError, UsageError
+from .filesystems import FILESYSTEMS, driver
+from .guest import GuestFacts
+from .host import Host
+from .kernels import Kernel
+from .options import directory_for_files
+from .sizes import human_size
+from .store import Store
+from .system import Runner
+from .workloads import WORKLOAD_MODULES, missing_tools
+
+#: the page width rows are wrapped to (a continuation lines up under its row's text)
+WIDTH = 110
+
+
+def row(label: str, text: str, column: int, width: int = WIDTH) -> list[str]:
+    """label, then text from column on, wrapped so every line of it starts at that column."""
+    wrapped = textwrap.wrap(text, max(20, width - column), break_on_hyphens=False) or [""]
+    return [label.ljust(column) + wrapped[0], *(" " * column + line for line in wrapped[1:])]
+
+
+def wrapped(line: str, width: int = WIDTH) -> list[str]:
+    """A line of its own (the store, the image directory), its continuation indented."""
+    return textwrap.wrap(line, width, break_on_hyphens=False, subsequent_indent="  ") or [""]
+
+
+def host_lines(host: Host, width: int = WIDTH) -> list[str]:
+    """One row per fs x layout: ok, or why not; then what an implementation here lacks."""
+    specs = [CaseSpec(fs, layout) for fs in FILESYSTEMS for layout in LAYOUT_DEVICES]
+    column = max(len(spec.id) for spec in specs) + 2
+    lines = [f"kernel {host.kernel}; ZFS implementation: {host.zfs_impl or 'none'}; root: {host.is_root}"]
+    for fs in FILESYSTEMS:
+        fs_driver = driver(fs, host)
+        for layout in LAYOUT_DEVICES:
+            spec = CaseSpec(fs, layout)
+            reasons = fs_driver.unavailable(spec, host)
+            lines += row(spec.id, "ok" if not reasons else "skip: " + "; ".join(reasons), column, width)
+        for limit in fs_driver.limits(host):
+            lines += row(f"{fs} options", limit, column, width)
+    return lines
+
+
+def workload_lines(width: int = WIDTH) -> list[str]:
+    names = {module: module.__name__.rsplit(".", 1)[1] for module in WORKLOAD_MODULES}
+    column = max(map(len, names.values())) + 4
+    lines = ["workloads:"]
+    for module, name in names.items():
+        reasons = missing_tools(param.fixture for param in getattr(module, "PARAMS", ()))
+        lines += row(f"  {name}", "ok" if not reasons else "skip: " + "; ".join(reasons), column, width)
+    return lines
+
+
+def option_lines(host: Host, width: int = WIDTH) -> list[str]:
+    column = max(map(len, FILESYSTEMS)) + 5
+    lines = ["options (--fs-opt FS:KEY=VALUE):"]
+    for fs in FILESYSTEMS:
+        options = driver(fs, host).options
+        lines += row(f"  {fs}:", "; ".join(f"{key} ({spec.help})" for key, spec in options.items()), column, width)
+    return lines
+
+
+def doctor_lines(host: Host, width: int = WIDTH) -> list[str]:
+    """What this machine can run: cases, the implementations' limits, workloads, options."""
+    return host_lines(host, width) + workload_lines(width) + option_lines(host, width)
+
+
+def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None, width: int = WIDTH) -> list[str]:
+    """What a guest kernel can run: per filesystem, its layouts, or why none (as a session's
+    case under that kernel would be skipped)."""
+    if facts is None:
+        return row(f"kernel {kernel.label}:", f"unavailable: {reason}", len(kernel.label) + 9, width)
+    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, a User-mode Linux guest; modules "
+             f"{', '.join(facts.modules) or 'none'}):"]
+    column = max(map(len, FILESYSTEMS)) + 4
+    for fs in FILESYSTEMS:
+        fs_driver = driver(fs, facts.host)
+        reasons = {layout: fs_driver.unavailable(CaseSpec(fs, layout, kernel=kernel.label), facts.host)
+                   for layout in LAYOUT_DEVICES}
+        ok = [layout for layout, why in reasons.items() if not why]
+        first = next((why[0] for why in reasons.values() if why), "")
+        lines += row(f"  {fs}", ", ".join(ok) if ok else "skip: " + first, column, width)
+    return lines
+
+
+def store_line(location: Path | str, shown: str) -> tuple[str, bool]:
+    """(the line, whether a session can use it) for the result store a session would write:
+    how many sessions it holds, or that a session makes it, or why it cannot be used."""
+    try:
+        exists = not isinstance(location, Path) or location.exists()
+        if not exists:
+            check_store_place(location)
+            return f"store: {shown}: not made yet; the first session makes it there", True
+        store = Store(location, create=False)
+        try:
+            count, read_only = len(store.sessions()), store.db.read_only
+        finally:
+            store.close()
+        if read_only:
+            return (f"store: {shown}: {count} sessions, and it cannot be written here (read-only or no "
+                    "permission): sessions can read it, not run into it"), False
+        check_store_place(location)
+        return f"store: {shown}: {count} session{'s' * (count != 1)}; sessions write into it", True
+    except (UsageError, FsbenchError) as exc:
+        return f"store: {shown}: cannot be used: {exc}", False
+
+
+def image_dir_line(text: str, run: Runner) -> tuple[str, bool]:
+    """(the line, whether a session can use it) for the directory of the loop images: its
+    filesystem and free space, or why it cannot hold them."""
+    try:
+        where = directory_for_files(text)
+    except ValueError as exc:
+        return f"image dir: {text}: cannot be used: {exc}", False
+    existing = next(p for p in (where, *where.parents) if p.exists())
+    fstype = run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(existing)], check=False).stdout.strip()
+    made = "" if where.exists() else " (made when a session starts)"
+    return (f"image dir: {where}{made}: {human_size(shutil.disk_usage(existing).free)} free on "
+            f"{fstype or 'an unknown filesystem'}; sparse images take only what a case writes"), True

@@ -1,0 +1,116 @@
+"""`fsbench doctor`'s lines: every case row lined up (long reasons wrapped under their column),
+the guest remedy named, what zfs-fuse lacks listed, a guest's ZFS line agreeing with the host's,
+and the store and image directory a session would use."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from pytest_fsbench import doctor
+from pytest_fsbench.filesystems import TOOLS
+from pytest_fsbench.guest import GuestFacts
+from pytest_fsbench.host import Host
+from pytest_fsbench.kernels import DEBIAN_UML, Kernel
+from pytest_fsbench.metrics import Direction, Metric
+from pytest_fsbench.store import Store
+from pytest_fsbench.system import run
+
+#: this machine's kind: no md, no jfs or reiserfs, zfs-fuse
+HOST = Host("6.18", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}), frozenset(TOOLS) | {"zfs-fuse", "mdadm"},
+            has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
+
+
+@pytest.fixture(autouse=True)
+def uml_installed(monkeypatch):
+    monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: True)
+
+
+def case_rows(lines: list[str]) -> list[str]:
+    return lines[1:]
+
+
+def test_every_case_row_lines_up_however_long_its_id_or_reason():
+    rows = case_rows(doctor.host_lines(HOST, width=100))
+    assert max(map(len, rows)) <= 100
+    column = len("reiserfs-single  ")
+    heads = [r for r in rows if not r.startswith(" ")]
+    assert len(heads) == 8 * 5 + 1  # each case, and the line of what zfs-fuse lacks
+    assert all(r[column - 2:column] == "  " and r[column] != " " for r in heads), heads
+    assert all(r[:column].isspace() and r[column] != " " for r in rows if r.startswith(" "))
+
+
+def test_each_case_the_host_kernel_cannot_run_names_the_guest_kernel():
+    text = {r.split()[0]: r for r in doctor.host_lines(HOST, width=10_000)[1:]}
+    for case in ("ext4-raid1", "xfs-raid10", "jfs-single", "reiserfs-raid5"):
+        assert text[case].endswith("; run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"), text[case]
+        assert text[case].count("--kernel=host+uml") == 1
+
+
+def test_what_zfs_fuse_lacks_is_listed_and_openzfs_lacks_nothing():
+    [limit] = [r for r in doctor.host_lines(HOST, width=10_000) if r.startswith("zfs options")]
+    assert "no compression=lz4, zstd" in limit and "no recordsize above 128K" in limit
+    openzfs = dataclasses.replace(HOST, zfs_module=True)
+    assert not [r for r in doctor.host_lines(openzfs, width=10_000) if r.startswith("zfs options")]
+
+
+def test_a_guest_kernel_says_zfs_is_the_hosts_not_that_there_is_none():
+    guest = dataclasses.replace(HOST, kernel="6.1.176", has_md=True, filesystems=HOST.filesystems - {"fuse"})
+    facts = GuestFacts(guest, "6.1.176", ("raid1",))
+    lines = doctor.guest_lines(Kernel("uml", DEBIAN_UML), facts, None, width=10_000)
+    [zfs] = [line for line in lines if line.split()[0] == "zfs"]
+    assert "ZFS runs under the host's kernel only" in zfs and "neither" not in zfs
+    assert [line.split(None, 1)[1] for line in lines if line.split()[0] == "ext4"] == [
+        "single, raid0, raid1, raid10, raid5"]
+
+
+def test_the_store_a_session_would_use(tmp_path):
+    missing = tmp_path / "results" / "fsbench.db"
+    line, ok = doctor.store_line(missing, str(missing))
+    assert ok and line == f"store: {missing}: not made yet; the first session makes it there"
+    assert not missing.parent.exists(), "doctor makes nothing"
+    store = Store(tmp_path / "fsbench.db")
+    session = store.start_session("t-1", {"argv": []}, {})
+    row = store.case_row(session, "t", "ext4-single", {}, "dd", {}, "drop", "random", {})
+    store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", 1.0, "MB/s", Direction.HIGHER)])
+    store.close()
+    line, ok = doctor.store_line(tmp_path / "fsbench.db", "s.db")
+    assert ok and line == "store: s.db: 1 session; sessions write into it"
+    (tmp_path / "junk.db").write_text("not a database\n" * 100)
+    line, ok = doctor.store_line(tmp_path / "junk.db", "junk.db")
+    assert not ok and line.startswith("store: junk.db: cannot be used: ") and "is not an SQLite database" in line
+
+
+def test_the_image_directory_a_session_would_use(tmp_path):
+    line, ok = doctor.image_dir_line(str(tmp_path / "images"), run)
+    assert ok and line.startswith(f"image dir: {tmp_path / 'images'} (made when a session starts): ")
+    assert " free on " in line and not (tmp_path / "images").exists()
+    (tmp_path / "afile").write_text("x")
+    line, ok = doctor.image_dir_line(str(tmp_path / "afile"), run)
+    assert not ok and line == f"image dir: {tmp_path / 'afile'}: cannot be used: is not a directory; name a directory (it is made if missing)"
+    line, ok = doctor.image_dir_line("/proc/fsbench", run)
+    assert not ok and "/proc is not writable here" in line
+
+
+def test_wrapped_lines_keep_their_words():
+    long = "store: " + " ".join(["word"] * 60)
+    lines = doctor.wrapped(long, width=50)
+    assert all(len(line) <= 50 for line in lines) and " ".join(l.strip() for l in lines) == long
+    assert all(line.startswith("  ") for line in lines[1:])
+
+
+def test_the_command_takes_the_store_and_the_image_dir(tmp_path, capsys):
+    from pytest_fsbench import cli
+
+    (tmp_path / "afile").write_text("x")
+    code = cli.main(["doctor", "--kernel=host", f"--store={tmp_path / 'fsbench.db'}",
+                     f"--image-dir={tmp_path / 'afile'}"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert f"store: {tmp_path / 'fsbench.db'}: not made yet" in out
+    assert f"image dir: {tmp_path / 'afile'}: cannot be used" in out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
