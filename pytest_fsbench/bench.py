@@ -58,6 +58,8 @@ class CaseResult:
     stopped_by: str | None
     judgement: Judgement = field(default_factory=Judgement)  # the gate's word on the case
     cache_notes: dict[tuple[str, str], str] = field(default_factory=dict)  # (metric, params) -> why from cache
+    fs: str = ""  # the case's filesystem and the data its tool wrote, for the summary's compression column
+    data: str = "random"
 
     @property
     def comparisons(self) -> list[tuple[Series, Comparison]]:
@@ -158,7 +160,8 @@ class Bench:
         store = self.session.store
         series = store.series(self.session.session_id, case_row=row)
         store.finish_case(row, "done" if stopped_by else "running", stopped_by, self.target.manifest)
-        result = CaseResult(self.test, self.target.id, series, stopped_by)
+        result = CaseResult(self.test, self.target.id, series, stopped_by, fs=self.target.spec.fs,
+                            data=self.written or self.data)
         self.session.results.append(result)
         self._report(series)
         if stopped_by:

@@ -22,7 +22,8 @@ from .metrics import Direction, is_headline
 from .sizes import parse_size
 from .stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
 from .store import Series, Store, canonical
-from .tables import VERDICT_ORDER, comparison_rows, in_summary, params_text, short_test, time_shares
+from .tables import (HOLES, VERDICT_ORDER, comparison_rows, compression_text, in_summary, params_text, short_test,
+                     time_shares)
 
 #: the workload parameters a size curve can be drawn against, with the axis they give
 SIZE_AXES = {"record": "record size", "file": "file size"}
@@ -314,9 +315,13 @@ def summary_table(report: Report) -> str:
         rows.append([r.label, r.series.key.metric, params_text(r.series.key.params), plain(s.median), r.series.unit,
                      f"{s.iqr:.3g}", f"{plain(s.median_ci[0])} .. {plain(s.median_ci[1])}", str(s.n), str(r.warmups),
                      r.stopped_by or "-", "" if r.cpu_pct is None else f"{r.cpu_pct:.0f}",
-                     "" if r.compression is None else f"{r.compression:.2f}x",
+                     compression_text(r.compression, r.spec.get("fs", ""), r.data, "x"),
                      f"served from cache ({r.disk_share:.0f}% reached the disks)" if source == "cache" else source])
-    return _table(header, rows, numeric={3, 5, 7, 8, 10})
+    holes = any(HOLES in row[11] for row in rows)
+    return _table(header, rows, numeric={3, 5, 7, 8, 10}) + (
+        f"<p class='note'>compression, {HOLES}: with compression on, ZFS writes no block for a record of zeros (a "
+        "hole), so the achieved ratio, which counts only the blocks written, stays about 1.00 although nothing of "
+        "the zeros reached the disks.</p>" if holes else "")
 
 
 def change_table(report: Report, pairs: list[tuple[str, Series, Comparison]] | None = None,

@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 from . import cache_check
+from .filesystems import DRIVERS
 from .metrics import is_headline
 from .stats import SESSIONS, Comparison, plain, summarize
 from .store import Series
@@ -62,16 +63,30 @@ def results_table(results) -> list[str]:
             summary = summarize(s.values)
             rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), plain(summary.median),
                          s.unit, str(summary.n), interval_text(summary),
-                         cpu_text(tool, user, system),
-                         "" if ratio is None else f"{ratio:.2f}",
+                         cpu_text(tool, user, system), compression_text(ratio, result.fs, result.data),
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
     lines = align(rows)
     return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
                     "than 6 runs there is none, and the runs' range min..max is shown); cpu%: the measured tool's own "
                     "processes, % of all CPUs (marked 'machine' where only the machine-wide user+system is known, "
-                    "other jobs' included); compress: the filesystem's achieved ratio; from: storage when at least "
+                    "other jobs' included); compress: the filesystem's achieved ratio (ZFS stores zeros as holes, which the ratio "
+                    "does not count); from: storage when at least "
                     f"{cache_check.FROM_CACHE_BELOW:.0f}% of the figure's bytes reached the disks, cache when less "
                     "(served from cache), blank when the tool does not say how many bytes it moved"]
+
+
+#: what a compression ratio of zeros stored as holes is shown with
+HOLES = "zeros stored as holes"
+
+
+def compression_text(ratio: float | None, fs: str, data: str, suffix: str = "") -> str:
+    """The achieved compression ratio; on zeros, where the filesystem stores them as holes (ZFS
+    with compression on), said so: the ratio (about 1) counts none of them."""
+    if ratio is None:
+        return ""
+    driver = DRIVERS.get(fs)
+    holes = data == "zeros" and driver is not None and driver.zeros_as_holes
+    return f"{ratio:.2f}{suffix}" + (f" ({HOLES})" if holes else "")
 
 
 def cpu_text(tool: float | None, user: float | None, system: float | None) -> str:

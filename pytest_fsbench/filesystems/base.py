@@ -118,6 +118,9 @@ class Filesystem:
     #: when drop_caches cannot (ZFS's ARC ignores drop_caches), else only 'remount' does
     evict_on_every_run: ClassVar[bool] = False
     evict_description: ClassVar[str] = "umount/mount"
+    #: with compression on, all-zero blocks are stored as holes, which no compression ratio counts
+    #: (zeros then show a ratio of about 1)
+    zeros_as_holes: ClassVar[bool] = False
 
     @classmethod
     def for_host(cls, host: Host | None) -> "Filesystem":

@@ -72,6 +72,7 @@ class Zfs(Filesystem):
     daemons: ClassVar[tuple[Daemon, ...]] = (ZFS_FUSE,)
     evict_on_every_run: ClassVar[bool] = True  # the ARC ignores drop_caches: only export/import empties it
     evict_description: ClassVar[str] = "pool export/import"
+    zeros_as_holes: ClassVar[bool] = True  # a compressing dataset writes no block for a record of zeros
     impl: str = "openzfs"
 
     @classmethod

@@ -212,12 +212,23 @@ def _fill(template: object, entry: dict) -> object:
     return re.sub(r"\{([\w.]+)\}", value, template)
 
 
+def options_text(options: dict) -> str:
+    """A case's filesystem options as its id shows them: compression=lzjb (none: the defaults)."""
+    return ",".join(f"{k}={v}" for k, v in options.items()) or "defaults"
+
+
+def ran_text(rows: list) -> str:
+    """The options fsbench's matching cases ran with (what ran, which may stand in for the study's)."""
+    return "; ".join(sorted({options_text(r.spec.get("options", {})) for r in rows}))
+
+
 @dataclass(frozen=True)
 class Beside:
     entry: dict
     published_mb_s: float | None  # the published value in fsbench's unit (None: a ratio, percent or suspect)
     measured: float | None  # fsbench's median of the matching results
     rows: int  # how many fsbench cases matched
+    ran: str = ""  # the options fsbench's matching cases ran with
 
 
 def beside(study: Study, rows: list) -> list[Beside]:
@@ -236,7 +247,7 @@ def beside(study: Study, rows: list) -> list[Beside]:
                 continue
             published = (float(entry["value"]) * float(rule.get("factor", 1.0))
                          if entry.get("unit") == rule["unit"] and not entry.get("suspect") else None)
-            found.append(Beside(entry, published, _median(values), len(chosen)))
+            found.append(Beside(entry, published, _median(values), len(chosen), ran_text(chosen)))
     return found
 
 
@@ -261,6 +272,7 @@ class ChangeBeside:
     entry: dict
     measured_pct: float | None  # fsbench's change of the median, a against b, in percent
     n: tuple[int, int]
+    ran: str = ""  # the options fsbench's a and b cases ran with: "a vs b"
 
 
 def changes_beside(study: Study, rows: list) -> list[ChangeBeside]:
@@ -277,12 +289,12 @@ def changes_beside(study: Study, rows: list) -> list[ChangeBeside]:
             narrow = {"record": record} if record and ".." not in record else {}
             a_sel = {**rule["a"], "params": {**rule["a"].get("params", {}), **narrow}}
             b_sel = {**rule["b"], "params": {**rule["b"].get("params", {}), **narrow}}
-            a, _ = samples(rows, a_sel, metric)
-            b, _ = samples(rows, b_sel, metric)
+            a, a_rows = samples(rows, a_sel, metric)
+            b, b_rows = samples(rows, b_sel, metric)
             if not a or not b:
                 continue
             pct = (_median(a) / _median(b) - 1) * 100 if _median(b) else None
-            found.append(ChangeBeside(entry, pct, (len(a), len(b))))
+            found.append(ChangeBeside(entry, pct, (len(a), len(b)), f"{ran_text(a_rows)} vs {ran_text(b_rows)}"))
     return found
 
 

@@ -29,38 +29,55 @@ def findings_section(found: list[Verdict]) -> str:
 
 
 def beside_section(study: Study, report: Report) -> str:
+    """The published numbers beside fsbench's medians (always a table: where none has a case here,
+    its one row says why), then the published changes beside fsbench's."""
     items = beside(study, report.rows)
     changes = changes_beside(study, report.rows)
     parts = ["<h2>Published numbers beside fsbench's</h2><p class='note'>Absolute values differ with hardware "
              "(and here the targets are loop devices on one virtual disk): the ratio says how far apart the two "
              "machines are, and whether that distance is the same across configurations. Published values are "
-             "converted to MB/s = 10<sup>6</sup> B/s with the factor below each table.</p>"]
-    if study.fsbench.get("no_published_values"):
-        parts.append(f"<p>{_e(study.fsbench['no_published_values'])}</p>")
+             "converted to MB/s = 10<sup>6</sup> B/s with the factor below each table. <i>fsbench ran</i>: the "
+             "options of fsbench's cases in the row; where they are not the study's, the last section says what "
+             "stands in and why.</p>"]
+    header = ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "statistic", "published",
+              "published MB/s", "fsbench median MB/s", "fsbench / published"]
+    rows = [[i.entry.get("source", ""), i.entry.get("fs", ""), i.entry.get("layout", ""), i.entry.get("options", ""),
+             i.ran, i.entry.get("test", ""), _params(i.entry), i.entry.get("statistic", ""),
+             f"{i.entry['value']:g} {i.entry.get('unit', '')}",
+             "" if i.published_mb_s is None else plain(i.published_mb_s),
+             "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in items]
+    parts.append(_table(header, rows, numeric={9, 10, 11}) if rows else _empty_table(header, _no_numbers(study, changes)))
     if items:
         rules = {r.get("factor_note", "") for r in study.fsbench.get("published", []) if r.get("factor_note")}
-        rows = [[i.entry.get("source", ""), i.entry.get("fs", ""), i.entry.get("layout", ""), i.entry.get("options", ""),
-                 i.entry.get("test", ""), _params(i.entry), i.entry.get("statistic", ""),
-                 f"{i.entry['value']:g} {i.entry.get('unit', '')}",
-                 "" if i.published_mb_s is None else plain(i.published_mb_s),
-                 "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in items]
-        parts.append(_table(["source", "fs", "layout", "options", "test", "parameters", "statistic", "published",
-                             "published MB/s", "fsbench median MB/s", "fsbench / published"], rows,
-                            numeric={8, 9, 10}))
         parts += [f"<p class='note'>{_e(note)}</p>" for note in sorted(rules)]
         parts += [f"<p class='note'>Not compared: {_e(i.entry.get('source', ''))}, {_e(i.entry.get('test', ''))} "
                   f"{i.entry['value']:g} {_e(i.entry.get('unit', ''))}: {_e(suspect_note(i))}.</p>"
                   for i in items if suspect_note(i)]
     if changes:
         rows = [[c.entry.get("source", ""), c.entry.get("fs", ""), c.entry.get("layout", ""), c.entry.get("options", ""),
-                 c.entry.get("test", ""), _params(c.entry), f"{c.entry['value']:+g}%",
+                 c.ran, c.entry.get("test", ""), _params(c.entry), f"{c.entry['value']:+g}%",
                  "" if c.measured_pct is None else f"{c.measured_pct:+.1f}%", f"{c.n[0]}/{c.n[1]}"] for c in changes]
         parts.append("<h3>Published changes beside fsbench's</h3>" + _table(
-            ["source", "fs", "layout", "options", "test", "parameters", "published change", "fsbench change of medians",
-             "runs"], rows, numeric={6, 7}))
-    if not items and not changes and not study.fsbench.get("no_published_values"):
-        parts.append("<p>None of the published numbers has a case in this session.</p>")
+            ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "published change",
+             "fsbench change of medians", "runs"], rows, numeric={7, 8}))
     return "".join(parts)
+
+
+def _no_numbers(study: Study, changes: list) -> str:
+    """Why the table of published numbers has no row."""
+    if study.fsbench.get("no_published_values"):
+        return str(study.fsbench["no_published_values"])
+    if not study.fsbench.get("published"):
+        return ("The study publishes no absolute number fsbench can place on its cases; its numbers are changes in "
+                "percent" + (", beside fsbench's below." if changes else ", and none has a case in this session."))
+    return "None of the published numbers has a case in this session."
+
+
+def _empty_table(header: list[str], why: str) -> str:
+    """A table of no rows but one that says why."""
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    return (f"<table><thead><tr>{head}</tr></thead><tbody><tr><td colspan='{len(header)}'>{_e(why)}</td></tr>"
+            "</tbody></table>")
 
 
 def _params(entry: dict) -> str:

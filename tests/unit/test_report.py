@@ -276,3 +276,17 @@ def test_the_paired_table_is_made_from_the_store_as_the_session_made_it(tmp_path
                           "worse (paired by round)"]
     # a variant whose rounds are not all there pairs nothing
     assert pair_up(reference, variant, 7, 0.05) == []
+
+
+def test_zeros_stored_as_holes_are_said_so_beside_their_ratio():
+    """ZFS with compression on writes no block for zeros: its ratio of about 1.00 counts none of them."""
+    def case(fs: str, data: str, ratio: float) -> report.Row:
+        row = glance_row(fs, [100.0, 110.0])
+        return dataclasses.replace(row, compression=ratio, data=data, spec={"fs": fs})
+
+    data = report.Report(1, {}, [], [case("zfs", "zeros", 1.0), case("zfs", "random", 1.0), case("btrfs", "zeros", 30.1)])
+    [table] = html.fromstring(f"<div>{report.summary_table(data)}</div>").iter("table")
+    assert [[cell.text_content() for cell in row][11] for row in table.iter("tr")] == [
+        "compression", "1.00x (zeros stored as holes)", "1.00x", "30.10x"]
+    assert "ZFS writes no block for a record of zeros (a hole)" in report.summary_table(data)
+    assert "holes" not in report.summary_table(report.Report(1, {}, [], [case("btrfs", "zeros", 30.1)]))

@@ -200,8 +200,9 @@ def test_a_published_value_marked_suspect_gets_its_note_and_no_ratio(tmp_path):
     assert studies.ratio_text(plain) == f"{4550.0 / (132.024 * 1.024):.2f}", "the others keep their ratio"
     cells = {tuple(td.text_content() for td in tr.iter("td")) for tr in
              lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")}
-    [row] = [c for c in cells if len(c) == 11 and c[7] == "129928 MB/s"]
-    assert row[8] == "" and row[9] == "4638" and row[10] == "not compared (see the note below)"
+    [row] = [c for c in cells if len(c) == 12 and c[8] == "129928 MB/s"]
+    assert row[9] == "" and row[10] == "4638" and row[11] == "not compared (see the note below)"
+    assert row[4] == "compress=zlib,mount=datacow,datasum", "the options fsbench's case ran with"
     assert ("Not compared: Results table (untitled, only table in the article), row 20: Btrfs two disks, raid0 -o "
             "compress, reread 129928 MB/s: printed as 129928") in html_text(page.preface(study, data, "quick"))
     assert studies.suspect_note(plain) is None
@@ -216,3 +217,33 @@ def test_published_changes_stand_beside_fsbenchs_change(tmp_path):
     writes = [c for c in found if c.entry["test"] == "write"]
     assert writes and all(c.measured_pct == pytest.approx(210.0) for c in writes)
     assert any(c.entry["value"] >= 400 for c in writes), "the study's +400..900 % beside it"
+
+
+def test_published_changes_are_labelled_with_what_fsbench_ran(tmp_path):
+    """zfs-fuse has no lz4: the study's 'compression=lz4 vs off' rows say fsbench ran lzjb."""
+    study = ALL["compression"]
+    lzjb, off = (("compression", "lzjb"),), (("compression", "off"),)
+    store, sid = store_of(tmp_path, {("zfs", "single", lzjb, "1M"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", off, "1M"): [100.0, 100.0, 100.0]})
+    data = report.report_data(store, sid)
+    found = studies.changes_beside(study, data.rows)
+    assert found and {c.entry["options"] for c in found} == {"compression=lz4 vs off"}
+    assert {c.ran for c in found} == {"compression=lzjb vs compression=off"}
+    cells = [[td.text_content() for td in tr.iter("td")]
+             for tr in lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")]
+    assert ["compression=lz4 vs off", "compression=lzjb vs compression=off"] in [c[3:5] for c in cells if len(c) == 10]
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_published_numbers_section_always_has_its_table(name, tmp_path):
+    """Whatever the session measured and whatever the study published, the section renders its
+    table of published numbers; with no row to show, one row says why."""
+    study = ALL[name]
+    store, sid = store_of(tmp_path, {("ext2", "single", (), "16M"): [40.0, 42.0, 44.0]}, "iozone.no_such_test")
+    html = page.beside_section(study, report.report_data(store, sid))
+    tree = lxml_html.fromstring(f"<div>{html}</div>")
+    [first, *_] = tree.iter("table")
+    heads = [th.text_content() for th in first.iter("th")]
+    assert heads[:5] == ["source", "fs", "layout", "options", "fsbench ran"] and "fsbench / published" in heads
+    [why] = [td for td in first.iter("td")]
+    assert why.get("colspan") == str(len(heads)) and why.text_content()

@@ -30,6 +30,10 @@ def test_results_table_shows_headline_metrics_with_cpu_and_compression():
     tool = series("cpu.tool", [7] * 6, "%", Direction.LOWER)
     lines = results_table([CaseResult(TEST, "btrfs-single", [write, *side, tool], "runs")])
     assert lines[1].split()[7:9] == ["7", "2.00"]
+    # ZFS stores zeros as holes: their ratio of about 1 is said to count none of them
+    zeros = CaseResult(TEST, "zfs-single", [write, *side[:2], series("fs.compressratio", [1.0] * 6, "x")], "runs",
+                       fs="zfs", data="zeros")
+    assert "1.00 (zeros stored as holes)" in results_table([zeros])[1]
 
 
 def test_comparison_lines_order_and_counts():
