@@ -24,7 +24,7 @@ from .sequential import attained, nominal_alpha
 
 from .stats import PAIRED, SESSIONS, Comparison, format_comparison, min_runs_for
 from .store import Series, SeriesKey
-from .tables import params_text
+from .tables import metric_label
 
 REGRESSION, WITHIN, INCONCLUSIVE = "regression", "within bounds", "inconclusive"
 #: what a CI job does with an inconclusive verdict (--inconclusive)
@@ -225,9 +225,8 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
                  runs_option: str = "--runs", at_least: int = 0) -> str:
     """The failure line of a case: the verdict, the change, its interval and p; when inconclusive,
     what would decide it (runs_option: the option that sets this session's most runs)."""
-    label = f"{metric} {params_text(params)}".rstrip()
     kind = verdict(cmp, rule.threshold_pct)
-    line = f"{case_id} {kind}: {format_comparison(label, cmp, unit)}"
+    line = f"{case_id} {kind}: {format_comparison(metric_label(metric, params), cmp, unit)}"
     if kind == REGRESSION:
         return f"{line}; worse than the {rule.threshold_pct:g}% allowed"
     if kind == INCONCLUSIVE:

@@ -160,6 +160,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if fsbench.settings.report is not None:
         problems += write_report(fsbench, reporter)
     if reporter is not None and fsbench.saved:
+        reporter.ensure_newline()  # not on the end of the progress line
         reporter.write_line(f"fsbench: {fsbench.saved}")
     for problem in problems:
         if reporter is not None:

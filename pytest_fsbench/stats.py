@@ -341,6 +341,8 @@ def min_rounds_for(alpha: float = 0.05) -> int:
     return max(1, math.ceil(math.log2(1 / alpha) - 1e-12))
 
 
+#: --alpha's default: the one-sided level of comparisons made without one (exports)
+DEFAULT_ALPHA = 0.05
 #: a comparison's verdict when neither side is significant: it gates nothing, and says only that
 #: the runs cannot tell the two apart (not that they are the same)
 NOT_SIGNIFICANT = "not significant"
@@ -471,6 +473,26 @@ def _fmt_pct(x: float) -> str:
     return f"{x:+.1f}%" if math.isfinite(x) else f"{x:+}%"
 
 
+def p_text(p: float) -> str:
+    """A one-sided p-value as every view prints it: 0.016, or <0.001."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def level_text(cmp: Comparison) -> str:
+    """The confidence level of a comparison's interval, as every view labels it: 90 (ci90,
+    "90% CI"); 94.5 for a sequential look at 0.027."""
+    return f"{cmp.level * 100:.3g}"
+
+
+def comparison_record(cmp: Comparison) -> dict[str, object]:
+    """A comparison for the exports, in the words and numbers the tables and lines print."""
+    low, high = cmp.pct_ci
+    return {"change_pct": round(cmp.shift_pct, 1), "interval_pct": [round(low, 1), round(high, 1)],
+            "level_pct": float(level_text(cmp)), "p": p_text(cmp.p_value), "verdict": cmp.verdict,
+            "method": cmp.method, "baseline_median": cmp.baseline_median, "candidate_median": cmp.candidate_median,
+            "n": [cmp.n_baseline, cmp.n_candidate]}
+
+
 def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
     """One line: ``dd.write 412.3 -> 383.1 MB/s -7.1% [90% CI -9.8%, -4.0%] p=0.004 n=8/8 worse``.
 
@@ -479,13 +501,13 @@ def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
     (with several baseline sessions: sessions and runs) and the verdict.
     """
     unit_part = f" {unit}" if unit else ""
-    p = "p<0.001" if cmp.p_value < 0.001 else f"p={cmp.p_value:.3f}"
+    p = "p<0.001" if cmp.p_value < 0.001 else f"p={p_text(cmp.p_value)}"
     low, high = cmp.pct_ci
     n = (f"n={cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS
          else f"n={cmp.sessions} session{'s' * (cmp.sessions > 1)} ({cmp.n_baseline} runs)/{cmp.n_candidate}"
          + (f", drift pooled on {cmp.drift_df} df" if cmp.drift_df else ""))
     return (
         f"{metric_name} {_fmt_value(cmp.baseline_median)} -> {_fmt_value(cmp.candidate_median)}"
-        f"{unit_part} {_fmt_pct(cmp.shift_pct)} [{cmp.level * 100:.3g}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "
+        f"{unit_part} {_fmt_pct(cmp.shift_pct)} [{level_text(cmp)}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "
         f"{n} {cmp.verdict}"
     )

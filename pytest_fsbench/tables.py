@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from . import cache_check
 from .filesystems import DRIVERS
 from .metrics import is_headline
-from .stats import SESSIONS, Comparison, plain, summarize
+from .stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
 from .store import Series
 
 SUMMARY_UNITS = ("MB/s", "ops/s", "s", "x control")  # x control: a figure over its run's --control
@@ -23,6 +23,11 @@ def in_summary(name: str, unit: str) -> bool:
 
 def params_text(params_json: str) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(json.loads(params_json).items()))
+
+
+def metric_label(metric: str, params_json: str) -> str:
+    """A figure as the gate's lines and the exports name it: dd.write bs=1M,data=random,size=8M."""
+    return f"{metric} {params_text(params_json)}".rstrip()
 
 
 def short_test(test: str) -> str:
@@ -110,10 +115,10 @@ def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level:
     for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
         marker = "*" if cmp.significant else " "
         n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
-        level = f"{(1 - 2 * cmp.alpha) * 100:.3g}% " if show_level else ""
+        level = f"{level_text(cmp)}% " if show_level else ""
         rows.append((case, s.key.metric, params_text(s.key.params), plain(cmp.baseline_median),
                      plain(cmp.candidate_median), s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
-                     f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", f"{cmp.p_value:.3g}", n, cmp.verdict))
+                     f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", p_text(cmp.p_value), n, cmp.verdict))
     return rows
 
 

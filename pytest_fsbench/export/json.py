@@ -1,7 +1,9 @@
 """A session as JSON in the shape of pytest-benchmark's files (machine_info, commit_info,
 benchmarks with stats), so tooling that reads those can read fsbench's. Each benchmark entry is
 one metric of one case; its unit and direction are in extra_info (pytest-benchmark's are always
-seconds, lower is better)."""
+seconds, lower is better). A --paired (or kernel A/B) variant's entries carry its comparison
+with the reference case (extra_info.paired), in the words and numbers the tables print; the gate's
+lines are in each case's manifest."""
 
 from __future__ import annotations
 
@@ -9,15 +11,24 @@ import json
 import math
 
 from .. import __version__, cache_check
-from ..stats import summarize
+from ..baseline import PAIRED_WITH, paired_pairs
+from ..stats import DEFAULT_ALPHA, comparison_record, format_comparison, summarize
 from ..store import Store
+from ..tables import metric_label
 
 
 def _finite(value: float) -> float | None:
     return None if math.isnan(value) or math.isinf(value) else value
 
 
-def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None = None) -> dict[str, object]:
+def paired_record(series, cmp, reference: str) -> dict[str, object]:
+    """A variant's comparison with its reference case, for the exports."""
+    return {"reference": reference, **comparison_record(cmp),
+            "line": format_comparison(metric_label(series.key.metric, series.key.params), cmp, series.unit)}
+
+
+def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None = None,
+                    paired: dict | None = None) -> dict[str, object]:
     s = summarize(series.values)
     share = cache_check.figure_share(shares or {}, series)
     case = cases_by_test.get(series.key.test, {})
@@ -43,6 +54,7 @@ def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None 
             "sem": _finite(s.sem), "cv": _finite(s.cv), "cache": case.get("cache"), "data": case.get("data"),
             "stopped_by": case.get("stopped_by"), "manifest": case.get("manifest"),
             "disk_share_pct": share, "served_from_cache": None if share is None else cache_check.served_from_cache(share),
+            **({"paired": paired[series.key]} if paired and series.key in paired else {}),
         },
     }
 
@@ -54,13 +66,22 @@ def export_session(store: Store, session_id: int) -> dict[str, object]:
     manifest = session["manifest"]
     every = store.series(session_id)
     shares = cache_check.share_index(every)
+    paired = paired_index(store, session_id, meta["cases"])
     return {
         "machine_info": {"node": manifest.get("hostname"), "release": manifest.get("kernel"),
                          "cpu": {"brand_raw": manifest.get("cpu"), "count": manifest.get("cpus")},
                          "python_version": manifest.get("python"), **manifest},
         "commit_info": {"id": manifest.get("fsbench_commit"), "project": "fsbench"},
-        "benchmarks": [benchmark_entry(s, cases_by_test, shares) for s in every],
+        "benchmarks": [benchmark_entry(s, cases_by_test, shares, paired) for s in every],
         "datetime": session["started"],
         "version": __version__,
         "fsbench_session": session,
     }
+
+
+def paired_index(store: Store, session_id: int, cases: list[dict]) -> dict:
+    """SeriesKey -> the export's record of each variant series' comparison with its reference (at
+    the default --alpha, as a session without --alpha compares them)."""
+    references = {c["test"]: c["manifest"][PAIRED_WITH]["reference"] for c in cases if c["manifest"].get(PAIRED_WITH)}
+    return {s.key: paired_record(s, cmp, references[s.key.test])
+            for _, s, cmp in paired_pairs(store, session_id, cases, DEFAULT_ALPHA)}

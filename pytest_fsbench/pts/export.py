@@ -6,7 +6,8 @@ after each PTS case). A session becomes:
 - one Result per test, metric and parameter set: Scale is the metric's unit, Proportion HIB/LIB
   from its direction; a result PTS itself ran is described as PTS described it;
 - one Entry per case: Value is the median, RawString every measured sample (":"-separated, as
-  PTS writes them).
+  PTS writes them); its JSON says when the figure was served from cache and, for a --paired
+  variant, its comparison with the reference case (the line the tables and the gate print).
 Side metrics (cpu.*, disk.*, fs.*) stay out: PTS would chart them as benchmarks.
 """
 
@@ -19,6 +20,7 @@ from collections import defaultdict
 from lxml import etree
 
 from .. import __version__, cache_check
+from ..export.json import paired_index
 from ..metrics import UNITS, Direction, is_headline
 from ..stats import summarize
 from ..store import Store
@@ -144,6 +146,7 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
     by_test = {case["test"]: case for case in cases}
     every = store.series(session_id)
     shares = cache_check.share_index(every)
+    paired = paired_index(store, session_id, cases)
     groups: dict[tuple, list] = defaultdict(list)
     for series in every:
         if not is_headline(series.key.metric) or not series.values:
@@ -170,8 +173,11 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
             etree.SubElement(entry, "Identifier").text = ident(series.case_id)
             etree.SubElement(entry, "Value").text = _value(summarize(values).median)
             etree.SubElement(entry, "RawString").text = ":".join(_value(v) for v in values)
-            if notes[series.case_id]:
-                etree.SubElement(entry, "JSON").text = json.dumps({"fsbench": notes[series.case_id]})
+            extra = {"fsbench": notes[series.case_id]} if notes[series.case_id] else {}
+            if series.key in paired:  # a --paired variant: its comparison with the reference case
+                extra["fsbench-paired"] = paired[series.key]["line"]
+            if extra:
+                etree.SubElement(entry, "JSON").text = json.dumps(extra)
     return etree.ElementTree(root)
 
 
