@@ -23,6 +23,10 @@ class CommandError(FsbenchError):
         tail = "\n".join(output.strip().splitlines()[-8:])
         super().__init__(f"{' '.join(argv)}: {status}" + (f"\n{tail}" if tail else ""))
 
+    def __reduce__(self):
+        """Rebuilt from its parts (a guest's agent sends its errors to the host pickled)."""
+        return (type(self), (self.argv, self.returncode, self.output, self.reason))
+
 
 class ParseError(FsbenchError):
     """A tool's output did not contain what its parser expects."""

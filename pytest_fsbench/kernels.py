@@ -54,7 +54,30 @@ def _uml_path(text: str, value: str) -> tuple[str | None, Path]:
     if not kernel.is_file() or not os.access(kernel, os.X_OK):
         raise UsageError(f"--kernel={text!r}: {kernel} is not an executable file; build it with "
                          "'make ARCH=um' and name the 'linux' program it makes")
+    problem = not_a_uml_kernel(kernel)
+    if problem:
+        raise UsageError(f"--kernel={text!r}: {kernel} {problem}; build one with 'make ARCH=um' and name the "
+                         "'linux' program it makes")
     return name, kernel
+
+
+#: what every User-mode Linux kernel carries (its --help and boot banner print it)
+UML_BANNER = b"User Mode Linux"
+
+
+def not_a_uml_kernel(path: Path) -> str | None:
+    """Why an executable file is no User-mode Linux kernel (None when it is one): not an ELF
+    program, or one without UML's banner (e.g. /bin/true, or a bzImage). Read, never run."""
+    chunk, tail = 1 << 20, b""
+    with open(path, "rb") as handle:
+        head = handle.read(4)
+        if head != b"\x7fELF":
+            return "is not an ELF program, so no User-mode Linux kernel"
+        while data := handle.read(chunk):
+            if UML_BANNER in tail + data:
+                return None
+            tail = data[-len(UML_BANNER):]
+    return f"is a program but no User-mode Linux kernel (no {UML_BANNER.decode()!r} banner in it)"
 
 
 def _label_of(name: str | None, path: Path) -> str:

@@ -3,6 +3,7 @@ is done by matrix, session, target, runner and thresholds."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import signal
 import sys
@@ -13,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from . import progress, tables
+from . import probes, progress, tables
 from .bench import Bench, case_key
 from .case import CaseSpec
-from .errors import UnsafeDevice, UsageError
+from .errors import FsbenchError, UnsafeDevice, UsageError
 from .probe import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
 from .assertions import SessionResults
@@ -310,6 +311,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             if session.config.option.collectonly:  # nothing will be measured: check, record no session
                 check_store_place(fsbench.settings.store_path)
             else:
+                probe_options(fsbench, [item.callspec.params["fsbench_spec"] for item in cases])
                 fsbench.open_store()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -325,6 +327,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     reporter.write_line(format_plan(plan))
 
 
+def probe_options(fsbench: FsbenchSession, specs: list[CaseSpec]) -> None:
+    """The options only the tools can judge, tried once per filesystem and set of options on a
+    scratch target before the store records a session: a rejected one is a UsageError."""
+    variants = {b for _, b in fsbench.settings.pairs}
+    for spec in probes.to_probe(specs):
+        if fsbench.targets.unavailable(spec):
+            continue  # skipped with its reason when its turn comes
+        failure = fsbench.targets.probe(spec)
+        if failure is not None:
+            raise UsageError(probes.rejected(spec, "--paired" if spec in variants else "--fs-opt", failure))
+
+
 @pytest.fixture
 def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> Iterator[Target]:
     """A freshly built, mounted filesystem for this case; torn down after the test, always."""
@@ -335,7 +349,14 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
     if reasons:
         pytest.skip(f"{fsbench_spec.id}: " + "; ".join(reasons))
     start = time.monotonic()
-    with session.target(fsbench_spec) as target:
+    with contextlib.ExitStack() as stack:
+        failure = None
+        try:
+            target = stack.enter_context(session.target(fsbench_spec))
+        except FsbenchError as exc:  # one line naming the tool's words, not a traceback through fsbench
+            failure = probes.build_failure(fsbench_spec.id, exc)
+        if failure is not None:
+            pytest.fail(failure, pytrace=False)
         built = time.monotonic()
         yield target
         ended = time.monotonic()

@@ -45,6 +45,10 @@ class Step:
     gone: tuple[str, ...] = ()  # what an undo command prints when there was nothing left to undo
 
 
+#: what umount prints for a mount that is not there: a failed mount step has nothing to undo
+NOT_MOUNTED = ("not mounted",)
+
+
 @dataclass(frozen=True)
 class BuildContext:
     """Names a plan needs: unique resource name, devices, where to mount, a private directory."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..case import CaseSpec
-from .base import MKFS_OPT, MOUNT_OPT, Argv, BuildContext, Filesystem, OptionSpec, Step
+from .base import MKFS_OPT, MOUNT_OPT, NOT_MOUNTED, Argv, BuildContext, Filesystem, OptionSpec, Step
 from .base import matches, mount_option_list
 
 _COMPRESS = r"(no|none|zlib(:[1-9])?|lzo|zstd(:([1-9]|1[0-5]))?)"
@@ -41,7 +41,7 @@ class Btrfs(Filesystem):
         forget: Argv = ("btrfs", "device", "scan", "--forget", *ctx.devices)
         return [
             Step(mkfs, (forget,)),
-            Step(self.mount_argv(spec, ctx), (("umount", ctx.mountpoint),)),
+            Step(self.mount_argv(spec, ctx), (("umount", ctx.mountpoint),), NOT_MOUNTED),
         ]
 
     def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:

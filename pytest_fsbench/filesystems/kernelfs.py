@@ -8,7 +8,7 @@ from typing import ClassVar
 
 from ..case import CaseSpec
 from ..host import Host
-from .base import MKFS_OPT, MOUNT_OPT, Argv, BuildContext, Filesystem, OptionSpec, Step
+from .base import MKFS_OPT, MOUNT_OPT, NOT_MOUNTED, Argv, BuildContext, Filesystem, OptionSpec, Step
 from .base import mount_option_list
 from .md import (MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_lacks,
                  md_unavailable)
@@ -32,7 +32,7 @@ class MdBackedFilesystem(Filesystem):
         user_args = shlex.split(spec.option("mkfs") or "")
         # the user's mkfs arguments come last so they override the defaults above
         steps.append(Step((*self.mkfs_argv, *user_args, block_device(spec, ctx))))
-        steps.append(Step(self.mount_argv(spec, ctx), (("umount", ctx.mountpoint),)))
+        steps.append(Step(self.mount_argv(spec, ctx), (("umount", ctx.mountpoint),), NOT_MOUNTED))
         return steps
 
     def mount_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:

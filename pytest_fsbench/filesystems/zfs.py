@@ -105,7 +105,8 @@ class Zfs(Filesystem):
             return []
         return ["zfs-fuse (pool version 23) has no compression=lz4, zstd, zstd-N or zstd-fast-N (it has on, off, "
                 "lzjb, gzip, gzip-1..9 and zle) and no recordsize above 128K: those cases skip (the OpenZFS kernel "
-                "module has them)"]
+                "module has them); other values it lacks (xattr=sa, checksum=sha512, ...) are refused before a "
+                "session measures, when a scratch pool with them cannot be made"]
 
     @staticmethod
     def _fuse_limits(spec: CaseSpec) -> list[str]:

@@ -93,9 +93,46 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--dd-size=100T"], "--dd-size=100T: ext4-single needs about 100.0T and its devices hold 4.0G "
                          "(1 x --image-size=4G); give a smaller --dd-size or a larger --image-size"),
     (["--dd-size=1G", "--image-size=1G", "--layout=single,raid1"], "--dd-size=1G: ext4-single needs about 1.1G"),
+    # issue 23: a program that is no UML kernel is not booted in every case
+    (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
+                                   "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
 ])
 def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
     assert message in usage_error(args, tmp_path)
+
+
+def zfs_fuse_only() -> str | None:
+    from pytest_fsbench.probe import probe
+
+    return None if probe().zfs_impl == "zfs-fuse" else "needs zfs-fuse (pool version 23), which lacks these values"
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("args, message", [
+    (["--fs=ext4", "--fs-opt=ext4:mount=bogusopt"],
+     ["--fs-opt ext4:mount=bogusopt: mount rejects it (exit status 32): mount: ",
+      ": wrong fs type, bad option, bad superblock on /dev/loop"]),
+    (["--fs=ext4", "--fs-opt=ext4:mkfs=-Z"],
+     ["--fs-opt ext4:mkfs=-Z: mkfs.ext4 rejects it (exit status 1): mkfs.ext4: invalid option -- 'Z'; fix or drop "
+      "the value (tried on a scratch image before anything was measured; nothing is left of it)"]),
+    (["--fs=btrfs", "--paired=btrfs:mount=bogus"],
+     ["--paired btrfs:mount=bogus: mount rejects it (exit status 32): mount: "]),
+    pytest.param(["--fs=zfs", "--fs-opt=zfs:xattr=sa"],
+                 ["--fs-opt zfs:xattr=sa: zpool rejects it (exit status 1): cannot create 'fsbench-",
+                  "': 'xattr' must be one of 'on | off'; fix or drop the value"],
+                 marks=pytest.mark.skipif(zfs_fuse_only() is not None, reason=str(zfs_fuse_only()))),
+    pytest.param(["--fs=zfs", "--fs-opt=zfs:checksum=sha512"],
+                 ["--fs-opt zfs:checksum=sha512: zpool rejects it (exit status 1): cannot create 'fsbench-",
+                  "': 'checksum' must be one of 'on | off | fletcher2 | fletcher4 | sha256'"],
+                 marks=pytest.mark.skipif(zfs_fuse_only() is not None, reason=str(zfs_fuse_only()))),
+])
+def test_a_value_only_the_tool_can_judge_is_one_line_before_anything_is_measured(tmp_path, args, message,
+                                                                                  no_leftovers):
+    """Issue 23: the tool is asked once, on a scratch image with the case's own commands; its
+    rejection is the usage error, and no session, image, loop device, mount or pool is left."""
+    line = usage_error(args, tmp_path)
+    assert all(part in line for part in message), line
+    assert not (tmp_path / "fsbench.db").exists(), "no session was recorded"
 
 
 def test_kernel_config_make_does_not_know(tmp_path):

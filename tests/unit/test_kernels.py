@@ -19,7 +19,8 @@ from pytest_fsbench.matrix import build_matrix, kernel_pairs
 from pytest_fsbench.options import APPEND, FLAG
 from pytest_fsbench.settings import settings_from
 
-TRUE = Path("/bin/true")  # an executable file, standing in for a UML kernel's path
+#: an executable file with an ELF header and UML's banner, standing in for a UML kernel (never run)
+UML = Path(__file__).resolve().parents[1] / "data" / "kernels" / "stand-in-uml"
 
 
 #: this machine as the host+uml tests see it: ext4/xfs/btrfs, every tool, no md driver
@@ -44,13 +45,13 @@ def settings(host: Host = NO_MD, **given):
 def test_kernels_parsed_with_labels():
     assert parse_kernels("host") == (Kernel(HOST),)
     assert parse_kernels("host,uml") == (Kernel(HOST), Kernel("uml", DEBIAN_UML))
-    assert parse_kernels(f"uml:{TRUE}") == (Kernel("uml-true", TRUE),)
-    assert parse_kernels(f"uml:patched={TRUE}") == (Kernel("uml-patched", TRUE),)
+    assert parse_kernels(f"uml:{UML}") == (Kernel("uml-stand-in-uml", UML),)
+    assert parse_kernels(f"uml:patched={UML}") == (Kernel("uml-patched", UML),)
 
 
 def test_host_plus_a_guest_is_the_host_and_a_fallback():
     assert parse_kernels("host+uml") == (Kernel(HOST), Kernel("uml", DEBIAN_UML, fallback=True))
-    assert parse_kernels(f" host+uml:patched={TRUE} ") == (Kernel(HOST), Kernel("uml-patched", TRUE, fallback=True))
+    assert parse_kernels(f" host+uml:patched={UML} ") == (Kernel(HOST), Kernel("uml-patched", UML, fallback=True))
     kernels = parse_kernels("host+uml")
     assert compared(kernels) == (HOST,) and fallback(kernels) == Kernel("uml", DEBIAN_UML, fallback=True)
     ab = parse_kernels("host,uml")
@@ -60,9 +61,27 @@ def test_host_plus_a_guest_is_the_host_and_a_fallback():
 def test_a_kernel_tree_is_named_by_its_directory(tmp_path):
     kernel = tmp_path / "linux-6.8-rc1" / "linux"
     kernel.parent.mkdir()
-    kernel.write_text("")
+    kernel.write_bytes(UML.read_bytes())
     kernel.chmod(0o755)
     assert parse_kernels(f"uml:{kernel}")[0].label == "uml-linux-6.8-rc1"
+
+
+def test_a_program_that_is_no_uml_kernel_is_refused(tmp_path):
+    """Issue 23: --kernel=uml:a=/bin/true booted /bin/true as a kernel in every case."""
+    with pytest.raises(UsageError, match="/bin/true is a program but no User-mode Linux kernel "
+                                         r"\(no 'User Mode Linux' banner in it\); build one with 'make ARCH=um'"):
+        parse_kernels("uml:a=/bin/true")
+    script = tmp_path / "linux"
+    script.write_text("#!/bin/sh\necho User Mode Linux\n")
+    script.chmod(0o755)
+    with pytest.raises(UsageError, match=f"{script} is not an ELF program, so no User-mode Linux kernel"):
+        parse_kernels(f"uml:{script}")
+    # the banner split across two reads is still found
+    big = tmp_path / "big" / "linux"
+    big.parent.mkdir()
+    big.write_bytes(b"\x7fELF" + b"\0" * ((1 << 20) - 10) + b"User Mode Linux v6" + b"\0" * 100)
+    big.chmod(0o755)
+    assert parse_kernels(f"uml:{big}")[0].path == big
 
 
 @pytest.mark.parametrize("text, message", [
@@ -70,8 +89,8 @@ def test_a_kernel_tree_is_named_by_its_directory(tmp_path):
     ("uml:", "unknown kernel 'uml:'"),
     ("uml:relative/linux", "give the UML kernel's absolute path"),
     ("uml:/no/such/linux", "/no/such/linux is not an executable file; build it with 'make ARCH=um'"),
-    (f"uml:a/b={TRUE}", "the name 'a/b' must be letters"),
-    (f"uml:x={TRUE},uml:x={TRUE}", "two kernels are both named 'uml-x'; name them apart"),
+    (f"uml:a/b={UML}", "the name 'a/b' must be letters"),
+    (f"uml:x={UML},uml:x={UML}", "two kernels are both named 'uml-x'; name them apart"),
     ("uml,uml", "two kernels are both named 'uml'"),
     ("host+uml,uml", "host\\+uml chooses one kernel per case, so give it alone; list kernels \\(host,uml\\)"),
     ("host,host+uml", "host\\+uml chooses one kernel per case, so give it alone"),
@@ -96,7 +115,7 @@ def test_a_file_that_is_not_executable_is_no_kernel(tmp_path):
 
 def test_a_missing_uml_kernel_is_a_reason_not_an_error():
     assert Kernel(HOST).missing() is None
-    assert Kernel("uml", TRUE).missing() is None
+    assert Kernel("uml", UML).missing() is None
     assert "is not an executable file" in Kernel("uml-x", Path("/no/such/linux")).missing()
 
 
@@ -115,7 +134,7 @@ def test_each_other_kernel_is_paired_with_the_first():
 
 
 def test_two_kernels_make_an_interleaved_paired_session():
-    s = settings(**{"--kernel": f"uml,uml:b={TRUE}", "--fs": "ext4,btrfs", "--runs": "6"})
+    s = settings(**{"--kernel": f"uml,uml:b={UML}", "--fs": "ext4,btrfs", "--runs": "6"})
     assert s.interleave
     assert [(a.id, b.id) for a, b in s.pairs] == [("uml-ext4-single", "uml-b-ext4-single"),
                                                   ("uml-btrfs-single", "uml-b-btrfs-single")]
@@ -125,12 +144,12 @@ def test_two_kernels_make_an_interleaved_paired_session():
 
 def test_kernels_and_paired_options_are_not_mixed():
     with pytest.raises(UsageError, match="a session compares either kernels or options"):
-        settings(**{"--kernel": f"uml,uml:b={TRUE}", "--fs": "btrfs", "--paired": ["btrfs:compress=zstd"]})
+        settings(**{"--kernel": f"uml,uml:b={UML}", "--fs": "btrfs", "--paired": ["btrfs:compress=zstd"]})
 
 
 def test_a_kernel_pair_needs_rounds_enough_to_decide():
     with pytest.raises(UsageError, match="can never show a significant difference"):
-        settings(**{"--kernel": f"uml,uml:b={TRUE}", "--runs": "3"})
+        settings(**{"--kernel": f"uml,uml:b={UML}", "--runs": "3"})
 
 
 def test_host_plus_uml_runs_each_case_once_under_one_kernel():
@@ -153,8 +172,8 @@ def test_host_plus_uml_allows_paired_options():
 
 
 def test_boot_line_wires_the_channel_to_the_second_console():
-    argv = boot_argv(Kernel("uml", TRUE), Path("/run/fsbench/1-abcd/guest-1/init"), 5, 8, memory="1G")
-    assert argv[0] == str(TRUE)
+    argv = boot_argv(Kernel("uml", UML), Path("/run/fsbench/1-abcd/guest-1/init"), 5, 8, memory="1G")
+    assert argv[0] == str(UML)
     assert {"mem=1G", "rootfstype=hostfs", "rootflags=/", "init=/run/fsbench/1-abcd/guest-1/init",
             "con1=fd:5,fd:8", "con0=null,fd:1"} <= set(argv)
 
