@@ -58,7 +58,8 @@ def rejected(spec: CaseSpec, option: str, failure: CommandError) -> str:
 def build_failure(case_id: str, error: FsbenchError) -> str:
     """One line for a case whose target could not be built (where no probe asked first: a guest
     kernel's case): the tool and its own words."""
+    head = f"{case_id}: the target could not be built: "
     if isinstance(error, CommandError):
         status = error.reason or f"exit status {error.returncode}"
-        return f"{case_id}: the target could not be built: {error.argv[0]} failed ({status}): {tool_message(error.output)}"
-    return f"{case_id}: the target could not be built: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
+        return f"{head}{error.argv[0]} failed ({status}): {tool_message(error.output)}"
+    return head + (str(error).splitlines()[0] if str(error) else type(error).__name__)

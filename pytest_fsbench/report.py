@@ -285,13 +285,12 @@ def _glance_group(title: str, ranked: list[Row], alpha: float, pairs: frozenset[
 def at_a_glance(report: Report) -> str:
     """Per box plot: the best case and how far each other one is from it, with its noise and
     whether the difference is significant; one table, a group of rows per box plot."""
-    groups = []
+    groups, pairs = [], pair_tests(report)
     for (workload, metric, params), rows in box_groups(report.rows).items():
         if len(rows) < 2:
             continue
         ranked = sorted(rows, key=lambda r: r.summary.median, reverse=rows[0].series.direction is Direction.HIGHER)
-        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), ranked, report.alpha,
-                                    pair_tests(report)))
+        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), ranked, report.alpha, pairs))
     if not groups:
         return ""
     level = f"{(1 - 2 * report.alpha) * 100:.3g}"

@@ -19,8 +19,8 @@ from pytest_fsbench.store import Store
 from pytest_fsbench.system import run
 
 #: this machine's kind: no md, no jfs or reiserfs, zfs-fuse
-HOST = Host("6.18", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}), frozenset(TOOLS) | {"zfs-fuse", "mdadm"},
-            has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
+HOST = Host("6.18", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}),
+            frozenset(TOOLS) | {"zfs-fuse", "mdadm"}, has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
 
 
 @pytest.fixture(autouse=True)
@@ -89,7 +89,8 @@ def test_the_image_directory_a_session_would_use(tmp_path):
     assert " free on " in line and not (tmp_path / "images").exists()
     (tmp_path / "afile").write_text("x")
     line, ok = doctor.image_dir_line(str(tmp_path / "afile"), run)
-    assert not ok and line == f"image dir: {tmp_path / 'afile'}: cannot be used: is not a directory; name a directory (it is made if missing)"
+    assert not ok and line == (f"image dir: {tmp_path / 'afile'}: cannot be used: is not a directory; name a "
+                               "directory (it is made if missing)")
     line, ok = doctor.image_dir_line("/proc/fsbench", run)
     assert not ok and "/proc is not writable here" in line
 
