@@ -166,25 +166,44 @@ def ratios(values: Sequence[float], control: Sequence[float]) -> tuple[float, ..
     return tuple(v / c for v, c in zip(values, control))
 
 
+#: the unit of a figure divided by its run's --control figure
+CONTROL_UNIT = "x control"
+
+
+def as_ratios(series: list[Series]) -> dict[SeriesKey, Series]:
+    """A session's series by key, each headline figure as its runs' ratios to their --control runs
+    where every run has one (unit x control), the others as they are."""
+    by_key = {s.key: s for s in series}
+    found = {}
+    for s in series:
+        control = by_key.get(control_key(s.key)) if is_headline(s.key.metric) and s.key.metric != CONTROL else None
+        values = ratios(s.values, control.values) if control is not None else None
+        found[s.key] = s if values is None else Series(s.key, s.case_id, CONTROL_UNIT, s.direction, values, s.options)
+    return found
+
+
 def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):
     """Each headline series of new_id against the baseline: one session's runs, or the spread of
-    several sessions' medians."""
-    base: dict = {}
-    for base_id in base_ids:
-        for s in store.series(base_id):
-            if len(s.values) >= 2:
-                base.setdefault(s.key, []).append(s.values)
+    several sessions' medians; as ratios to each run's --control when every session measured it
+    beside the figure, as the gate compares them (else the figures themselves)."""
+    bases = [store.series(base_id) for base_id in base_ids]
+    base_ratios = [as_ratios(found) for found in bases]
+    new = store.series(new_id)
+    new_ratios = as_ratios(new)
     pairs = []
-    for s in store.series(new_id):
-        b = base.get(s.key)
-        if b is None or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
+    for s in new:
+        mine, theirs = new_ratios[s.key], [found[s.key] for found in base_ratios if s.key in found]
+        if mine.unit != CONTROL_UNIT or not theirs or any(t.unit != CONTROL_UNIT for t in theirs):
+            mine, theirs = s, [b for found in bases for b in found if b.key == s.key]
+        b = [t.values for t in theirs if len(t.values) >= 2]
+        if not b or len(mine.values) < 2 or not in_summary(mine.key.metric, mine.unit):
             continue
         try:
-            cmp = (compare(b, s.values, s.direction, alpha, method=SESSIONS) if len(b) > 1
-                   else compare(b[0], s.values, s.direction, alpha))
+            cmp = (compare(b, mine.values, mine.direction, alpha, method=SESSIONS) if len(b) > 1
+                   else compare(b[0], mine.values, mine.direction, alpha))
         except ValueError:
             continue
-        pairs.append((short_test(s.key.test), s, cmp))
+        pairs.append((short_test(mine.key.test), mine, cmp))
     return pairs
 
 

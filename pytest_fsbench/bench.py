@@ -19,7 +19,7 @@ from .repeat import stop_reason
 from .runner import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import CONTROL_MB, RunSpec
-from .baseline import PAIRED_WITH, pair_up
+from .baseline import CONTROL_UNIT, PAIRED_WITH, pair_up
 from .case import CaseSpec
 from .stats import Comparison, summarize
 from .store import Series, canonical, now
@@ -262,7 +262,7 @@ class Bench:
         note = f" (paired by round with {self.pair[0].id})" if self.pair else ""
         paired = [(s, cmp, note) for s, cmp in self._paired_comparisons(result.series)]
         judgement = result.judgement = self.session.gate.judge(
-            result.series, lambda s, ratio: "x control" if ratio else s.unit, paired, result.cache_notes,
+            result.series, lambda s, ratio: CONTROL_UNIT if ratio else s.unit, paired, result.cache_notes,
             result.stopped_by)
         for s, line, _ in judgement.gated:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))

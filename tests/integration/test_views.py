@@ -2,7 +2,8 @@
 terminal's tables and the gate's lines, `fsbench compare`, the HTML report made during the session
 (--report) and after it (`fsbench report`), and the JSON and PTS exports. Each comparison must
 read the same everywhere: the same verdict word, the same interval level on its label, the same
-estimate, interval and p."""
+estimate, interval and p (against the baseline: as ratios to each run's --control, which both
+sessions measure by default, in every view)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 REFERENCE, VARIANT = "test_dd_write[ext4-single-1M]", "test_dd_write[ext4-single-mount=sync-1M]"
 #: a gate line: case, gate verdict, metric, params, medians, unit, change, [level% CI low, high], p, n, comparison word
 GATE_LINE = re.compile(r"^(?P<case>\S+) (?P<gate>regression|within bounds|inconclusive): (?P<metric>\S+) \S+ "
-                       r"(?P<base>\S+) -> (?P<new>\S+) (?P<unit>\S+) (?P<change>[+-][\d.]+%) \[(?P<level>[\d.]+)% CI "
+                       r"(?P<base>\S+) -> (?P<new>\S+) (?P<unit>x control|\S+) (?P<change>[+-][\d.]+%) \[(?P<level>[\d.]+)% CI "
                        r"(?P<low>[+-][\d.]+%), (?P<high>[+-][\d.]+%)\] p(?:=|(?=<))(?P<p><?[\d.]+) n=(?P<n>\S+) "
                        r"(?P<verdict>worse|better|not significant)")
 VERDICTS = {"regression": {"worse"}, "within bounds": {"worse", "better", "not significant"},
@@ -120,6 +121,7 @@ def test_every_view_says_the_same(tmp_path, no_leftovers):
     for match in gates.values():
         assert match["verdict"] in VERDICTS[match["gate"]] and match["level"] == "90"
     assert base_table[REFERENCE]["base"] == gates["ext4-single"]["base"]
+    assert base_table[REFERENCE]["unit"] == gates["ext4-single"]["unit"] == "x control"
     assert paired_table[VARIANT]["reference"] == gates["ext4-single-mount=sync"]["base"]
 
     # fsbench compare: the same comparison with the baseline

@@ -291,3 +291,29 @@ def test_zeros_stored_as_holes_are_said_so_beside_their_ratio():
         "compression", "1.00x (zeros stored as holes)", "1.00x", "30.10x"]
     assert "ZFS writes no block for a record of zeros (a hole)" in report.summary_table(data)
     assert "holes" not in report.summary_table(report.Report(1, {}, [], [case("btrfs", "zeros", 30.1)]))
+
+
+def test_fsbench_compare_and_the_report_compare_ratios_to_the_control_as_the_gate_does(tmp_path):
+    """Sessions that measured --control beside every run are compared as each figure's ratio to its
+    run's control, in fsbench compare and the report as in the session's own table and gate."""
+    from pytest_fsbench.baseline import CONTROL_UNIT, compare_pairs
+    from pytest_fsbench.metrics import CONTROL, Metric
+    from pytest_fsbench.stats import compare
+
+    store = Store(tmp_path / "fsbench.db")
+    figures = {1: [500.0, 520.0, 480.0, 510.0, 530.0, 495.0], 2: [250.0, 260.0, 240.0, 255.0, 265.0, 248.0]}
+    controls = {1: [100.0, 104.0, 96.0, 102.0, 106.0, 99.0], 2: [50.0, 52.0, 48.0, 51.0, 53.0, 49.6]}  # a busier machine
+    for session in (1, 2):
+        sid = store.start_session(f"t-{session}", {"argv": []}, {"hostname": "h"})
+        row = store.case_row(sid, "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "ext4-single",
+                             {"fs": "ext4", "layout": "single", "options": {}}, "dd", {"bs": "1M"}, "drop", "random", {})
+        for figure, control in zip(figures[session], controls[session]):
+            store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", figure, "MB/s", Direction.HIGHER),
+                                                          Metric(CONTROL, control, "MB/s", Direction.HIGHER)])
+        store.finish_case(row, "done", "runs")
+        store.finish_session(sid, "complete")
+    [(case, series, cmp)] = compare_pairs(store, [1], 2, 0.05)
+    assert series.unit == CONTROL_UNIT and cmp.verdict == "not significant"
+    expected = compare([f / c for f, c in zip(figures[1], controls[1])],
+                       [f / c for f, c in zip(figures[2], controls[2])], Direction.HIGHER)
+    assert cmp == expected and compare(figures[1], figures[2], Direction.HIGHER).verdict == "worse"
