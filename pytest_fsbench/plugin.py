@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from . import probes, progress, tables
+from . import preflight, progress, tables
 from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
@@ -311,7 +311,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             if session.config.option.collectonly:  # nothing will be measured: check, record no session
                 check_store_place(fsbench.settings.store_path)
             else:
-                probe_options(fsbench, [item.callspec.params["fsbench_spec"] for item in cases])
+                preflight_options(fsbench, [item.callspec.params["fsbench_spec"] for item in cases])
                 fsbench.open_store()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
@@ -327,16 +327,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     reporter.write_line(format_plan(plan))
 
 
-def probe_options(fsbench: FsbenchSession, specs: list[CaseSpec]) -> None:
+def preflight_options(fsbench: FsbenchSession, specs: list[CaseSpec]) -> None:
     """The options only the tools can judge, tried once per filesystem and set of options on a
     scratch target before the store records a session: a rejected one is a UsageError."""
     variants = {b for _, b in fsbench.settings.pairs}
-    for spec in probes.to_probe(specs):
+    for spec in preflight.to_try(specs):
         if fsbench.targets.unavailable(spec):
             continue  # skipped with its reason when its turn comes
-        failure = fsbench.targets.probe(spec)
+        failure = fsbench.targets.preflight(spec)
         if failure is not None:
-            raise UsageError(probes.rejected(spec, "--paired" if spec in variants else "--fs-opt", failure))
+            raise UsageError(preflight.rejected(spec, "--paired" if spec in variants else "--fs-opt", failure))
 
 
 @pytest.fixture
@@ -354,7 +354,7 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
         try:
             target = stack.enter_context(session.target(fsbench_spec))
         except FsbenchError as exc:  # one line naming the tool's words, not a traceback through fsbench
-            failure = probes.build_failure(fsbench_spec.id, exc)
+            failure = preflight.build_failure(fsbench_spec.id, exc)
         if failure is not None:
             pytest.fail(failure, pytrace=False)
         built = time.monotonic()

@@ -32,8 +32,8 @@ from .undo import UndoStack
 log = logging.getLogger("fsbench.targets")
 #: the --control device's sparse image: room for its write with some to spare
 CONTROL_IMAGE = 256 << 20
-#: a probe's sparse images: room for any filesystem's smallest (XFS: 300M)
-PROBE_IMAGE = 512 << 20
+#: a preflight target's sparse images: room for any filesystem's smallest (XFS: 300M)
+PREFLIGHT_IMAGE = 512 << 20
 
 
 class Targets:
@@ -177,7 +177,7 @@ class Targets:
                 for shared in daemons:
                     shared.ensure()  # a daemon that died mid-case is restarted, so teardown can run
 
-    def probe(self, spec: CaseSpec) -> CommandError | None:
+    def preflight(self, spec: CaseSpec) -> CommandError | None:
         """Build the case's target once on small scratch images with the commands a measured case
         gives its tools, and tear it down: the tool's failure when it rejects them, else None.
         Its names carry the session's token (fsbench cleanup finds them after a kill -9)."""
@@ -185,10 +185,10 @@ class Targets:
         self._count += 1
         for shared in self.daemons_of(spec):
             shared.ensure()
-        provider = LoopDevices(self.settings.image_dir, PROBE_IMAGE, self.run)
+        provider = LoopDevices(self.settings.image_dir, PREFLIGHT_IMAGE, self.run)
         try:
             with build_target(spec, driver(spec.fs, self.host), provider, self.run, self.rundir,
-                              f"fsbench-{self.token}-probe{self._count}", self.scratch, measure=execute):
+                              f"fsbench-{self.token}-preflight{self._count}", self.scratch, measure=execute):
                 return None
         except CommandError as exc:
             return exc

@@ -3,7 +3,7 @@ options (mkfs arguments, mount options, ZFS properties the implementation may la
 building the case's target once on small scratch images with the same commands, and torn down.
 A tool that rejects them is one usage error naming the value and the tool's own message, instead
 of a failure in every case (issue 23). Which cases to ask and how to word the answer are pure;
-Targets.probe builds."""
+Targets.preflight builds."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ _COMPLAINT = re.compile(r"invalid|unknown|unrecogni[sz]ed|cannot|must|bad|wrong|
                         r"too (?:many|few|large|small)|unsupported|missing", re.I)
 
 
-def to_probe(specs: Iterable[CaseSpec]) -> list[CaseSpec]:
+def to_try(specs: Iterable[CaseSpec]) -> list[CaseSpec]:
     """One case per filesystem and set of options that a user gave (fsbench's own defaults are
     known good), on the host's kernel, with the fewest devices among the session's layouts for
     it: the tools see the same arguments a measured case gives them."""
@@ -56,7 +56,7 @@ def rejected(spec: CaseSpec, option: str, failure: CommandError) -> str:
 
 
 def build_failure(case_id: str, error: FsbenchError) -> str:
-    """One line for a case whose target could not be built (where no probe asked first: a guest
+    """One line for a case whose target could not be built (where no preflight asked first: a guest
     kernel's case): the tool and its own words."""
     head = f"{case_id}: the target could not be built: "
     if isinstance(error, CommandError):
