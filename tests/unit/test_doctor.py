@@ -5,7 +5,6 @@ and the store and image directory a session would use."""
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 
