@@ -69,10 +69,11 @@ class Leftovers:
 
 
 def guest_processes(rundir: Path, commands: Iterable[tuple[int, list[str]]]) -> list[int]:
-    """The pids of guest kernels booted from rundir (their init is a file in it); a killed
-    session's guest keeps some of its processes alive."""
-    marker = f"init={rundir}/"
-    return [pid for pid, argv in commands if any(arg.startswith(marker) for arg in argv)]
+    """The pids of guest kernels booted from rundir: a UML kernel's init is a file in it, a
+    virtual machine's QEMU (and virtme-ng, which started it) connect to the agent's socket there.
+    A killed session's guest keeps some of its processes alive."""
+    init, agent = f"init={rundir}/", f"path={rundir}/"
+    return [pid for pid, argv in commands if any(arg.startswith(init) or agent in arg for arg in argv)]
 
 
 def _commands() -> list[tuple[int, list[str]]]:

@@ -131,6 +131,7 @@ class GuestFacts:
     host: Host  # the probe inside the guest: its kernel, filesystems, md, programs
     release: str
     modules: tuple[str, ...]  # the modules its agent loaded
+    openzfs: str | None = None  # the OpenZFS version a vm guest loaded (its module's), else None
 
 
 class Guest:

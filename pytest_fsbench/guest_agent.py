@@ -1,7 +1,9 @@
-"""fsbench's agent, the init of a guest kernel (see guest.py): loads the modules fsbench needs
-from the UML package's tree, tells the host what the guest offers, then builds, measures and
-tears down one target at a time on the host's requests, and powers the guest off when asked
-(or when the host is gone). It runs the same drivers, runner and workloads as the host."""
+"""fsbench's agent, the init of a guest kernel (see guest.py), or the command virtme-ng runs in a
+virtual machine (--vm, see vm.py): loads the modules fsbench needs (UML: from the UML package's
+tree; vm: the kernel's own, and OpenZFS's), tells the host what the guest offers, then builds,
+measures and tears down one target at a time on the host's requests, and powers the guest off
+when asked (or when the host is gone). It runs the same drivers, runner and workloads as the
+host; in a virtual machine its devices are the guest's virtio disks."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import traceback
 import tty
 from pathlib import Path
 
-from .devices import LoopDevices
+from .devices import Device, LoopDevices
 from .filesystems import GUEST_MODULES, driver
 from .guest import Channel, GuestFacts
 from .probe import probe
@@ -24,10 +26,16 @@ from .kernels import UML_MODULES
 from .runner import execute
 from .system import run
 from .target import Target, build_target
+from .undo import UndoStack
+from .vm import AGENT_PORT, DISK_SERIAL, DISKS, OPENZFS_USERLAND
 
 #: what a UML kernel keeps as modules that fsbench may need: loop for the agent's own devices, and
 #: what the filesystem drivers declare (md RAID levels, filesystems)
 MODULES = ("loop", *GUEST_MODULES)
+#: a virtual machine's kernel: what the drivers declare and the filesystems Debian's kernel keeps as
+#: modules; OpenZFS (16M records are OpenZFS 2.1's zfs_max_recordsize=16M; 2.2 on allows them)
+VM_MODULES = (*GUEST_MODULES, "ext4", "xfs", "btrfs")
+ZFS_MODULE = ("zfs", "zfs_max_recordsize=16777216")
 LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
 CHANNEL = "/dev/tty1"
 
@@ -47,23 +55,78 @@ def load_modules(directory: Path, release: str, tree: Path = UML_MODULES) -> tup
                  if run(["modprobe", "-d", str(root), name], check=False, timeout=60).returncode == 0)
 
 
+def load_vm_modules() -> tuple[tuple[str, ...], str | None]:
+    """modprobe each of VM_MODULES, and OpenZFS's module when its userland is on PATH; the ones
+    that loaded, and OpenZFS's version (None without it)."""
+    loaded = [name for name in VM_MODULES if run(["modprobe", name], check=False, timeout=120).returncode == 0]
+    version = None
+    if (OPENZFS_USERLAND / "sbin" / "zpool").exists() \
+            and run(["modprobe", *ZFS_MODULE], check=False, timeout=300).returncode == 0:
+        loaded.append("zfs")
+        version = Path("/sys/module/zfs/version").read_text().strip()
+    return tuple(loaded), version
+
+
+def virtio_disks(sys_block: Path = Path("/sys/block")) -> dict[int, str]:
+    """The guest's disks fsbench attached: index -> /dev path, by their serial (fsbench0...)."""
+    found = {}
+    for serial in sys_block.glob("vd*/serial"):
+        text = serial.read_text().strip()
+        for index in range(DISKS):
+            if text == DISK_SERIAL.format(index):
+                found[index] = f"/dev/{serial.parent.name}"
+    return found
+
+
+class VirtioDisks:
+    """A virtual machine's virtio disks (on the session's sparse images, cache=none): the first
+    ones a case needs; wiped and discarded after the case, so the next starts on empty disks."""
+
+    def __init__(self, size_bytes: int) -> None:
+        self.size_bytes = size_bytes
+
+    def available(self) -> int | None:
+        return len(virtio_disks())
+
+    def acquire(self, count: int, label: str, undo: UndoStack) -> list[Device]:
+        disks = virtio_disks()
+        if any(index not in disks for index in range(count)):
+            raise RuntimeError(f"the guest has {len(disks)} of fsbench's disks, the case needs {count}")
+        chosen = [disks[index] for index in range(count)]
+        for path in chosen:
+            # partitions first (a pool's), then the disk; the discard makes the sparse image sparse again
+            undo.push(("sh", "-c", f"wipefs --all --quiet {path}?* 2>/dev/null; wipefs --all --quiet {path} && "
+                                   f"blkdiscard {path} && blockdev --rereadpt {path}"))
+        return [Device(path, self.size_bytes, direct_io=True) for path in chosen]
+
+
 class Agent:
-    def __init__(self, directory: Path, channel: Channel) -> None:
+    def __init__(self, directory: Path, channel: Channel, vm: bool = False) -> None:
         self.directory = directory
         self.channel = channel
+        self.vm = vm
         release = os.uname().release
-        modules = load_modules(directory, release)
-        self.facts = GuestFacts(probe(), release, modules)
+        openzfs = None
+        if vm:
+            modules, openzfs = load_vm_modules()
+        else:
+            modules = load_modules(directory, release)
+        self.facts = GuestFacts(probe(), release, modules, openzfs)
         self.stack = contextlib.ExitStack()
         self.target: Target | None = None
 
     def build(self, spec, image_dir: Path, image_size: int, name: str, scratch: Path):
         if self.target is not None:
             raise RuntimeError("a target is already built in this guest")
-        # hostfs, under the images, has no O_DIRECT: the host's page cache stays below the guest's
-        provider = LoopDevices(image_dir, image_size, run, direct_io=False)
-        # a run measured here empties the host's caches too (below the guest's)
-        measure = functools.partial(execute, below=self._empty_host_caches)
+        if self.vm:
+            provider = VirtioDisks(image_size)
+            below = self._host_cache_bypassed
+        else:
+            # hostfs, under the images, has no O_DIRECT: the host's page cache stays below the guest's,
+            # so a run measured here empties the host's caches too
+            provider = LoopDevices(image_dir, image_size, run, direct_io=False)
+            below = self._empty_host_caches
+        measure = functools.partial(execute, below=below)
         self.target = self.stack.enter_context(
             build_target(spec, driver(spec.fs, self.facts.host), provider, run, self.directory, name, scratch,
                          measure))
@@ -71,6 +134,10 @@ class Agent:
 
     def measure(self, workload, cache: str):
         return self._target().measure(workload, run, cache)
+
+    @staticmethod
+    def _host_cache_bypassed() -> str:
+        return "host cache bypassed (QEMU cache=none)"
 
     def _empty_host_caches(self) -> str:
         """The images are host files under hostfs: the host's page cache holds them below the
@@ -121,13 +188,26 @@ def power_off() -> None:
     ctypes.CDLL(None, use_errno=True).reboot(LINUX_REBOOT_CMD_POWER_OFF)
 
 
+def agent_port(ports: Path = Path("/sys/class/virtio-ports")) -> str:
+    """The device of the virtio serial port the host's socket is wired to."""
+    for name in ports.glob("*/name"):
+        if name.read_text().strip() == AGENT_PORT:
+            return f"/dev/{name.parent.name}"
+    raise RuntimeError(f"no virtio serial port named {AGENT_PORT} in {ports}")
+
+
 def main(argv: list[str]) -> None:
-    directory = Path(argv[1])
+    vm = argv[1] == "--vm"
+    directory = Path(argv[-1])
     try:
-        fd = os.open(CHANNEL, os.O_RDWR | os.O_NOCTTY)
-        tty.setraw(fd)
+        if vm:
+            directory.mkdir(parents=True, exist_ok=True)
+            fd = os.open(agent_port(), os.O_RDWR | os.O_NOCTTY)
+        else:
+            fd = os.open(CHANNEL, os.O_RDWR | os.O_NOCTTY)
+            tty.setraw(fd)
         channel = Channel(fd, fd)
-        agent = Agent(directory, channel)
+        agent = Agent(directory, channel, vm)
         try:
             channel.send(("ready", agent.facts))
             serve(channel, agent)

@@ -1,5 +1,6 @@
-"""The kernels a case can run under: the host's own, or a User-mode Linux guest kernel (Debian's
-`linux.uml`, or one a developer built with `make ARCH=um`). Pure parsing of --kernel.
+"""The kernels a case can run under: the host's own, a User-mode Linux guest kernel (Debian's
+`linux.uml`, or one a developer built with `make ARCH=um`), or a kernel booted in a QEMU virtual
+machine (Debian's packaged kernel, or a bzImage a developer built). Parsing of --kernel.
 
 Several kernels make a kernel A/B (every case under each); `host+uml` instead chooses one kernel
 per case: the host's where the case can run there, else the guest's (a *fallback* kernel)."""
@@ -18,6 +19,8 @@ HOST = "host"
 #: Debian's user-mode-linux package: the kernel, and its modules under UML_MODULES/<version>
 DEBIAN_UML = Path("/usr/bin/linux.uml")
 UML_MODULES = Path("/usr/lib/uml/modules")
+#: Debian's packaged kernels (linux-image-amd64), booted in a virtual machine by --kernel=vm
+BOOT = Path("/boot")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
@@ -26,20 +29,58 @@ class Kernel:
     """A kernel cases run under; label names it in case ids (uml-ext4-raid10)."""
 
     label: str
-    path: Path | None = None  # the UML kernel program; None: the host's kernel
+    path: Path | None = None  # the UML kernel program or the VM's bzImage (or tree); None: the host's
     fallback: bool = False  # host+uml: runs only the cases the host's kernel cannot, never an A/B
+    vm: bool = False  # booted in a QEMU virtual machine (vm.py), not as a UML program
 
     @property
     def guest(self) -> bool:
         return self.path is not None
 
+    @property
+    def kind(self) -> str:
+        """host, uml or vm: what runs the kernel."""
+        return "host" if self.path is None else "vm" if self.vm else "uml"
+
     def missing(self) -> str | None:
         """Why this kernel cannot run here (None when it can)."""
+        if self.vm:
+            return self._vm_missing()
         if self.path is None or (self.path.is_file() and os.access(self.path, os.X_OK)):
             return None
         if self.path == DEBIAN_UML:
             return f"the User-mode Linux kernel {DEBIAN_UML} is not installed (Debian package user-mode-linux)"
         return f"the UML kernel {self.path} is not an executable file"
+
+    def _vm_missing(self) -> str | None:
+        assert self.path is not None
+        if self.path.is_file() or self.path.is_dir():
+            return None
+        if self.path.parent == BOOT:
+            return (f"no Debian kernel image in {BOOT} (Debian package linux-image-amd64; ./fsbench.sh setup "
+                    "installs it)")
+        return f"the kernel image {self.path} is not there"
+
+
+def debian_kernel(boot: Path = BOOT, modules: Path = Path("/lib/modules")) -> Path:
+    """The newest Debian kernel image in boot that has its modules installed (the vmlinuz
+    placeholder when there is none: Kernel.missing says what to install)."""
+    found = [image for image in boot.glob("vmlinuz-*") if (modules / image.name[len("vmlinuz-"):]).is_dir()]
+    return max(found, key=lambda image: _version_key(image.name), default=boot / "vmlinuz")
+
+
+def _version_key(name: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"[.-]", name))
+
+
+def bzimage_release(data: bytes) -> str | None:
+    """The kernel release a bzImage carries (its setup header's kernel_version string), or None
+    when data is not a bzImage."""
+    if len(data) < 0x210 or data[0x202:0x206] != b"HdrS":
+        return None
+    offset = int.from_bytes(data[0x20E:0x210], "little") + 0x200
+    text = data[offset:offset + 256].split(b"\0", 1)[0].decode(errors="replace")
+    return text.split()[0] if text.split() else None
 
 
 def _uml_path(text: str, value: str) -> tuple[str | None, Path]:
@@ -80,15 +121,36 @@ def not_a_uml_kernel(path: Path) -> str | None:
     return f"is a program but no User-mode Linux kernel (no {UML_BANNER.decode()!r} banner in it)"
 
 
-def _label_of(name: str | None, path: Path) -> str:
+def _vm_path(text: str, value: str) -> tuple[str | None, Path]:
+    name, eq, path = value.partition("=")
+    if not eq:
+        name, path = None, value
+    elif not _NAME.fullmatch(name):
+        raise UsageError(f"--kernel={text!r}: the name {name!r} must be letters, digits, '.', '_', '+' or '-'")
+    kernel = Path(path)
+    if not kernel.is_absolute():
+        raise UsageError(f"--kernel={text!r}: give the kernel's absolute path, e.g. "
+                         "vm:/src/linux/arch/x86/boot/bzImage or vm:/src/linux (its build tree)")
+    if kernel.is_file() and bzimage_release(kernel.read_bytes()[:0x10000]) is None:
+        raise UsageError(f"--kernel={text!r}: {kernel} is not a bzImage; name the arch/x86/boot/bzImage "
+                         "'make' builds, or the kernel's build tree")
+    if not kernel.is_file() and not kernel.is_dir():
+        raise UsageError(f"--kernel={text!r}: {kernel} does not exist; name a bzImage or a kernel build tree")
+    return name, kernel
+
+
+def _label_of(name: str | None, path: Path, prefix: str = "uml") -> str:
     if name is None:
-        name = path.parent.name if path.name in ("linux", "vmlinux") else path.name
+        if path.name == "bzImage" and len(path.parents) > 3 and path.parent.parent.parent.name == "arch":
+            name = path.parents[3].name  # the tree of .../arch/x86/boot/bzImage
+        else:
+            name = path.parent.name if path.name in ("linux", "vmlinux") else path.name
         name = re.sub(r"[^A-Za-z0-9._+-]", "_", name) or "kernel"
-    return f"uml-{name}"
+    return f"{prefix}-{name}"
 
 
 def _kernel(text: str, part: str) -> Kernel:
-    """One kernel of the list: host, uml, uml:PATH or uml:NAME=PATH."""
+    """One kernel of the list: host, uml, uml:PATH, uml:NAME=PATH, vm, vm:PATH or vm:NAME=PATH."""
     if part == HOST:
         return Kernel(HOST)
     if part == "uml":
@@ -96,9 +158,15 @@ def _kernel(text: str, part: str) -> Kernel:
     if part.startswith("uml:") and part[4:]:
         name, path = _uml_path(text, part[4:])
         return Kernel(_label_of(name, path), path)
+    if part == "vm":
+        return Kernel("vm", debian_kernel(), vm=True)
+    if part.startswith("vm:") and part[3:]:
+        name, path = _vm_path(text, part[3:])
+        return Kernel(_label_of(name, path, "vm"), path, vm=True)
     raise UsageError(f"--kernel={text!r}: unknown kernel {part!r}; choose host, uml (Debian's User-mode Linux), "
-                     "uml:PATH or uml:NAME=PATH (a UML kernel you built), or host+uml (each case under the host's "
-                     "kernel where it can run there, else under uml)")
+                     "uml:PATH or uml:NAME=PATH (a UML kernel you built), vm (Debian's kernel in a virtual "
+                     "machine), vm:PATH or vm:NAME=PATH (a bzImage you built), or host+uml (each case under the "
+                     "host's kernel where it can run there, else under uml)")
 
 
 def _fallback(text: str, parts: list[str]) -> tuple[Kernel, ...]:
@@ -108,15 +176,16 @@ def _fallback(text: str, parts: list[str]) -> tuple[Kernel, ...]:
         raise UsageError(f"--kernel={text!r}: {given} chooses one kernel per case, so give it alone; list "
                          "kernels (host,uml) to compare them instead")
     rest = given[len(HOST) + 1:]
-    if not rest.startswith("uml"):
-        raise UsageError(f"--kernel={text!r}: after host+ name a guest kernel: host+uml, host+uml:PATH or "
-                         "host+uml:NAME=PATH")
+    if not rest.startswith(("uml", "vm")):
+        raise UsageError(f"--kernel={text!r}: after host+ name a guest kernel: host+uml, host+uml:PATH, "
+                         "host+uml:NAME=PATH, host+vm or host+vm:PATH")
     return Kernel(HOST), dataclasses.replace(_kernel(text, rest), fallback=True)
 
 
 def parse_kernels(text: str) -> tuple[Kernel, ...]:
-    """'host', 'uml' (Debian's UML kernel), 'uml:PATH' or 'uml:NAME=PATH', comma-separated (an
-    A/B when several); or 'host+uml' (host+uml:PATH ...) alone: the host's kernel and a fallback."""
+    """'host', 'uml' (Debian's UML kernel), 'uml:PATH' or 'uml:NAME=PATH', 'vm' (Debian's kernel in
+    a virtual machine), 'vm:PATH' or 'vm:NAME=PATH', comma-separated (an A/B when several); or
+    'host+uml' (host+uml:PATH, host+vm ...) alone: the host's kernel and a fallback."""
     parts = [p.strip() for p in text.split(",")]
     if any(p.startswith(f"{HOST}+") for p in parts):
         return _fallback(text, parts)
@@ -125,7 +194,7 @@ def parse_kernels(text: str) -> tuple[Kernel, ...]:
         kernel = _kernel(text, part)
         if any(k.label == kernel.label for k in kernels):
             raise UsageError(f"--kernel={text!r}: two kernels are both named {kernel.label!r}; name them apart "
-                             "with uml:NAME=PATH")
+                             f"with {kernel.kind}:NAME=PATH")
         kernels.append(kernel)
     return tuple(kernels)
 

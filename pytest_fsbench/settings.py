@@ -106,10 +106,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("--layout", matrix.parse_layouts, "single", "layouts, comma list of single,raid0,raid1,raid10,raid5"),
     Option("--kernel", parse_kernels, "host", "kernels the cases run under, comma list of host (this machine's), "
            f"uml (Debian's User-mode Linux guest kernel: md RAID, {', '.join(GUEST_FILESYSTEMS)}), uml:PATH or "
-           "uml:NAME=PATH (a UML kernel built with make ARCH=um); two or more make a kernel A/B: every case under "
-           "each, in interleaved rounds, compared paired by round with the first. host+uml (or host+uml:PATH), "
-           "alone, is no A/B: each case runs once, under the host's kernel where it can run there, else in the "
-           "guest (ids uml-...)"),
+           "uml:NAME=PATH (a UML kernel built with make ARCH=um), vm (Debian's kernel in a QEMU virtual machine: md "
+           "RAID, OpenZFS), vm:PATH or vm:NAME=PATH (a bzImage or kernel tree you built); two or more make a kernel "
+           "A/B: every case under each, in interleaved rounds, compared paired by round with the first. host+uml "
+           "(or host+uml:PATH), alone, is no A/B: each case runs once, under the host's kernel where it can run "
+           "there, else in the guest (ids uml-...)"),
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
            kind=APPEND, metavar="FS:KEY=VALUE"),

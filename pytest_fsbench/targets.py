@@ -1,7 +1,7 @@
 """Where a session's targets come from: the devices (loop images or real disks), the run
-directory their mounts live in, the scratch directory beside the images, and the daemons their
-drivers declare (zfs-fuse's), shared with other sessions. Builds each case's target and tears it
-down."""
+directory their mounts live in, the scratch directory beside the images, the daemons their
+drivers declare (zfs-fuse's), shared with other sessions, and the session's virtual machines (one
+per vm kernel, kept up for its cases). Builds each case's target and tears it down."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from . import processes
 from .case import CaseSpec
 from .daemons import SharedDaemon
 from .devices import BlockDevices, DeviceProvider, LoopDevices
+from .errors import FsbenchError
 from .filesystems import DAEMONS, driver
-from .guest import GuestError, GuestFacts, boot_facts, guest_target, kernel_manifest
+from .guest import GuestError, GuestFacts, GuestTarget, boot_facts, guest_target, kernel_manifest
 from .host import Host
 from .kernels import Kernel
 from .mounts import mounts_under
@@ -28,6 +29,7 @@ from .system import Runner
 from .errors import CommandError
 from .target import Target, build_target
 from .undo import UndoStack
+from .vm import VmGuest, vm_manifest, vm_missing
 
 log = logging.getLogger("fsbench.targets")
 #: the --control device's sparse image: room for its write with some to spare
@@ -54,6 +56,7 @@ class Targets:
         self._control: str | None = None
         self._control_undo = UndoStack(run)
         self._kernel_manifests: dict[str, dict[str, object]] = {}
+        self._vms: dict[str, VmGuest] = {}
         self._count = 0
 
     def provider(self) -> DeviceProvider:
@@ -78,6 +81,14 @@ class Targets:
         at boot is not booted again in this session: GuestError with its cause, every time."""
         if kernel.label in self._boot_failures:
             raise self._boot_failures[kernel.label]
+        if kernel.vm:
+            try:
+                facts = self.vm_guest(kernel).facts
+            except GuestError as exc:
+                self._boot_failures[kernel.label] = exc  # a boot costs half a minute: not again
+                raise
+            assert facts is not None
+            self._guest_facts[kernel.label] = facts
         if kernel.label not in self._guest_facts:
             self._prepare_rundir()
             try:
@@ -88,17 +99,54 @@ class Targets:
                 raise
         return self._guest_facts[kernel.label]
 
+    def vm_guest(self, kernel: Kernel) -> VmGuest:
+        """The session's virtual machine of a vm kernel: booted at its first use, booted again when
+        it died (its case failed with its console's last lines), stopped by close()."""
+        guest = self._vms.get(kernel.label)
+        if guest is not None and guest.alive:
+            return guest
+        self._prepare_rundir()
+        if guest is None:
+            guest = VmGuest(kernel, self.rundir / f"vm-{kernel.label}", self.settings.image_dir,
+                            self.settings.image_size, f"fsbench-{self.token}-{kernel.label}", self.scratch)
+            self._vms[kernel.label] = guest
+        guest.stop()  # what is left of a guest that died: its QEMU, its images
+        try:
+            guest.boot()
+        except BaseException:
+            guest.stop()
+            raise
+        return guest
+
     def kernel_manifest(self, kernel: Kernel) -> dict[str, object]:
         """What a guest case's manifest says of its kernel (hashed once per session)."""
         if kernel.label not in self._kernel_manifests:
-            self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel), self.run)
+            if kernel.vm:
+                self._kernel_manifests[kernel.label] = vm_manifest(self.vm_guest(kernel), self.run)
+            else:
+                self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel), self.run)
         return self._kernel_manifests[kernel.label]
 
     def guest_notes(self) -> list[str]:
         """What the summary says of the guest kernels this session booted."""
-        return [f"{label}-*: measured in a User-mode Linux guest kernel ({self.kernels[label].path}, {facts.release}): "
-                "compare kernels and configurations with each other, not its absolute throughput with a host's"
-                for label, facts in self._guest_facts.items()]
+        notes = []
+        for label, facts in self._guest_facts.items():
+            kernel = self.kernels[label]
+            if not kernel.vm:
+                notes.append(f"{label}-*: measured in a User-mode Linux guest kernel ({kernel.path}, {facts.release}):"
+                             " compare kernels and configurations with each other, not its absolute throughput with "
+                             "a host's")
+                continue
+            guest = self._vms[label]
+            zfs = f", OpenZFS {facts.openzfs}" if facts.openzfs else ""
+            if guest.accel == "tcg":
+                how = ("EMULATED: QEMU emulates the CPU (TCG, no usable KVM here); compare kernels and "
+                       "configurations with each other, never with the host's or a KVM guest's numbers")
+            else:
+                how = "under KVM: compare with other KVM guests, not with the host's numbers"
+            notes.append(f"{label}-*: measured in a virtual machine ({kernel.path}, {facts.release}{zfs}) {how}; "
+                         f"{guest.boots} boot(s), the last took {guest.boot_seconds or 0:.0f} s")
+        return notes
 
     def host_of(self, spec: CaseSpec) -> Host:
         """The machine the case runs on: this one, or its guest kernel."""
@@ -108,7 +156,7 @@ class Targets:
         """Why this case cannot be built here (empty when it can)."""
         if spec.in_guest:
             kernel = self.kernels[spec.kernel]
-            missing = kernel.missing()
+            missing = vm_missing(kernel) if kernel.vm else kernel.missing()
             if missing:
                 return [missing]
             try:
@@ -116,6 +164,9 @@ class Targets:
             except GuestError as exc:
                 if exc.cause is None:
                     raise
+                if kernel.vm:
+                    return [f"the virtual machine of kernel {kernel.label} ({kernel.path}) did not boot: "
+                            f"{str(exc).splitlines()[0]}"]
                 return [f"the guest kernel {kernel.label} ({kernel.path}) does not boot on this machine: it panicked "
                         f"({exc.cause})"]
         host = self.host_of(spec)
@@ -157,6 +208,15 @@ class Targets:
         self._prepare_rundir()
         self._count += 1
         name = f"fsbench-{self.token}-{self._count}"
+        if spec.in_guest and self.kernels[spec.kernel].vm:
+            kernel = self.kernels[spec.kernel]
+            guest = self.vm_guest(kernel)
+            with vm_target(guest, spec, self.settings.image_dir, self.settings.image_size, name,
+                           self.scratch) as target:
+                target.manifest["host"] = host_manifest
+                target.manifest["kernel"] = self.kernel_manifest(kernel)
+                yield target
+            return
         if spec.in_guest:
             kernel = self.kernels[spec.kernel]
             with guest_target(kernel, spec, self.rundir / f"guest-{self._count}", self.settings.image_dir,
@@ -196,6 +256,8 @@ class Targets:
     def close(self) -> None:
         """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
         directories."""
+        for guest in self._vms.values():
+            guest.stop()
         for shared in self.daemons.values():
             shared.release()
         for error in self._control_undo.unwind():
@@ -206,3 +268,22 @@ class Targets:
             shutil.rmtree(self.rundir, ignore_errors=True)
             with contextlib.suppress(OSError):
                 self.rundir.parent.rmdir()  # the run root, when no other session has a directory there
+
+
+@contextlib.contextmanager
+def vm_target(guest: VmGuest, spec: CaseSpec, image_dir: Path, image_size: int, name: str,
+              scratch: Path) -> Iterator[GuestTarget]:
+    """A target built in the session's running virtual machine; torn down there on exit, always
+    (the machine stays up for the next case)."""
+    assert guest.facts is not None
+    manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch, timeout=900)
+    target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices), manifest)
+    try:
+        yield target
+    except BaseException as exc:
+        try:
+            guest.call("teardown", timeout=600)
+        except FsbenchError as error:
+            exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
+        raise
+    guest.call("teardown", timeout=600)

@@ -49,6 +49,11 @@ def _vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
     raise ValueError(f"zfs has no layout {layout}")
 
 
+def first_partition(device: str) -> str:
+    """The first partition's device of a disk: /dev/vda1, /dev/loop0p1, /dev/nvme0n1p1."""
+    return f"{device}p1" if device[-1].isdigit() else f"{device}1"
+
+
 @dataclass(frozen=True)
 class Zfs(Filesystem):
     name: ClassVar[str] = "zfs"
@@ -131,8 +136,10 @@ class Zfs(Filesystem):
         return (*argv, "-m", ctx.mountpoint, ctx.name, *_vdevs(spec.layout, ctx.devices))
 
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
-        # links to the pool's devices let export/import (cache eviction) search only them
-        links = [Step(("ln", "-sf", dev, f"{ctx.workdir}/{dev.rsplit('/', 1)[-1]}")) for dev in ctx.devices]
+        # links to the pool's devices let export/import (cache eviction) search only them; OpenZFS
+        # puts a whole disk's pool in the partition it makes there, so its link is made too
+        devices = [*ctx.devices, *map(first_partition, ctx.devices)] if self.impl == "openzfs" else ctx.devices
+        links = [Step(("ln", "-sf", dev, f"{ctx.workdir}/{dev.rsplit('/', 1)[-1]}")) for dev in devices]
         # real devices are wiped (wipefs, which knows ZFS labels) by their provider afterwards;
         # zfs-fuse has no `zpool labelclear`
         # never `destroy -f`: forced while a write is still in flight, it hangs zfs-fuse for every

@@ -85,7 +85,7 @@ def test_a_program_that_is_no_uml_kernel_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("vm", "unknown kernel 'vm'; choose host, uml"),
+    ("vmm", "unknown kernel .vmm.; choose host, uml"),
     ("uml:", "unknown kernel 'uml:'"),
     ("uml:relative/linux", "give the UML kernel's absolute path"),
     ("uml:/no/such/linux", "/no/such/linux is not an executable file; build it with 'make ARCH=um'"),
@@ -217,5 +217,9 @@ def test_channel_gives_up_when_the_guest_is_gone():
 def test_a_killed_sessions_guest_processes_are_found_by_their_init():
     commands = [(10, ["/usr/bin/linux.uml", "mem=2G", "init=/run/fsbench/7-abcd/guest-1/init"]),
                 (11, ["/usr/bin/linux.uml", "init=/run/fsbench/8-ef01/guest-1/init"]),
-                (12, ["bash"]), (13, [])]
-    assert guest_processes(Path("/run/fsbench/7-abcd"), commands) == [10]
+                (12, ["bash"]), (13, []),
+                (14, ["/usr/bin/qemu-system-x86_64", "-name", "fsbench-7-abcd-vm", "-chardev",
+                      "socket,id=fsbench-agent,path=/run/fsbench/7-abcd/vm-vm/agent.sock"]),
+                (15, ["/usr/bin/qemu-system-x86_64", "-chardev",
+                      "socket,id=fsbench-agent,path=/run/fsbench/8-ef01/vm-vm/agent.sock"])]
+    assert guest_processes(Path("/run/fsbench/7-abcd"), commands) == [10, 14]
