@@ -15,6 +15,7 @@ from .settings import Settings
 from .stats import PAIRED, SESSIONS, Comparison, compare
 from .store import Series, SeriesKey, Store
 from .tables import in_summary, short_test
+from .vm import check_emulation, emulations, planned_emulation
 
 
 def same_host(store: Store, settings: Settings, current: int, ids: list[int]) -> list[int]:
@@ -49,6 +50,10 @@ class Baseline:
     def resolve(cls, store: Store, settings: Settings, current: int) -> "Baseline":
         ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
         ids = same_host(store, settings, current, ids)
+        theirs: dict[str, str | None] = {}
+        for session_id in ids:
+            theirs.update(emulations(store.case_manifests(session_id)))
+        check_emulation(theirs, planned_emulation(settings.specs, settings.kernels), f"--compare {settings.compare}")
         machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
                    if settings.drift == "machine" else None)
         baseline = cls(store, settings, ids, machine)
@@ -182,10 +187,16 @@ def as_ratios(series: list[Series]) -> dict[SeriesKey, Series]:
     return found
 
 
-def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float):
+def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, given: str | None = None):
     """Each headline series of new_id against the baseline: one session's runs, or the spread of
     several sessions' medians; as ratios to each run's --control when every session measured it
-    beside the figure, as the gate compares them (else the figures themselves)."""
+    beside the figure, as the gate compares them (else the figures themselves). A case measured
+    emulated on one side only is a UsageError."""
+    theirs: dict[str, str | None] = {}
+    for base_id in base_ids:
+        theirs.update(emulations(store.case_manifests(base_id)))
+    check_emulation(theirs, emulations(store.case_manifests(new_id)),
+                    given or f"comparing session {new_id} with {', '.join(map(str, base_ids))}")
     bases = [store.series(base_id) for base_id in base_ids]
     base_ratios = [as_ratios(found) for found in bases]
     new = store.series(new_id)

@@ -28,6 +28,7 @@ from .errors import FsbenchError, UsageError
 from .sizes import human_size
 from .store import StoreError
 from .thresholds import Threshold, check_measurable, parse_threshold
+from .vm import emulation
 from .workloads import KNOWN_METRICS
 from .workloads.base import Workload
 from .workloads.dd import parse_dd
@@ -60,6 +61,7 @@ class CaseResult:
     cache_notes: dict[tuple[str, str], str] = field(default_factory=dict)  # (metric, params) -> why from cache
     fs: str = ""  # the case's filesystem and the data its tool wrote, for the summary's compression column
     data: str = "random"
+    emulated: bool = False  # measured in a virtual machine under QEMU's CPU emulation (TCG)
 
     @property
     def comparisons(self) -> list[tuple[Series, Comparison]]:
@@ -161,7 +163,8 @@ class Bench:
         series = store.series(self.session.session_id, case_row=row)
         store.finish_case(row, "done" if stopped_by else "running", stopped_by, self.target.manifest)
         result = CaseResult(self.test, self.target.id, series, stopped_by, fs=self.target.spec.fs,
-                            data=self.written or self.data)
+                            data=self.written or self.data,
+                            emulated=emulation(self.target.manifest) == "emulated")
         self.session.results.append(result)
         self._report(series)
         if stopped_by:

@@ -114,7 +114,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if base_hosts != [hosts[new_id]]:
         print("fsbench compare: the sessions ran on different machines: a change below is the machines' difference "
               "as much as the software's")
-    pairs = compare_pairs(store, base_ids, new_id, alpha)
+    pairs = compare_pairs(store, base_ids, new_id, alpha, f"fsbench compare {args.base} {args.new}")
     print("\n".join(comparison_lines(pairs, alpha)))
     return 0
 

@@ -199,6 +199,17 @@ def parse_kernels(text: str) -> tuple[Kernel, ...]:
     return tuple(kernels)
 
 
+def check_kernel_mix(kernels: tuple[Kernel, ...], accelerator: str) -> None:
+    """A kernel A/B of a virtual machine's kernel against the host's or a UML kernel is refused
+    when QEMU emulates the CPU (accelerator tcg): its numbers are not comparable with theirs."""
+    ab = [kernel for kernel in kernels if not kernel.fallback]
+    vms, others = [k.label for k in ab if k.vm], [k.label for k in ab if not k.vm]
+    if accelerator == "tcg" and vms and others:
+        raise UsageError(f"--kernel={','.join(k.label for k in ab)}: {', '.join(vms)} run under QEMU's CPU emulation "
+                         f"here (TCG: no usable KVM), so their numbers cannot be compared with {', '.join(others)}'s; "
+                         "compare vm kernels with each other (--kernel=vm,vm:NAME=PATH)")
+
+
 def compared(kernels: tuple[Kernel, ...]) -> tuple[str, ...]:
     """The labels of the kernels every case runs under (two or more: a kernel A/B)."""
     return tuple(kernel.label for kernel in kernels if not kernel.fallback)

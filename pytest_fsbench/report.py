@@ -24,6 +24,7 @@ from .stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
 from .store import Series, Store, canonical
 from .tables import (HOLES, VERDICT_ORDER, comparison_rows, compression_text, in_summary, params_text, short_test,
                      time_shares)
+from .vm import emulation
 
 #: the workload parameters a size curve can be drawn against, with the axis they give
 SIZE_AXES = {"record": "record size", "file": "file size"}
@@ -89,7 +90,8 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
         key = (s.key.test, s.key.workload, s.key.workload_params)
         case = by_test.get(key, {})
         user, system, tool = side.get((*key, "cpu.user")), side.get((*key, "cpu.system")), side.get((*key, "cpu.tool"))
-        rows.append(Row(s, summarize(s.values), short_test(s.key.test), json.loads(s.key.workload_params),
+        label = short_test(s.key.test) + (" (emulated)" if emulation(case.get("manifest", {})) == "emulated" else "")
+        rows.append(Row(s, summarize(s.values), label, json.loads(s.key.workload_params),
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
                         tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
@@ -352,10 +354,16 @@ def gate_rows(report: Report) -> list[list[str]]:
             for case in report.cases for entry in case["manifest"].get("gate", [])]
 
 
-def guest_kernels(report: Report) -> list[str]:
-    """The labels of the guest kernels the session's cases ran under."""
+def guest_kernels(report: Report, runs_under: str = "uml") -> list[str]:
+    """The labels of the guest kernels (uml, or vm) the session's cases ran under."""
     found = [case["manifest"].get("kernel") for case in report.cases]
-    return sorted({k["label"] for k in found if isinstance(k, dict) and k.get("runs_under") == "uml"})
+    return sorted({k["label"] for k in found if isinstance(k, dict) and k.get("runs_under") == runs_under})
+
+
+def emulated_kernels(report: Report) -> list[str]:
+    """The labels of the vm kernels whose cases were measured under QEMU's CPU emulation."""
+    return sorted({case["manifest"]["kernel"]["label"] for case in report.cases
+                   if emulation(case["manifest"]) == "emulated"})
 
 
 def case_details(report: Report) -> str:
@@ -367,6 +375,10 @@ def case_details(report: Report) -> str:
         kernel = manifest.get("kernel")
         if isinstance(kernel, dict) and kernel.get("runs_under") == "uml":
             summary += f"; in guest kernel {kernel.get('label')} ({kernel.get('release')}, User-mode Linux)"
+        elif isinstance(kernel, dict) and kernel.get("runs_under") == "vm":
+            how = "EMULATED: QEMU's TCG" if emulation(manifest) == "emulated" else "KVM"
+            zfs = f", OpenZFS {kernel['openzfs']}" if kernel.get("openzfs") else ""
+            summary += f"; in virtual machine {kernel.get('label')} ({kernel.get('release')}{zfs}, {how})"
         parts.append(f"<details><summary>{_e(summary)}</summary><pre>{_e(json.dumps(manifest, indent=1, sort_keys=True))}"
                      "</pre></details>")
     return "".join(parts)
@@ -410,5 +422,12 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
         body.insert(2, f"<p class='note'><b>Measured in a guest kernel</b> (User-mode Linux): the cases "
                        f"{_e(', '.join(f'{label}-*' for label in guests))}. Compare them with each other (kernels, "
                        "filesystems, layouts), not their absolute throughput with a host's.</p>")
+    vms, emulated = guest_kernels(report, "vm"), emulated_kernels(report)
+    if vms:
+        how = (f"The cases {_e(', '.join(f'{label}-*' for label in emulated))} are <b>emulated</b>: QEMU emulated "
+               "the CPU (TCG, no usable KVM), so compare them with each other only, never with a host's or a KVM "
+               "guest's numbers." if emulated else "Compare them with other virtual machines', not with a host's.")
+        body.insert(2, f"<p class='note'><b>Measured in a virtual machine</b> (QEMU, virtio disks with cache=none): "
+                       f"the cases {_e(', '.join(f'{label}-*' for label in vms))}. {how}</p>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n")

@@ -18,7 +18,7 @@ from .datagen import parse_data
 from .filesystems import FILESYSTEMS, GUEST_FILESYSTEMS
 from .host import Host
 from .probe import probe
-from .kernels import HOST, Kernel, compared, fallback, parse_kernels
+from .kernels import HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice
 from .options import name, path
@@ -277,6 +277,10 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
     labels, guest = compared(kernels), fallback(kernels)  # host+uml: one kernel per case, no A/B
+    if len(labels) > 1 and any(kernel.vm for kernel in kernels):
+        from .vm import detect_accelerator  # only a vm kernel A/B asks what QEMU can use here
+
+        check_kernel_mix(kernels, detect_accelerator())
     if len(labels) > 1 and value["--paired"]:
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")

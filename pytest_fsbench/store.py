@@ -471,6 +471,12 @@ class Store:
         return {(t, w, wp): (int(warm), int(measured)) for t, w, wp, warm, measured in rows}
 
     @_guarded
+    def case_manifests(self, session_id: int) -> dict[str, dict[str, object]]:
+        """Each case id's manifest (the last case of that id the session recorded)."""
+        rows = self.db.execute("SELECT case_id, manifest FROM cases WHERE session_id = ? ORDER BY id", (session_id,))
+        return {case_id: json.loads(manifest) for case_id, manifest in rows}
+
+    @_guarded
     def session_export(self, session_id: int) -> dict[str, object]:
         row = self.db.execute("SELECT token, started, finished, status, args, manifest FROM sessions WHERE id = ?",
                               (session_id,)).fetchone()

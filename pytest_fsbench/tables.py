@@ -66,11 +66,14 @@ def results_table(results) -> list[str]:
             if not in_summary(s.key.metric, s.unit):
                 continue
             summary = summarize(s.values)
-            rows.append((short_test(result.test), s.key.metric, params_text(s.key.params), plain(summary.median),
+            rows.append((short_test(result.test) + (" emulated" if result.emulated else ""), s.key.metric, params_text(s.key.params), plain(summary.median),
                          s.unit, str(summary.n), interval_text(summary),
                          cpu_text(tool, user, system), compression_text(ratio, result.fs, result.data),
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
     lines = align(rows)
+    if any(result.emulated for result in latest(results)):
+        lines.append("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
+                     "these numbers with each other only, never with the host's or a KVM guest's")
     return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
                     "than 6 runs there is none, and the runs' range min..max is shown); cpu%: the measured tool's own "
                     "processes, % of all CPUs (marked 'machine' where only the machine-wide user+system is known, "

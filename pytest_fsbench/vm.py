@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 from .case import LAYOUT_DEVICES
+from .errors import UsageError
 from .guest import Channel, Guest, GuestError
 from .kernels import Kernel, bzimage_release
 from .system import Runner
@@ -235,6 +236,50 @@ class VmGuest(Guest):
         for image in self.images:
             image.unlink(missing_ok=True)
         (self.directory / "agent.sock").unlink(missing_ok=True)
+
+
+def emulation(manifest: dict[str, object]) -> str | None:
+    """How a case's numbers were made, from its manifest: 'emulated' (a virtual machine under
+    TCG), 'kvm' (one under KVM), or None (the host's kernel, a UML guest)."""
+    kernel = manifest.get("kernel")
+    if not isinstance(kernel, dict) or kernel.get("runs_under") != "vm":
+        return None
+    return "emulated" if kernel.get("accelerator") == "tcg" else "kvm"
+
+
+def emulations(manifests: dict[str, dict[str, object]]) -> dict[str, str | None]:
+    """Each case id's emulation, from the cases' manifests."""
+    return {case: emulation(manifest) for case, manifest in manifests.items()}
+
+
+def planned_emulation(specs, kernels: tuple[Kernel, ...], accel: str | None = None) -> dict[str, str | None]:
+    """Each case id's emulation as this session will measure it (accel: what QEMU uses here,
+    asked only when a case runs in a virtual machine)."""
+    by_label = {kernel.label: kernel for kernel in kernels}
+    found: dict[str, str | None] = {}
+    for spec in specs:
+        kernel = by_label.get(spec.kernel)
+        if kernel is not None and kernel.vm:
+            accel = accel or detect_accelerator()
+            found[spec.id] = "emulated" if accel == "tcg" else "kvm"
+        else:
+            found[spec.id] = None
+    return found
+
+
+def mixed_emulation(base: dict[str, str | None], new: dict[str, str | None]) -> list[str]:
+    """The cases (by id) measured emulated on one side and not on the other: numbers that must not
+    be compared (an emulated CPU is many times slower than the host's, and not uniformly so)."""
+    return [f"{case} ({base[case] or 'native'} against {new[case] or 'native'})"
+            for case in sorted(base.keys() & new.keys()) if (base[case] == "emulated") != (new[case] == "emulated")]
+
+
+def check_emulation(base: dict[str, str | None], new: dict[str, str | None], given: str) -> None:
+    """A UsageError when a comparison would mix emulated numbers with others."""
+    mixed = mixed_emulation(base, new)
+    if mixed:
+        raise UsageError(f"{given}: {', '.join(mixed)}: numbers measured under QEMU's CPU emulation (TCG) are "
+                         "compared only with each other, never with a host's or a KVM guest's; compare like with like")
 
 
 def vm_manifest(guest: VmGuest, run: Runner) -> dict[str, object]:

@@ -15,6 +15,7 @@ from ..baseline import PAIRED_WITH, paired_pairs
 from ..stats import DEFAULT_ALPHA, comparison_record, format_comparison, summarize
 from ..store import Store
 from ..tables import metric_label
+from ..vm import emulation
 
 
 def _finite(value: float) -> float | None:
@@ -53,6 +54,7 @@ def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None 
             "median_ci95": [_finite(x) for x in s.median_ci], "mean_ci95": [_finite(x) for x in s.mean_ci],
             "sem": _finite(s.sem), "cv": _finite(s.cv), "cache": case.get("cache"), "data": case.get("data"),
             "stopped_by": case.get("stopped_by"), "manifest": case.get("manifest"),
+            "emulated": emulation(case.get("manifest") or {}) == "emulated",
             "disk_share_pct": share, "served_from_cache": None if share is None else cache_check.served_from_cache(share),
             **({"paired": paired[series.key]} if paired and series.key in paired else {}),
         },

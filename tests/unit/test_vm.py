@@ -1,5 +1,6 @@
 """--kernel=vm: parsing vm kernels, the bzImage's release, KVM or emulation, virtme-ng's command
-line, the guest's disks and agent port found in sysfs, OpenZFS's pools on whole virtio disks."""
+line, the guest's disks and agent port found in sysfs, OpenZFS's pools on whole virtio disks, and
+emulated numbers labelled and never compared with others."""
 
 from __future__ import annotations
 
@@ -9,13 +10,20 @@ from pathlib import Path
 
 import pytest
 
+from pytest_fsbench.baseline import compare_pairs
+from pytest_fsbench.bench import CaseResult
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.filesystems import BuildContext
 from pytest_fsbench.filesystems.zfs import Zfs, first_partition
 from pytest_fsbench.guest_agent import agent_port, virtio_disks
-from pytest_fsbench.kernels import Kernel, bzimage_release, debian_kernel, parse_kernels
-from pytest_fsbench.vm import accelerator, agent_command, disk_images, qemu_options, vng_argv
+from pytest_fsbench.kernels import Kernel, bzimage_release, check_kernel_mix, debian_kernel, parse_kernels
+from pytest_fsbench.matrix import build_matrix
+from pytest_fsbench.metrics import Direction, Metric
+from pytest_fsbench.store import Series, SeriesKey, Store
+from pytest_fsbench.tables import results_table
+from pytest_fsbench.vm import (accelerator, agent_command, check_emulation, disk_images, emulation, mixed_emulation,
+                               planned_emulation, qemu_options, vng_argv)
 
 #: the first bytes of a bzImage's setup header as `make` writes them: "HdrS" at 0x202, the
 #: kernel_version pointer at 0x20E (relative to 0x200), the version string where it points
@@ -140,3 +148,64 @@ def test_an_openzfs_pool_on_whole_disks_is_imported_from_their_partitions():
     fuse = [step.argv[-1] for step in Zfs(impl="zfs-fuse").plan(spec, ctx) if step.argv[0] == "ln"]
     assert fuse == ["/w/vda", "/w/vdb"]
     assert dataclasses.replace(spec, kernel="vm").id == "vm-zfs-raid1"
+
+
+TCG = {"kernel": {"runs_under": "vm", "label": "vm", "accelerator": "tcg"}}
+KVM = {"kernel": {"runs_under": "vm", "label": "vm", "accelerator": "kvm"}}
+UML = {"kernel": {"runs_under": "uml", "label": "uml"}}
+
+
+def test_emulated_numbers_are_told_apart_by_the_manifest():
+    assert [emulation(m) for m in (TCG, KVM, UML, {}, {"kernel": "6.1"})] == ["emulated", "kvm", None, None, None]
+    assert mixed_emulation({"vm-xfs-raid1": "emulated", "ext4-single": None},
+                           {"vm-xfs-raid1": "kvm", "ext4-single": None, "vm-zfs-single": "emulated"}) == [
+        "vm-xfs-raid1 (emulated against kvm)"]
+    assert mixed_emulation({"vm-xfs-raid1": "emulated"}, {"vm-xfs-raid1": "emulated"}) == []
+    with pytest.raises(UsageError, match="vm-xfs-raid1 \\(kvm against emulated\\): numbers measured under QEMU's"):
+        check_emulation({"vm-xfs-raid1": "kvm"}, {"vm-xfs-raid1": "emulated"}, "--compare nightly")
+
+
+def test_a_session_plans_its_emulation_from_its_kernels():
+    specs = build_matrix(("xfs",), ("raid1",), [], ("host", "vm"))
+    kernels = (Kernel("host"), Kernel("vm", Path("/boot/vmlinuz-x"), vm=True))
+    assert planned_emulation(specs, kernels, "tcg") == {"xfs-raid1": None, "vm-xfs-raid1": "emulated"}
+    assert planned_emulation(specs, kernels, "kvm") == {"xfs-raid1": None, "vm-xfs-raid1": "kvm"}
+
+
+def test_an_emulated_kernel_is_never_paired_with_the_hosts(tmp_path):
+    image = bzimage(tmp_path / "bzImage")
+    with pytest.raises(UsageError, match="vm run under QEMU's CPU emulation here .* compared with host's"):
+        check_kernel_mix(parse_kernels("host,vm"), "tcg")
+    with pytest.raises(UsageError, match="vm-b run under QEMU's CPU emulation here .* uml's"):
+        check_kernel_mix(parse_kernels(f"uml,vm:b={image}"), "tcg")
+    check_kernel_mix(parse_kernels(f"vm,vm:again={image}"), "tcg")  # emulated against emulated
+    check_kernel_mix(parse_kernels("host,vm"), "kvm")
+    check_kernel_mix(parse_kernels("host+vm"), "tcg")  # one kernel per case: nothing is paired
+
+
+def test_the_summary_marks_emulated_cases():
+    test = "benchmarks/test_dd.py::test_dd_write[vm-xfs-raid1-1M]"
+    series = Series(SeriesKey(test, "dd", '{"bs":"1M"}', "dd.write", '{"bs":"1M"}'), "vm-xfs-raid1", "MB/s",
+                    Direction.HIGHER, (70.0, 80.0))
+    lines = results_table([CaseResult(test, "vm-xfs-raid1", [series], "runs", emulated=True)])
+    assert lines[1].startswith("test_dd_write[vm-xfs-raid1-1M] emulated ")
+    assert lines[2].startswith("emulated: measured in a virtual machine whose CPU QEMU emulates")
+    plain = results_table([CaseResult(test, "vm-xfs-raid1", [series], "runs")])
+    assert "emulated" not in "\n".join(plain)
+
+
+def test_a_comparison_of_emulated_with_kvm_numbers_is_refused(tmp_path):
+    store = Store(tmp_path / "fsbench.db")
+    sessions = []
+    for manifest in (TCG, KVM, TCG):
+        session = store.start_session(f"tok{len(sessions)}", {}, {"hostname": "h"})
+        row = store.case_row(session, "t[vm-xfs-raid1]", "vm-xfs-raid1", {"fs": "xfs"}, "dd", {"bs": "1M"}, "drop",
+                             "random", manifest)
+        for value in (70.0, 80.0, 75.0):
+            store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", value, "MB/s", Direction.HIGHER)])
+        sessions.append(session)
+    assert store.case_manifests(sessions[1]) == {"vm-xfs-raid1": KVM}
+    with pytest.raises(UsageError, match="vm-xfs-raid1 \\(emulated against kvm\\)"):
+        compare_pairs(store, [sessions[0]], sessions[1], 0.05)
+    assert len(compare_pairs(store, [sessions[0]], sessions[2], 0.05)) == 1  # emulated against emulated
+    store.close()
