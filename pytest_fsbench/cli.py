@@ -14,6 +14,7 @@ from typing import NoReturn
 from .cleanup import find_leftovers, remove_leftovers
 from .guest import GuestError, boot_facts
 from .probe import probe
+from .vm import vm_boot_facts, vm_missing
 from .session import RUN_ROOT
 from . import docs, doctor, studies
 from .studies import launch as study_launch
@@ -43,14 +44,17 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     for kernel in kernels:
         if not kernel.guest:
             continue
-        facts, reason = None, kernel.missing()
+        facts, accel, reason = None, None, vm_missing(kernel) if kernel.vm else kernel.missing()
         if reason is None:
             with tempfile.TemporaryDirectory(prefix="fsbench-doctor-") as directory:
                 try:
-                    facts = boot_facts(kernel, Path(directory))
+                    if kernel.vm:
+                        facts, accel = vm_boot_facts(kernel, Path(directory))
+                    else:
+                        facts = boot_facts(kernel, Path(directory))
                 except GuestError as exc:
                     reason = str(exc)
-        print("\n".join(doctor.guest_lines(kernel, facts, reason)))
+        print("\n".join(doctor.guest_lines(kernel, facts, reason, accel=accel)))
     return 0 if usable else 1
 
 

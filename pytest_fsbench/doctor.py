@@ -77,12 +77,18 @@ def doctor_lines(host: Host, width: int = WIDTH) -> list[str]:
     return host_lines(host, width) + workload_lines(width) + option_lines(host, width)
 
 
-def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None, width: int = WIDTH) -> list[str]:
+def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None, width: int = WIDTH,
+                accel: str | None = None) -> list[str]:
     """What a guest kernel can run: per filesystem, its layouts, or why none (as a session's
-    case under that kernel would be skipped)."""
+    case under that kernel would be skipped); accel: a virtual machine's (kvm or tcg)."""
     if facts is None:
         return row(f"kernel {kernel.label}:", f"unavailable: {reason}", len(kernel.label) + 9, width)
-    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, a User-mode Linux guest; modules "
+    if kernel.vm:
+        what = (f"a virtual machine, {'EMULATED (TCG)' if accel == 'tcg' else 'KVM'}, "
+                f"{'OpenZFS ' + facts.openzfs if facts.openzfs else 'no OpenZFS'}")
+    else:
+        what = "a User-mode Linux guest"
+    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, {what}; modules "
              f"{', '.join(facts.modules) or 'none'}):"]
     column = max(map(len, FILESYSTEMS)) + 4
     for fs in FILESYSTEMS:

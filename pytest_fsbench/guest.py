@@ -144,6 +144,7 @@ class Guest:
         self.process: subprocess.Popen | None = None
         self.channel: Channel | None = None
         self.facts: GuestFacts | None = None
+        self.busy_seconds = 0.0  # serving requests
 
     def __enter__(self) -> "Guest":
         self.boot()
@@ -201,16 +202,30 @@ class Guest:
             raise self._failed(f"guest kernel {self.kernel.label} ({what}): it closed the channel")
         return message
 
+    def _send(self, message: tuple, what: str) -> None:
+        assert self.channel is not None
+        try:
+            self.channel.send(message)
+        except OSError as exc:  # the guest went away: its end of the channel closed
+            raise self._failed(f"guest kernel {self.kernel.label} ({what}): the guest kernel exited ({exc})") from None
+
     def call(self, op: str, *args: object, timeout: float = REQUEST_MARGIN) -> object:
         """Send one request and return the guest's answer; the guest's own error is raised here
         (as itself when it can be, else as a GuestError with its text)."""
         if self.channel is None or not self._alive():
             raise self._failed(f"guest kernel {self.kernel.label} is not running")
-        self.channel.send((op, *args))
+        start = time.monotonic()
+        try:
+            return self._request(op, args, timeout)
+        finally:
+            self.busy_seconds += time.monotonic() - start
+
+    def _request(self, op: str, args: tuple, timeout: float) -> object:
+        self._send((op, *args), op)
         reply = self._receive(timeout, op)
         while reply == ("host-caches",):  # a measured run in the guest, between its cache policy and command
             empty_page_cache(run)
-            self.channel.send(("done",))
+            self._send(("done",), op)
             reply = self._receive(timeout, op)
         if reply[0] == "ok":
             return reply[1]

@@ -439,6 +439,6 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         terminalreporter.write_sep("-", f"fsbench gate (--inconclusive={session.settings.on_inconclusive})")
         for line in verdicts:
             write(line)
-    write(tables.time_line(session.store.time_totals(session.session_id)))
+    write(tables.time_line({**session.store.time_totals(session.session_id), **session.targets.guest_times()}))
     write(f"store: {redact(session.settings.store_path)} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

@@ -145,8 +145,15 @@ class Targets:
             else:
                 how = "under KVM: compare with other KVM guests, not with the host's numbers"
             notes.append(f"{label}-*: measured in a virtual machine ({kernel.path}, {facts.release}{zfs}) {how}; "
-                         f"{guest.boots} boot(s), the last took {guest.boot_seconds or 0:.0f} s")
+                         f"{guest.boots} boot(s), the last took {guest.boot_seconds or 0:.0f} s; up and idle (no "
+                         f"request) {guest.idle_seconds():.0f} s")
         return notes
+
+    def guest_times(self) -> dict[str, float]:
+        """The session's time spent booting virtual machines (none: no entry), for its time line."""
+        if not self._vms:
+            return {}
+        return {"booting guests": sum(guest.booting_seconds for guest in self._vms.values())}
 
     def host_of(self, spec: CaseSpec) -> Host:
         """The machine the case runs on: this one, or its guest kernel."""

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .case import LAYOUT_DEVICES
 from .errors import UsageError
-from .guest import Channel, Guest, GuestError
+from .guest import Channel, Guest, GuestError, GuestFacts
 from .kernels import Kernel, bzimage_release
 from .system import Runner
 
@@ -150,19 +150,34 @@ class VmGuest(Guest):
         self.accel = accel or detect_accelerator()
         self.images = disk_images(image_dir, name)
         self._socket: socket.socket | None = None
-        self.boot_seconds: float | None = None
+        self.boot_seconds: float | None = None  # the last boot's
         self.booted_at: float | None = None
         self.boots = 0
+        self.booting_seconds = 0.0  # every boot's, failed ones too
+        self.up_seconds = 0.0  # up after its boots, until stopped (the current one's not yet counted)
+        self.broken = False  # its channel failed (it died, or stopped answering): boot it again
 
     @property
     def alive(self) -> bool:
-        return self._alive()
+        return self._alive() and not self.broken
+
+    def _failed(self, message: str) -> GuestError:
+        self.broken = True
+        return super()._failed(message)
 
     def boot(self) -> None:
         vng = vng_program()
         if vng is None:
             raise GuestError(vm_missing(self.kernel) or "virtme-ng is not installed")
         start = time.monotonic()
+        try:
+            self._boot(vng)
+        finally:
+            self.booting_seconds += time.monotonic() - start
+        self.booted_at = time.monotonic()
+        self.boot_seconds = self.booted_at - start
+
+    def _boot(self, vng: str) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.image_dir.mkdir(parents=True, exist_ok=True)
         self.scratch.mkdir(parents=True, exist_ok=True)
@@ -183,6 +198,7 @@ class VmGuest(Guest):
             self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                                             env=env, cwd="/", start_new_session=True)
         self.boots += 1
+        self.broken = False
         try:
             self._socket = self._accept(listener)
         finally:
@@ -193,8 +209,6 @@ class VmGuest(Guest):
         if not (isinstance(message, tuple) and message[0] == "ready"):
             raise self._failed(f"{self.kernel.path} did not start fsbench's agent")
         self.facts = message[1]
-        self.booted_at = time.monotonic()
-        self.boot_seconds = self.booted_at - start
 
     def _accept(self, listener: socket.socket) -> socket.socket:
         """QEMU's connection to the agent's socket (it connects as it starts)."""
@@ -212,11 +226,16 @@ class VmGuest(Guest):
                     raise self._failed(f"guest kernel {self.kernel.label}: QEMU did not start in "
                                        f"{BOOT_TIMEOUT:g}s") from None
 
-    def up_seconds(self) -> float:
-        return 0.0 if self.booted_at is None else time.monotonic() - self.booted_at
+    def idle_seconds(self) -> float:
+        """Up (booted, until stopped or now) and serving no request."""
+        up = self.up_seconds + (0.0 if self.booted_at is None else time.monotonic() - self.booted_at)
+        return max(0.0, up - self.busy_seconds)
 
     def stop(self) -> None:
         """Ask the agent to power the guest off; kill QEMU when it does not; remove the images."""
+        if self.booted_at is not None:
+            self.up_seconds += time.monotonic() - self.booted_at
+            self.booted_at = None
         if self.process is not None:
             with contextlib.suppress(OSError, GuestError):
                 if self._alive() and self.channel is not None:
@@ -236,6 +255,19 @@ class VmGuest(Guest):
         for image in self.images:
             image.unlink(missing_ok=True)
         (self.directory / "agent.sock").unlink(missing_ok=True)
+
+
+def vm_boot_facts(kernel: Kernel, directory: Path) -> tuple[GuestFacts, str]:
+    """Boot the kernel once in a virtual machine to learn what it offers (fsbench doctor); its
+    facts and the accelerator it ran under."""
+    guest = VmGuest(kernel, directory, directory / "images", 1 << 30, f"fsbench-doctor-{kernel.label}",
+                    directory / "scratch")
+    try:
+        guest.boot()
+        assert guest.facts is not None
+        return guest.facts, guest.accel
+    finally:
+        guest.stop()
 
 
 def emulation(manifest: dict[str, object]) -> str | None:

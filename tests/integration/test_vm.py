@@ -1,0 +1,199 @@
+"""Cases in a virtual machine (--kernel=vm): Debian's kernel booted by virtme-ng, one guest for
+this whole test session (a boot costs half a minute under emulation); md RAID with XFS and ext4
+and OpenZFS pools on its virtio disks, built, measured and torn down inside; a guest that dies
+fails its case with its console and is booted again; through pytest, the plugin's cases in the
+host's store with the kernel A/B of a kernel against itself; a killed session's guest removed
+by `fsbench cleanup`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import run_pytest, sigint_default
+from pytest_fsbench.case import CaseSpec
+from pytest_fsbench.guest import GuestError
+from pytest_fsbench.host import probe
+from pytest_fsbench.kernels import debian_kernel, parse_kernels
+from pytest_fsbench.session import FsbenchSession
+from pytest_fsbench.settings import Settings
+from pytest_fsbench.system import run
+from pytest_fsbench.vm import vm_missing
+from pytest_fsbench.workloads.dd import DdRead, DdWrite
+
+pytestmark = pytest.mark.root
+REPO = Path(__file__).resolve().parents[2]
+XFS_RAID1 = CaseSpec("xfs", "raid1", kernel="vm")
+EXT4_RAID5 = CaseSpec("ext4", "raid5", kernel="vm")
+ZFS_RAID10 = CaseSpec("zfs", "raid10", (("compression", "lz4"), ("recordsize", "16M")), kernel="vm")
+
+
+def vm_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the virtual machine's cases need root (its disks, mdadm, zpool)"
+    return vm_missing(parse_kernels("vm")[0])
+
+
+def qemu_of(marker: str) -> list[int]:
+    """Processes (virtme-ng, QEMU) whose command line names marker."""
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if any(marker in arg for arg in p.info["cmdline"] or [])]
+
+
+@pytest.fixture(scope="session")
+def vm_session(tmp_path_factory):
+    """One fsbench session with Debian's kernel in a virtual machine, booted once for every test
+    here; skipped with the reason where it cannot boot."""
+    reason = vm_unavailable()
+    if reason:
+        pytest.skip(reason)
+    tmp = tmp_path_factory.mktemp("vm")
+    specs = (XFS_RAID1, EXT4_RAID5, ZFS_RAID10)
+    settings = Settings(("xfs", "ext4", "zfs"), ("raid1", "raid5", "raid10"), specs, kernels=parse_kernels("vm"),
+                        image_dir=tmp / "images", image_size=1 << 30)
+    session = FsbenchSession(settings, probe(), run, run_root=tmp / "run")
+    try:
+        try:
+            reasons = session.unavailable(XFS_RAID1)  # boots the guest
+        except GuestError as exc:
+            pytest.skip(f"the virtual machine does not boot here: {exc}")
+        if reasons:
+            pytest.skip("; ".join(reasons))
+        yield session
+    finally:
+        session.close()
+        assert not qemu_of(str(session.rundir)), "the guest outlived its session"
+        assert not list((tmp / "images").glob("*.img")), "the guest's disk images outlived its session"
+
+
+def metric(measurement, name: str) -> float:
+    return next(m.value for m in measurement.metrics if m.name == name)
+
+
+def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
+    with vm_session.target(XFS_RAID1) as target:
+        mdstat = target.run(["cat", "/proc/mdstat"]).stdout
+        assert "active raid1 " in mdstat and "[UU]" in mdstat, mdstat
+        assert [d.path for d in target.devices] == ["/dev/vda", "/dev/vdb"]  # virtio disks, not loop devices
+        assert target.run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == "xfs"
+        kernel = target.manifest["kernel"]
+        assert kernel["runs_under"] == "vm" and kernel["accelerator"] in ("kvm", "tcg")
+        assert kernel["release"] == debian_kernel().name.removeprefix("vmlinuz-")
+        written = target.measure(DdWrite(total_size="64M", direct=True), run, "drop")
+        read = target.measure(DdRead(total_size="64M"), run, "drop")
+        assert "host cache bypassed (QEMU cache=none)" in written.cache
+        assert metric(written, "dd.write") > 0 and metric(read, "dd.read") > 0
+        assert metric(written, "disk.write") >= 64 * 1.048576  # reached the array's members, both of them
+    images = vm_session.targets.vm_guest(parse_kernels("vm")[0]).images
+    # the next case starts on empty disks: the discard punched the case's blocks out of the images
+    assert all(os.stat(image).st_blocks * 512 < 16 << 20 for image in images[:2])
+
+
+def test_md_raid5_with_ext4_on_disks_the_last_case_used(vm_session):
+    with vm_session.target(EXT4_RAID5) as target:
+        signatures = target.run(["blkid", "-p", "/dev/vdc"]).stdout
+        assert "linux_raid_member" in signatures  # this case's array, on a disk the last case wiped
+        assert "active raid5 " in target.run(["cat", "/proc/mdstat"]).stdout
+        assert metric(target.measure(DdWrite(total_size="32M"), run, "drop"), "dd.write") > 0
+    assert vm_session.targets.vm_guest(parse_kernels("vm")[0]).boots == 1  # one guest for every case
+
+
+def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
+    if vm_session.targets.guest_facts(parse_kernels("vm")[0]).openzfs is None:
+        pytest.skip("no OpenZFS in the guest: zfs-dkms built no module for its kernel, or the OpenZFS userland is "
+                    "not extracted (./fsbench.sh setup does both)")
+    with vm_session.target(ZFS_RAID10) as target:
+        status = target.run(["zpool", "status", "-P"]).stdout
+        assert status.count("mirror-") == 2 and "/dev/vda1" in status, status
+        assert target.manifest["applied"]["version"].startswith("zfs-2.")  # OpenZFS, not zfs-fuse's 0.7
+        assert "recordsize\t16M" in target.manifest["applied"]["properties"]
+        assert target.manifest["kernel"]["openzfs"].startswith("2.")
+        written = target.measure(DdWrite(total_size="64M", data="50%"), run, "drop")
+        assert metric(written, "fs.compressratio") > 1.5
+        assert "pool export/import" in written.cache  # the ARC emptied the only way it can be
+
+
+def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(vm_session):
+    kernel = parse_kernels("vm")[0]
+    with pytest.raises(GuestError) as error:
+        with vm_session.target(XFS_RAID1) as target:
+            target.run(["sh", "-c", "echo c > /proc/sysrq-trigger"])
+    said = str(error.value)
+    assert said.startswith("guest kernel vm (run): ") and "its console ended:" in said, said
+    assert "it panicked: " in said and "sysrq triggered crash" in said, said  # the kernel's own words
+    with vm_session.target(XFS_RAID1) as target:
+        assert "active raid1 " in target.run(["cat", "/proc/mdstat"]).stdout
+    assert vm_session.targets.vm_guest(kernel).boots == 2
+
+
+def small(tmp_path: Path, dd_size: str = "32M") -> list[str]:
+    return [f"--image-dir={tmp_path / 'images'}", "--image-size=1G", f"--store={tmp_path / 'fsbench.db'}",
+            "--warmup=0", f"--dd-size={dd_size}"]
+
+
+def test_openzfs_cases_and_a_kernel_against_itself_through_pytest(tmp_path):
+    """The plugin's path: two guests (the same kernel twice), paired rounds, OpenZFS's cases in the
+    host's store with their manifests, the summary's labels."""
+    reason = vm_unavailable()
+    if reason:
+        pytest.skip(reason)
+    done = run_pytest(["benchmarks/test_dd.py", "-k", "dd and write", "--kernel", f"vm,vm:again={debian_kernel()}",
+                       "--fs=zfs", "--fs-opt", "zfs:compression=lz4", "--data=50%", "--runs=5",
+                       *small(tmp_path, "16M")], cwd=REPO, timeout=1500)
+    (tmp_path / "stdout").write_text(done.stdout)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "paired: vm-again-zfs-single against vm-zfs-single, 5 interleaved rounds" in done.stdout, done.stdout[-3000:]
+    assert "10 passed" in done.stdout
+    table = done.stdout.split("fsbench paired comparison")[1]
+    row = next(line for line in table.splitlines() if line.startswith("test_dd_write[vm-again-zfs-single"))
+    assert "regression" not in row and "5/5" in row, row
+    assert "vm-*: measured in a virtual machine (" in done.stdout and ", OpenZFS 2." in done.stdout
+    assert "booting guests " in done.stdout.split("\ntime: session ")[1]  # the session's time accounting
+    db = sqlite3.connect(tmp_path / "fsbench.db")
+    cases = db.execute("SELECT case_id, manifest FROM cases").fetchall()
+    ratios = [value for (value,) in db.execute("SELECT value FROM metrics WHERE name = 'fs.compressratio'")]
+    db.close()
+    kernels = [json.loads(manifest)["kernel"] for _, manifest in cases]
+    assert {k["label"] for k in kernels} == {"vm", "vm-again"} and all(k["openzfs"].startswith("2.") for k in kernels)
+    if kernels[0]["accelerator"] == "tcg":
+        assert "test_dd_write[vm-zfs-single-data=50%-1M] emulated" in done.stdout
+    assert len(ratios) == 10 and all(ratio > 1.5 for ratio in ratios)
+    assert not qemu_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
+
+
+def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path):
+    reason = vm_unavailable()
+    if reason:
+        pytest.skip(reason)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "benchmarks/test_dd.py", "-k", "dd_write",
+         "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=30", *small(tmp_path)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        preexec_fn=sigint_default)
+    marker = f"/run/fsbench/{proc.pid}-"
+    deadline = time.monotonic() + 300
+    while not (list((tmp_path / "images").glob("*.img")) and qemu_of(marker)):
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        assert time.monotonic() < deadline, "the guest never started"
+        time.sleep(0.2)
+    time.sleep(5)  # QEMU is up, the guest booting
+    os.killpg(proc.pid, signal.SIGKILL)  # the session only: its guest runs in a group of its own
+    proc.communicate(timeout=60)
+    assert qemu_of(marker), "a killed session's guest is still there until fsbench cleanup"
+    swept = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True,
+                           timeout=300)
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    deadline = time.monotonic() + 30
+    while qemu_of(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not qemu_of(marker)
+    assert not list((tmp_path / "images").glob("*.img"))
+    assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))
