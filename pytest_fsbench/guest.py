@@ -34,7 +34,7 @@ from .errors import FsbenchError
 from .filesystems import Filesystem, driver
 from .host import Host
 from .kernels import Kernel
-from .runner import empty_page_cache
+from .runner import dataset_files, empty_page_cache
 from .system import Completed, Runner, run
 
 #: the guest's RAM (its page cache included); the host's memory backs it from /dev/shm
@@ -267,13 +267,17 @@ class GuestTarget:
     mountpoint: Path  # in the guest
     devices: tuple[Device, ...]
     manifest: dict[str, object] = field(default_factory=dict)
+    scratch: Path | None = None  # the session's scratch, which the guest shares
 
     @property
     def id(self) -> str:
         return self.spec.id
 
     def measure(self, workload, run: Runner, cache: str):
-        """One measured run in the guest (runner.execute there); its Measurement."""
+        """One measured run in the guest (runner.execute there); its Measurement. The workload's
+        data sets are generated here first, into the scratch the guest shares."""
+        if self.scratch is not None:
+            dataset_files(workload, self.scratch)
         phases = len(getattr(workload, "phases", lambda: [workload])())
         timeout = getattr(workload, "timeout", 3600.0) * phases + REQUEST_MARGIN
         return self.guest.call("measure", workload, cache, timeout=timeout)
@@ -315,7 +319,7 @@ def guest_target(kernel: Kernel, spec: CaseSpec, directory: Path, image_dir: Pat
         manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch,
                                                    timeout=BOOT_TIMEOUT + 600)
         target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices),
-                             manifest)
+                             manifest, scratch)
         try:
             yield target
         except BaseException as exc:

@@ -87,15 +87,24 @@ def ensure_datasets(workload: Workload, target: Target, scratch: Path) -> None:
     """The workload's input data sets, each generated once per session into the session's scratch
     (keyed by size, compressibility and seed), held in memory, and linked into this run's scratch
     under its name."""
+    for name, shared in dataset_files(workload, target.scratch).items():
+        hold(shared)
+        (scratch / name).symlink_to(shared)
+
+
+def dataset_files(workload: Workload, session_scratch: Path) -> dict[str, Path]:
+    """The workload's data sets by name, each generated into the session's scratch unless it is
+    there already (a guest's host generates them before its request, at the host CPU's speed)."""
+    files = {}
     for name, dataset in getattr(workload, "datasets", dict)().items():
-        shared = target.scratch / DATASETS / dataset.filename
+        shared = session_scratch / DATASETS / dataset.filename
         if not shared.exists():
-            shared.parent.mkdir(exist_ok=True)
+            shared.parent.mkdir(parents=True, exist_ok=True)
             partial = shared.with_name(shared.name + ".partial")
             datagen.write_data(str(partial), dataset.size, datagen.parse_data(dataset.data), dataset.seed)
             partial.rename(shared)
-        hold(shared)
-        (scratch / name).symlink_to(shared)
+        files[name] = shared
+    return files
 
 
 #: data sets mapped into this process: the kernel does not drop a mapped page when the cache policy

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,7 @@ class Targets:
         self._control_undo = UndoStack(run)
         self._kernel_manifests: dict[str, dict[str, object]] = {}
         self._vms: dict[str, VmGuest] = {}
+        self._booting = 0.0  # the session's time waiting for virtual machines to boot
         self._count = 0
 
     def provider(self) -> DeviceProvider:
@@ -100,19 +102,41 @@ class Targets:
         return self._guest_facts[kernel.label]
 
     def vm_guest(self, kernel: Kernel) -> VmGuest:
-        """The session's virtual machine of a vm kernel: booted at its first use, booted again when
-        it died (its case failed with its console's last lines), stopped by close()."""
+        """The session's virtual machine of a vm kernel: booted at its first use (the session's
+        other vm kernels start booting meanwhile, so a kernel A/B waits for one boot, not two),
+        booted again when it died (its case failed with its console's last lines), stopped by
+        close()."""
         guest = self._vms.get(kernel.label)
-        if guest is not None and guest.alive:
+        if guest is not None and guest.ready:
             return guest
+        start = time.monotonic()
+        try:
+            if guest is None or not guest.starting:
+                guest = self._start_vm(kernel)
+            for other in self.kernels.values():
+                if other.vm and other.label not in self._vms and any(s.kernel == other.label
+                                                                    for s in self.settings.specs):
+                    with contextlib.suppress(GuestError):  # its own cases will say why it cannot start
+                        self._start_vm(other)
+            try:
+                guest.wait()
+            except BaseException:
+                guest.stop()
+                raise
+        finally:
+            self._booting += time.monotonic() - start
+        return guest
+
+    def _start_vm(self, kernel: Kernel) -> VmGuest:
         self._prepare_rundir()
+        guest = self._vms.get(kernel.label)
         if guest is None:
             guest = VmGuest(kernel, self.rundir / f"vm-{kernel.label}", self.settings.image_dir,
                             self.settings.image_size, f"fsbench-{self.token}-{kernel.label}", self.scratch)
             self._vms[kernel.label] = guest
         guest.stop()  # what is left of a guest that died: its QEMU, its images
         try:
-            guest.boot()
+            guest.start()
         except BaseException:
             guest.stop()
             raise
@@ -153,7 +177,7 @@ class Targets:
         """The session's time spent booting virtual machines (none: no entry), for its time line."""
         if not self._vms:
             return {}
-        return {"booting guests": sum(guest.booting_seconds for guest in self._vms.values())}
+        return {"booting guests": self._booting}
 
     def host_of(self, spec: CaseSpec) -> Host:
         """The machine the case runs on: this one, or its guest kernel."""
@@ -284,7 +308,8 @@ def vm_target(guest: VmGuest, spec: CaseSpec, image_dir: Path, image_size: int, 
     (the machine stays up for the next case)."""
     assert guest.facts is not None
     manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch, timeout=900)
-    target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices), manifest)
+    target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices), manifest,
+                         scratch)
     try:
         yield target
     except BaseException as exc:

@@ -150,6 +150,8 @@ class VmGuest(Guest):
         self.accel = accel or detect_accelerator()
         self.images = disk_images(image_dir, name)
         self._socket: socket.socket | None = None
+        self._listener: socket.socket | None = None
+        self._started_at = 0.0
         self.boot_seconds: float | None = None  # the last boot's
         self.booted_at: float | None = None
         self.boots = 0
@@ -165,19 +167,27 @@ class VmGuest(Guest):
         self.broken = True
         return super()._failed(message)
 
+    @property
+    def ready(self) -> bool:
+        """Booted, its agent answering, and not broken since."""
+        return self.booted_at is not None and self.alive
+
+    @property
+    def starting(self) -> bool:
+        """Started, its agent not yet answering."""
+        return self._listener is not None and self._alive()
+
     def boot(self) -> None:
+        self.start()
+        self.wait()
+
+    def start(self) -> None:
+        """Start the guest (fresh sparse disk images, QEMU) and return: its boot goes on meanwhile,
+        wait() waits for its agent."""
         vng = vng_program()
         if vng is None:
             raise GuestError(vm_missing(self.kernel) or "virtme-ng is not installed")
-        start = time.monotonic()
-        try:
-            self._boot(vng)
-        finally:
-            self.booting_seconds += time.monotonic() - start
-        self.booted_at = time.monotonic()
-        self.boot_seconds = self.booted_at - start
-
-    def _boot(self, vng: str) -> None:
+        self._started_at = time.monotonic()
         self.directory.mkdir(parents=True, exist_ok=True)
         self.image_dir.mkdir(parents=True, exist_ok=True)
         self.scratch.mkdir(parents=True, exist_ok=True)
@@ -186,9 +196,9 @@ class VmGuest(Guest):
                 handle.truncate(self.image_size)
         sock_path = self.directory / "agent.sock"
         sock_path.unlink(missing_ok=True)
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(str(sock_path))
-        listener.listen(1)
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(sock_path))
+        self._listener.listen(1)
         command = agent_command(sys.executable, self.directory)
         argv = vng_argv(vng, self.kernel, self.accel, self.name, self.images, sock_path, command, (self.scratch,))
         (self.directory / "command").write_text(shlex.join(argv) + "\n")
@@ -199,16 +209,27 @@ class VmGuest(Guest):
                                             env=env, cwd="/", start_new_session=True)
         self.boots += 1
         self.broken = False
+
+    def wait(self) -> None:
+        """Wait for the started guest's agent to say it is ready (GuestError, with the console's
+        last lines, when it does not come up)."""
+        assert self._listener is not None
         try:
-            self._socket = self._accept(listener)
+            try:
+                self._socket = self._accept(self._listener)
+            finally:
+                self._listener.close()
+                self._listener = None
+            fd = self._socket.fileno()
+            self.channel = Channel(fd, fd)
+            message = self._receive(BOOT_TIMEOUT, "boot")
+            if not (isinstance(message, tuple) and message[0] == "ready"):
+                raise self._failed(f"{self.kernel.path} did not start fsbench's agent")
+            self.facts = message[1]
         finally:
-            listener.close()
-        fd = self._socket.fileno()
-        self.channel = Channel(fd, fd)
-        message = self._receive(BOOT_TIMEOUT, "boot")
-        if not (isinstance(message, tuple) and message[0] == "ready"):
-            raise self._failed(f"{self.kernel.path} did not start fsbench's agent")
-        self.facts = message[1]
+            self.booting_seconds += time.monotonic() - self._started_at
+        self.booted_at = time.monotonic()
+        self.boot_seconds = self.booted_at - self._started_at
 
     def _accept(self, listener: socket.socket) -> socket.socket:
         """QEMU's connection to the agent's socket (it connects as it starts)."""
@@ -249,9 +270,10 @@ class VmGuest(Guest):
             self.process.wait(timeout=60)
             self.process = None
         self.channel = None
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
+        for connection in (self._socket, self._listener):
+            if connection is not None:
+                connection.close()
+        self._socket = self._listener = None
         for image in self.images:
             image.unlink(missing_ok=True)
         (self.directory / "agent.sock").unlink(missing_ok=True)

@@ -74,12 +74,21 @@ def vm_session(tmp_path_factory):
         assert not list((tmp / "images").glob("*.img")), "the guest's disk images outlived its session"
 
 
+def built(session: FsbenchSession, spec: CaseSpec):
+    """The case's target in the session's guest, as the plugin builds it: skipped with the
+    guest's reason where it cannot run there."""
+    reasons = session.unavailable(spec)
+    if reasons:
+        pytest.skip("; ".join(reasons))
+    return session.target(spec)
+
+
 def metric(measurement, name: str) -> float:
     return next(m.value for m in measurement.metrics if m.name == name)
 
 
 def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
-    with vm_session.target(XFS_RAID1) as target:
+    with built(vm_session, XFS_RAID1) as target:
         mdstat = target.run(["cat", "/proc/mdstat"]).stdout
         assert "active raid1 " in mdstat and "[UU]" in mdstat, mdstat
         assert [d.path for d in target.devices] == ["/dev/vda", "/dev/vdb"]  # virtio disks, not loop devices
@@ -98,7 +107,7 @@ def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
 
 
 def test_md_raid5_with_ext4_on_disks_the_last_case_used(vm_session):
-    with vm_session.target(EXT4_RAID5) as target:
+    with built(vm_session, EXT4_RAID5) as target:
         signatures = target.run(["blkid", "-p", "/dev/vdc"]).stdout
         assert "linux_raid_member" in signatures  # this case's array, on a disk the last case wiped
         assert "active raid5 " in target.run(["cat", "/proc/mdstat"]).stdout
@@ -110,7 +119,7 @@ def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
     if vm_session.targets.guest_facts(parse_kernels("vm")[0]).openzfs is None:
         pytest.skip("no OpenZFS in the guest: zfs-dkms built no module for its kernel, or the OpenZFS userland is "
                     "not extracted (./fsbench.sh setup does both)")
-    with vm_session.target(ZFS_RAID10) as target:
+    with built(vm_session, ZFS_RAID10) as target:
         status = target.run(["zpool", "status", "-P"]).stdout
         assert status.count("mirror-") == 2 and "/dev/vda1" in status, status
         assert target.manifest["applied"]["version"].startswith("zfs-2.")  # OpenZFS, not zfs-fuse's 0.7
@@ -124,12 +133,12 @@ def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
 def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(vm_session):
     kernel = parse_kernels("vm")[0]
     with pytest.raises(GuestError) as error:
-        with vm_session.target(XFS_RAID1) as target:
+        with built(vm_session, XFS_RAID1) as target:
             target.run(["sh", "-c", "echo c > /proc/sysrq-trigger"])
     said = str(error.value)
     assert said.startswith("guest kernel vm (run): ") and "its console ended:" in said, said
     assert "it panicked: " in said and "sysrq triggered crash" in said, said  # the kernel's own words
-    with vm_session.target(XFS_RAID1) as target:
+    with built(vm_session, XFS_RAID1) as target:
         assert "active raid1 " in target.run(["cat", "/proc/mdstat"]).stdout
     assert vm_session.targets.vm_guest(kernel).boots == 2
 
