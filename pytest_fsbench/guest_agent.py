@@ -23,7 +23,7 @@ from .filesystems import GUEST_MODULES, driver
 from .guest import Channel, GuestFacts
 from .probe import probe
 from .kernels import UML_MODULES
-from .runner import execute
+from .runner import DATASETS, execute
 from .system import run
 from .target import Target, build_target
 from .undo import UndoStack
@@ -36,6 +36,8 @@ MODULES = ("loop", *GUEST_MODULES)
 #: modules; OpenZFS (16M records are OpenZFS 2.1's zfs_max_recordsize=16M; 2.2 on allows them)
 VM_MODULES = (*GUEST_MODULES, "ext4", "xfs", "btrfs")
 ZFS_MODULE = ("zfs", "zfs_max_recordsize=16777216")
+#: a virtual machine's scratch: in its memory (tmpfs), where its copies of the data sets are
+LOCAL_SCRATCH = Path("/dev/shm/fsbench-scratch")
 LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
 CHANNEL = "/dev/tty1"
 
@@ -78,6 +80,27 @@ def virtio_disks(sys_block: Path = Path("/sys/block")) -> dict[int, str]:
     return found
 
 
+def memory_bytes() -> int:
+    return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
+
+def local_datasets(workload, shared: Path, local: Path, room: int) -> None:
+    """A virtual machine's copy of the workload's data sets (which the host generated into the
+    scratch it shares over 9p, a slow read under emulation) in its own memory (tmpfs), where each
+    fits in room; a larger one is linked, and read from the shared scratch."""
+    for dataset in getattr(workload, "datasets", dict)().values():
+        source, copy = shared / DATASETS / dataset.filename, local / DATASETS / dataset.filename
+        if copy.exists() or not source.exists():
+            continue
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        if dataset.size > room:
+            copy.symlink_to(source)
+            continue
+        partial = copy.with_name(copy.name + ".partial")
+        shutil.copyfile(source, partial)
+        partial.rename(copy)
+
+
 class VirtioDisks:
     """A virtual machine's virtio disks (on the session's sparse images, cache=none): the first
     ones a case needs; wiped and discarded after the case, so the next starts on empty disks."""
@@ -114,6 +137,7 @@ class Agent:
         self.facts = GuestFacts(probe(), release, modules, openzfs)
         self.stack = contextlib.ExitStack()
         self.target: Target | None = None
+        self.shared_scratch: Path | None = None  # vm: the session's scratch on the host, shared read-write
 
     def build(self, spec, image_dir: Path, image_size: int, name: str, scratch: Path):
         if self.target is not None:
@@ -121,6 +145,7 @@ class Agent:
         if self.vm:
             provider = VirtioDisks(image_size)
             below = self._host_cache_bypassed
+            self.shared_scratch, scratch = scratch, LOCAL_SCRATCH
         else:
             # hostfs, under the images, has no O_DIRECT: the host's page cache stays below the guest's,
             # so a run measured here empties the host's caches too
@@ -133,6 +158,8 @@ class Agent:
         return self.target.manifest, str(self.target.mountpoint), self.target.devices
 
     def measure(self, workload, cache: str):
+        if self.vm and self.shared_scratch is not None:
+            local_datasets(workload, self.shared_scratch, LOCAL_SCRATCH, memory_bytes() // 4)
         return self._target().measure(workload, run, cache)
 
     @staticmethod

@@ -190,6 +190,9 @@ class Targets:
             missing = vm_missing(kernel) if kernel.vm else kernel.missing()
             if missing:
                 return [missing]
+            if kernel.vm and self.settings.devices:
+                return ["--devices are not passed through to a virtual machine: its cases run on virtio disks over "
+                        "images in --image-dir; leave --devices out for the vm kernels' cases"]
             try:
                 self.guest_facts(kernel)
             except GuestError as exc:

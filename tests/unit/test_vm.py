@@ -16,11 +16,13 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.filesystems import BuildContext
 from pytest_fsbench.filesystems.zfs import Zfs, first_partition
-from pytest_fsbench.guest_agent import agent_port, virtio_disks
+from pytest_fsbench.guest_agent import agent_port, local_datasets, virtio_disks
 from pytest_fsbench.kernels import Kernel, bzimage_release, check_kernel_mix, debian_kernel, parse_kernels
 from pytest_fsbench.matrix import build_matrix
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Series, SeriesKey, Store
+from pytest_fsbench.workloads.dd import DdWrite
+from pytest_fsbench.runner import dataset_files
 from pytest_fsbench.tables import results_table
 from pytest_fsbench.vm import (accelerator, agent_command, check_emulation, disk_images, emulation, mixed_emulation,
                                planned_emulation, qemu_options, vng_argv)
@@ -209,3 +211,15 @@ def test_a_comparison_of_emulated_with_kvm_numbers_is_refused(tmp_path):
         compare_pairs(store, [sessions[0]], sessions[1], 0.05)
     assert len(compare_pairs(store, [sessions[0]], sessions[2], 0.05)) == 1  # emulated against emulated
     store.close()
+
+
+def test_a_guest_copies_the_hosts_data_sets_into_its_memory_where_they_fit(tmp_path):
+    shared, local = tmp_path / "shared", tmp_path / "local"
+    small_set, large_set = DdWrite(total_size="1M", data="50%"), DdWrite(total_size="2M", data="random")
+    [small_file] = dataset_files(small_set, shared).values()  # the host generates them
+    [large_file] = dataset_files(large_set, shared).values()
+    local_datasets(small_set, shared, local, room=1 << 20)
+    local_datasets(large_set, shared, local, room=1 << 20)
+    small_copy, large_copy = local / "datasets" / small_file.name, local / "datasets" / large_file.name
+    assert not small_copy.is_symlink() and small_copy.read_bytes() == small_file.read_bytes()
+    assert large_copy.is_symlink() and large_copy.resolve() == large_file  # too large: read where it is
