@@ -5,6 +5,7 @@ and the store and image directory a session would use."""
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -60,9 +61,19 @@ def test_a_guest_kernel_says_zfs_is_the_hosts_not_that_there_is_none():
     facts = GuestFacts(guest, "6.1.176", ("raid1",))
     lines = doctor.guest_lines(Kernel("uml", DEBIAN_UML), facts, None, width=10_000)
     [zfs] = [line for line in lines if line.split()[0] == "zfs"]
-    assert "ZFS runs under the host's kernel only" in zfs and "neither" not in zfs
+    assert "ZFS runs under the host's kernel (its OpenZFS module or zfs-fuse daemon" in zfs and "neither" not in zfs
     assert [line.split(None, 1)[1] for line in lines if line.split()[0] == "ext4"] == [
         "single, raid0, raid1, raid10, raid5"]
+
+
+def test_a_virtual_machine_with_openzfs_runs_zfs_and_says_it_is_emulated():
+    guest = dataclasses.replace(HOST, kernel="6.1.0-56-amd64", has_md=True, zfs_module=True)
+    facts = GuestFacts(guest, "6.1.0-56-amd64", ("raid1", "zfs"), "2.1.11-1+deb12u1")
+    lines = doctor.guest_lines(Kernel("vm", Path("/boot/vmlinuz-6.1.0-56-amd64"), vm=True), facts, None,
+                               width=10_000, accel="tcg")
+    assert "a virtual machine, EMULATED (TCG), OpenZFS 2.1.11-1+deb12u1" in lines[0]
+    [zfs] = [line for line in lines if line.split()[0] == "zfs"]
+    assert zfs.split(None, 1)[1] == "single, raid0, raid1, raid10, raid5"
 
 
 def test_the_store_a_session_would_use(tmp_path):
