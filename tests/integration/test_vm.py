@@ -22,7 +22,7 @@ import pytest
 from conftest import run_pytest, sigint_default
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.guest import GuestError
-from pytest_fsbench.host import probe
+from pytest_fsbench.probe import probe
 from pytest_fsbench.kernels import debian_kernel, parse_kernels
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
@@ -62,7 +62,7 @@ def vm_session(tmp_path_factory):
     session = FsbenchSession(settings, probe(), run, run_root=tmp / "run")
     try:
         try:
-            reasons = session.unavailable(XFS_RAID1)  # boots the guest
+            reasons = session.targets.unavailable(XFS_RAID1)  # boots the guest
         except GuestError as exc:
             pytest.skip(f"the virtual machine does not boot here: {exc}")
         if reasons:
@@ -70,14 +70,14 @@ def vm_session(tmp_path_factory):
         yield session
     finally:
         session.close()
-        assert not qemu_of(str(session.rundir)), "the guest outlived its session"
+        assert not qemu_of(str(session.targets.rundir)), "the guest outlived its session"
         assert not list((tmp / "images").glob("*.img")), "the guest's disk images outlived its session"
 
 
 def built(session: FsbenchSession, spec: CaseSpec):
     """The case's target in the session's guest, as the plugin builds it: skipped with the
     guest's reason where it cannot run there."""
-    reasons = session.unavailable(spec)
+    reasons = session.targets.unavailable(spec)
     if reasons:
         pytest.skip("; ".join(reasons))
     return session.target(spec)
