@@ -507,7 +507,7 @@ def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
          else f"n={cmp.sessions} session{'s' * (cmp.sessions > 1)} ({cmp.n_baseline} runs)/{cmp.n_candidate}"
          + (f", drift pooled on {cmp.drift_df} df" if cmp.drift_df else ""))
     return (
-        f"{metric_name} {_fmt_value(cmp.baseline_median)} -> {_fmt_value(cmp.candidate_median)}"
+        f"{metric_name} {plain(cmp.baseline_median)} -> {plain(cmp.candidate_median)}"
         f"{unit_part} {_fmt_pct(cmp.shift_pct)} [{level_text(cmp)}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "
         f"{n} {cmp.verdict}"
     )
