@@ -83,13 +83,18 @@ def bzimage_release(data: bytes) -> str | None:
     return text.split()[0] if text.split() else None
 
 
-def _uml_path(text: str, value: str) -> tuple[str | None, Path]:
+def _named(text: str, value: str) -> tuple[str | None, Path]:
+    """NAME=PATH or PATH of a --kernel entry (the name checked)."""
     name, eq, path = value.partition("=")
     if not eq:
-        name, path = None, value
-    elif not _NAME.fullmatch(name):
+        return None, Path(value)
+    if not _NAME.fullmatch(name):
         raise UsageError(f"--kernel={text!r}: the name {name!r} must be letters, digits, '.', '_', '+' or '-'")
-    kernel = Path(path)
+    return name, Path(path)
+
+
+def _uml_path(text: str, value: str) -> tuple[str | None, Path]:
+    name, kernel = _named(text, value)
     if not kernel.is_absolute():
         raise UsageError(f"--kernel={text!r}: give the UML kernel's absolute path, e.g. uml:/src/linux/linux")
     if not kernel.is_file() or not os.access(kernel, os.X_OK):
@@ -122,12 +127,7 @@ def not_a_uml_kernel(path: Path) -> str | None:
 
 
 def _vm_path(text: str, value: str) -> tuple[str | None, Path]:
-    name, eq, path = value.partition("=")
-    if not eq:
-        name, path = None, value
-    elif not _NAME.fullmatch(name):
-        raise UsageError(f"--kernel={text!r}: the name {name!r} must be letters, digits, '.', '_', '+' or '-'")
-    kernel = Path(path)
+    name, kernel = _named(text, value)
     if not kernel.is_absolute():
         raise UsageError(f"--kernel={text!r}: give the kernel's absolute path, e.g. "
                          "vm:/src/linux/arch/x86/boot/bzImage or vm:/src/linux (its build tree)")
