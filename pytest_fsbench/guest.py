@@ -239,6 +239,17 @@ class Guest:
         """Ask the agent to power the guest off; kill it when it does not."""
         if self.process is None:
             return
+        self._end_process()
+        if self.channel is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.channel.read_fd)
+                os.close(self.channel.write_fd)
+
+    def _end_process(self) -> None:
+        """Ask the agent to power the guest off and wait a minute for it; then end the process's
+        whole group (UML's helper processes outlive its main one when that is killed; a virtual
+        machine's QEMU is virtme-ng's child)."""
+        assert self.process is not None
         with contextlib.suppress(OSError, GuestError):
             if self._alive() and self.channel is not None:
                 self.channel.send(("quit",))
@@ -246,14 +257,9 @@ class Guest:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             pass
-        # UML's helper processes outlive its main one when that is killed: end its whole group
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=60)
-        if self.channel is not None:
-            with contextlib.suppress(OSError):
-                os.close(self.channel.read_fd)
-                os.close(self.channel.write_fd)
         self.process = None
 
 
@@ -314,18 +320,27 @@ def kernel_manifest(kernel: Kernel, facts: GuestFacts, run: Runner) -> dict[str,
 def guest_target(kernel: Kernel, spec: CaseSpec, directory: Path, image_dir: Path, image_size: int, name: str,
                  scratch: Path) -> Iterator[GuestTarget]:
     """A target built in a fresh guest; torn down there and the guest stopped on exit, always."""
-    with Guest(kernel, directory) as guest:
-        assert guest.facts is not None
-        manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch,
-                                                   timeout=BOOT_TIMEOUT + 600)
-        target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices),
-                             manifest, scratch)
+    with Guest(kernel, directory) as guest, built_in(guest, spec, image_dir, image_size, name, scratch,
+                                                     BOOT_TIMEOUT + 600) as target:
+        yield target
+
+
+@contextlib.contextmanager
+def built_in(guest, spec: CaseSpec, image_dir: Path, image_size: int, name: str, scratch: Path,
+             build_timeout: float) -> Iterator[GuestTarget]:
+    """A target built by a running guest's agent (a UML kernel's or a virtual machine's); torn
+    down there on exit, always (the guest itself is its owner's to stop)."""
+    assert guest.facts is not None
+    manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch,
+                                               timeout=build_timeout)
+    target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices), manifest,
+                         scratch)
+    try:
+        yield target
+    except BaseException as exc:
         try:
-            yield target
-        except BaseException as exc:
-            try:
-                guest.call("teardown", timeout=600)
-            except FsbenchError as error:
-                exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
-            raise
-        guest.call("teardown", timeout=600)
+            guest.call("teardown", timeout=600)
+        except FsbenchError as error:
+            exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
+        raise
+    guest.call("teardown", timeout=600)

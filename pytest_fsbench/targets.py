@@ -18,9 +18,8 @@ from . import processes
 from .case import CaseSpec
 from .daemons import SharedDaemon
 from .devices import BlockDevices, DeviceProvider, LoopDevices
-from .errors import FsbenchError
 from .filesystems import DAEMONS, driver
-from .guest import GuestError, GuestFacts, GuestTarget, boot_facts, guest_target, kernel_manifest
+from .guest import GuestError, GuestFacts, boot_facts, built_in, guest_target, kernel_manifest
 from .host import Host
 from .kernels import Kernel
 from .mounts import mounts_under
@@ -245,8 +244,8 @@ class Targets:
         if spec.in_guest and self.kernels[spec.kernel].vm:
             kernel = self.kernels[spec.kernel]
             guest = self.vm_guest(kernel)
-            with vm_target(guest, spec, self.settings.image_dir, self.settings.image_size, name,
-                           self.scratch) as target:
+            with built_in(guest, spec, self.settings.image_dir, self.settings.image_size, name, self.scratch,
+                          build_timeout=900) as target:
                 target.manifest["host"] = host_manifest
                 target.manifest["kernel"] = self.kernel_manifest(kernel)
                 yield target
@@ -302,23 +301,3 @@ class Targets:
             shutil.rmtree(self.rundir, ignore_errors=True)
             with contextlib.suppress(OSError):
                 self.rundir.parent.rmdir()  # the run root, when no other session has a directory there
-
-
-@contextlib.contextmanager
-def vm_target(guest: VmGuest, spec: CaseSpec, image_dir: Path, image_size: int, name: str,
-              scratch: Path) -> Iterator[GuestTarget]:
-    """A target built in the session's running virtual machine; torn down there on exit, always
-    (the machine stays up for the next case)."""
-    assert guest.facts is not None
-    manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch, timeout=900)
-    target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices), manifest,
-                         scratch)
-    try:
-        yield target
-    except BaseException as exc:
-        try:
-            guest.call("teardown", timeout=600)
-        except FsbenchError as error:
-            exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
-        raise
-    guest.call("teardown", timeout=600)

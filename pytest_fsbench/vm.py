@@ -19,11 +19,9 @@ never with the host's or a KVM guest's.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -258,17 +256,7 @@ class VmGuest(Guest):
             self.up_seconds += time.monotonic() - self.booted_at
             self.booted_at = None
         if self.process is not None:
-            with contextlib.suppress(OSError, GuestError):
-                if self._alive() and self.channel is not None:
-                    self.channel.send(("quit",))
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                pass
-            with contextlib.suppress(ProcessLookupError):  # vng's QEMU is its grandchild: end the group
-                os.killpg(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=60)
-            self.process = None
+            self._end_process()
         self.channel = None
         for connection in (self._socket, self._listener):
             if connection is not None:
