@@ -35,14 +35,22 @@ def same_host(store: Store, settings: Settings, current: int, ids: list[int]) ->
 
 
 class Baseline:
-    """The sessions of --compare NAME (oldest first); one session is a baseline of one."""
+    """The sessions of --compare NAME (oldest first); one session is a baseline of one.
 
-    def __init__(self, store: Store, settings: Settings, session_ids: list[int], drift: Drift | None = None) -> None:
+    alpha: the level of a comparison across sessions; looks: the runs at which a sequential gate
+    looks (empty: it looks once), which set the per-look level of a run-by-run comparison;
+    control: whether this session measures --control, so throughputs compare as its ratios."""
+
+    def __init__(self, store: Store, name: str, session_ids: list[int], *, alpha: float = 0.05,
+                 looks: tuple[int, ...] = (), control: bool = False, drift: Drift | None = None) -> None:
         if not session_ids:
-            raise UsageError(f"--compare {settings.compare}: names only this session; compare with another")
+            raise UsageError(f"--compare {name}: names only this session; compare with another")
         self.store = store
-        self.settings = settings
+        self.name = name
         self.session_ids = session_ids
+        self.alpha = alpha
+        self.looks = looks
+        self.control = control
         self.drift = drift  # this machine's drift between sessions, when its history tells
         self._series: dict[SeriesKey, list[Series]] | None = None
 
@@ -56,9 +64,16 @@ class Baseline:
         check_emulation(theirs, planned_emulation(settings.specs, settings.kernels), f"--compare {settings.compare}")
         machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
                    if settings.drift == "machine" else None)
-        baseline = cls(store, settings, ids, machine)
+        baseline = cls.from_settings(store, settings, ids, machine)
         baseline.check()
         return baseline
+
+    @classmethod
+    def from_settings(cls, store: Store, settings: Settings, session_ids: list[int],
+                      drift: Drift | None = None) -> "Baseline":
+        repeat = settings.repeat
+        return cls(store, settings.compare or "", session_ids, alpha=settings.alpha,
+                   looks=repeat.looks if repeat.sequential else (), control=settings.control, drift=drift)
 
     @property
     def across_sessions(self) -> bool:
@@ -70,7 +85,7 @@ class Baseline:
     @property
     def has_control(self) -> bool:
         """Whether this session measures --control and the baseline has control runs to match."""
-        return self.settings.control and any(key.metric == CONTROL for key in self.series())
+        return self.control and any(key.metric == CONTROL for key in self.series())
 
     @property
     def newest(self) -> int:
@@ -83,7 +98,7 @@ class Baseline:
     def check(self) -> None:
         """A baseline without samples cannot gate anything."""
         if not any(self.store.measured_runs(i) for i in self.session_ids):
-            raise UsageError(f"--compare {self.settings.compare}: session {self.newest} holds no measured "
+            raise UsageError(f"--compare {self.name}: session {self.newest} holds no measured "
                              "runs (every case was skipped or failed); compare with a session that measured")
 
     def fewest_runs(self) -> int:
@@ -92,8 +107,7 @@ class Baseline:
 
     def test_level(self, baseline_runs: int) -> float:
         """The one-sided level of a run-by-run comparison: the gate's per-look level."""
-        repeat = self.settings.repeat
-        return look_level(self.settings.alpha, baseline_runs, repeat.looks if repeat.sequential else ())
+        return look_level(self.alpha, baseline_runs, self.looks)
 
     def series(self) -> dict[SeriesKey, list[Series]]:
         """The samples by series key, one Series per baseline session that has it."""
@@ -108,7 +122,7 @@ class Baseline:
                                                                                 tuple[float, ...]] | None:
         """With --control: the baseline sessions' and this series' runs as ratios to their runs'
         control (None when a side has no control for every run)."""
-        if not self.settings.control or control is None or not normalised_by_control(series):
+        if not self.control or control is None or not normalised_by_control(series):
             return None
         figures = self.series().get(series.key, [])
         controls = self.series().get(control_key(series.key), [])
@@ -129,7 +143,7 @@ class Baseline:
                 return None
             try:
                 if len(bases) > 1:
-                    return compare(bases, mine, series.direction, self.settings.alpha, method=SESSIONS)
+                    return compare(bases, mine, series.direction, self.alpha, method=SESSIONS)
                 return compare(bases[0], mine, series.direction, self.test_level(len(bases[0])))
             except ValueError:  # a zero figure has no ratio on a log scale
                 return None
@@ -138,10 +152,10 @@ class Baseline:
             return None
         try:
             if self.drift is not None:
-                return compare([b.values for b in bases], series.values, series.direction, self.settings.alpha,
+                return compare([b.values for b in bases], series.values, series.direction, self.alpha,
                                method=SESSIONS, drift=(self.drift.sd, self.drift.df))
             if len(bases) > 1:
-                return compare([b.values for b in bases], series.values, series.direction, self.settings.alpha,
+                return compare([b.values for b in bases], series.values, series.direction, self.alpha,
                                method=SESSIONS)
             return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
         except ValueError:  # a zero or negative sample cannot be compared on a log scale

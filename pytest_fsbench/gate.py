@@ -418,7 +418,8 @@ class Gate:
         return lines
 
     def test_level(self, baseline_runs: int) -> float:
-        return look_level(self.alpha, baseline_runs, self.looks if self.sequential else ())
+        """The per-look level the baseline compares run by run at (the baseline's, which knows the looks)."""
+        return self.baseline.test_level(baseline_runs)
 
     def sequential_levels(self) -> tuple[float, float] | None:
         """The per-look level and its simulated chance of a false alarm over all looks, for the

@@ -260,7 +260,7 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
         (new, *_), new_control = session(1 + row.change, most)
         new_control = new_control if row.control else None
         machine = drift.from_store(store, HOST) if row.drift == "machine" else None
-        baseline = Baseline(store, settings, list(range(held - row.baseline_sessions, held)), machine)
+        baseline = Baseline.from_settings(store, settings, list(range(held - row.baseline_sessions, held)), machine)
         runs = measured(settings, baseline, new, new_control)
         cmp = baseline.comparison(as_series(new[:runs]), None if new_control is None else new_control[:runs])
     kind = gate.verdict(cmp, rule.threshold_pct)
@@ -273,7 +273,7 @@ def level_of(row: Row) -> float:
     settings = settings_for(policy, RegressionRule(None, ALLOWED), on_inconclusive, row.drift)
     if row.scenario == "paired" or row.baseline_sessions > 1 or row.drift == "machine":
         return settings.alpha
-    return Baseline(MachineStore([]), settings, [0]).test_level(shipped("--runs"))
+    return Baseline.from_settings(MachineStore([]), settings, [0]).test_level(shipped("--runs"))
 
 
 def seed(row: Row) -> int:

@@ -101,7 +101,7 @@ def test_the_loop_stops_where_the_plugins_does(mode, change, machine):
     settings = ge.settings_for(policy, gate.RegressionRule(None, ge.ALLOWED), on_inconclusive)
     rng = np.random.default_rng(7)
     for _ in range(15):
-        baseline = Baseline(ge.MachineStore([[100 * ge.noise(rng, row, 10)]]), settings, [0], machine)
+        baseline = Baseline.from_settings(ge.MachineStore([[100 * ge.noise(rng, row, 10)]]), settings, [0], machine)
         new = 100 * (1 + change) * ge.noise(rng, row, policy.max_runs)
         runs = ge.measured(settings, baseline, new)
         assert runs == plugin_runs(settings, baseline, new)
