@@ -1,7 +1,8 @@
-"""Find and remove what a killed fsbench run left behind: mounts under its run directory, its
-zpools, md arrays and loop devices, image files and scratch directories, and a daemon a driver
-declares (zfs-fuse's) that fsbench started and no live session uses any more. Only runs whose
-process is gone are touched, so a concurrent session is safe."""
+"""Find and remove what a killed fsbench session left behind: mounts under its directory, what
+the drivers declare their targets make elsewhere (zpools, md arrays), its loop devices, image
+files and scratch directories, and a daemon a driver declares (zfs-fuse's) that fsbench started
+and no live session uses any more. Only sessions whose process is gone are touched, so a
+concurrent session is safe."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import psutil
 
 from . import daemons, processes
 from .errors import CommandError
-from .filesystems import DAEMONS
+from .filesystems import DAEMONS, LEFTOVERS, Leftover
 from .mounts import mounts_under
 from .system import Runner
 from .undo import run_with_retries
@@ -51,8 +52,7 @@ def loop_backing_files(losetup_json: str) -> dict[str, str]:
 @dataclass
 class Leftovers:
     mounts: list[str] = field(default_factory=list)
-    pools: list[str] = field(default_factory=list)
-    arrays: list[str] = field(default_factory=list)
+    made: list[tuple[Leftover, str]] = field(default_factory=list)  # the drivers' pools, arrays
     loops: list[str] = field(default_factory=list)
     images: list[Path] = field(default_factory=list)
     scratch: list[Path] = field(default_factory=list)
@@ -65,7 +65,13 @@ class Leftovers:
         return not any(vars(self).values())
 
     def lines(self) -> list[str]:
-        return [f"{kind}: {item}" for kind, items in vars(self).items() for item in items]
+        lines = []
+        for kind, items in vars(self).items():
+            if kind == "made":
+                lines += [f"{leftover.kind}: {name}" for leftover, name in items]
+            else:
+                lines += [f"{kind}: {item}" for item in items]
+        return lines
 
 
 def guest_processes(rundir: Path, commands: Iterable[tuple[int, list[str]]]) -> list[int]:
@@ -101,12 +107,8 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
             found.daemons.append(daemon)
         elif daemon is None and root.exists() and not daemons.live_users(root):
             found.registries.append(root)  # its daemon is gone too (killed with its sessions)
-    if shutil.which("zpool"):
-        pools = run(["zpool", "list", "-H", "-o", "name"], check=False, timeout=60).stdout.split()
-        found.pools = [p for p in pools if stale(p)]
-    md = Path("/dev/md")
-    if md.is_dir():
-        found.arrays = [str(p) for p in sorted(md.iterdir()) if stale(p.name)]
+    found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(run)
+                  if stale(Path(name).name)]
     listing = run(["losetup", "--json", "--list"], check=False, timeout=60).stdout
     found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
@@ -132,10 +134,8 @@ def remove_leftovers(found: Leftovers, run: Runner,
         # a FUSE mount whose daemon died answers nothing: a lazy unmount detaches it
         if run(["umount", mountpoint], check=False, timeout=120).returncode != 0:
             attempt(["umount", "--lazy", mountpoint])
-    for pool in found.pools:
-        attempt(["zpool", "destroy", pool])  # never -f: see the ZFS driver
-    for array in found.arrays:
-        attempt(["mdadm", "--stop", array])
+    for leftover, name in found.made:
+        attempt(leftover.removal(name))
     for loop in found.loops:
         attempt(["losetup", "--detach", loop])
     for root in daemon_roots:

@@ -1,7 +1,7 @@
 """The filesystem registry: every module of this package that defines a Filesystem subclass with
 a name adds that filesystem to fsbench (options, --fs, skips, the host probe, the guest's kernel
-modules, the daemons and the docs read it from here). Adding a filesystem is one module here and
-one test file."""
+modules, the daemons, what cleanup looks for and the docs read it from here). Adding a filesystem
+is one module here and one test file."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pkgutil
 
 from ..daemons import Daemon
 from ..host import Host
-from .base import BuildContext, Filesystem, Step
+from .base import BuildContext, Filesystem, Leftover, Step
 
 __all__ = ["BuildContext", "Filesystem", "Step", "driver", "DAEMONS", "DRIVERS", "FILESYSTEMS",
-           "GUEST_FILESYSTEMS", "GUEST_MODULES", "TOOLS"]
+           "GUEST_FILESYSTEMS", "GUEST_MODULES", "LEFTOVERS", "TOOLS"]
 
 
 def _subclasses(cls: type) -> list[type]:
@@ -35,6 +35,9 @@ FILESYSTEMS: tuple[str, ...] = tuple(DRIVERS)
 #: every daemon some driver's targets may need
 DAEMONS: tuple[Daemon, ...] = tuple(dict.fromkeys(daemon for cls in DRIVERS.values()
                                                    for daemon in cls.daemons))
+#: every kind of thing some driver's targets make outside a session's directory (pools, arrays)
+LEFTOVERS: tuple[Leftover, ...] = tuple(dict.fromkeys(leftover for cls in DRIVERS.values()
+                                                      for leftover in cls.leftovers))
 #: every program some driver needs (for all its cases, some layouts, or as its daemon), for the probe
 TOOLS: frozenset[str] = frozenset(program for cls in DRIVERS.values()
                                   for program in (*cls.tools, *cls.layout_tools, *(d.program for d in cls.daemons)))

@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 import shlex
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import ClassVar
 
 from ..case import LAYOUT_DEVICES, CaseSpec
@@ -96,6 +98,30 @@ MOUNT_OPT = OptionSpec("extra mount options, e.g. mount=noatime", mount_options)
 
 
 @dataclass(frozen=True)
+class Leftover:
+    """A kind of thing a driver's targets make outside the session's directory (a pool, an array),
+    which a killed session leaves behind: how `fsbench cleanup` lists them (a command's output
+    lines, or a directory's entries) and removes one (`{}` in remove_argv is its name)."""
+
+    kind: str
+    remove_argv: Argv
+    list_argv: Argv = ()
+    directory: str = ""
+
+    def names(self, execute) -> list[str]:
+        """Every such thing on the machine, fsbench's or not (cleanup keeps the stale ones)."""
+        if self.directory:
+            path = Path(self.directory)
+            return [str(p) for p in sorted(path.iterdir())] if path.is_dir() else []
+        if not shutil.which(self.list_argv[0]):
+            return []
+        return execute(list(self.list_argv), check=False, timeout=60).stdout.split()
+
+    def removal(self, name: str) -> list[str]:
+        return [name if arg == "{}" else arg for arg in self.remove_argv]
+
+
+@dataclass(frozen=True)
 class Filesystem:
     """Base of the drivers; subclasses set the class attributes and override plan()."""
 
@@ -109,6 +135,8 @@ class Filesystem:
     guest_modules: ClassVar[tuple[str, ...]] = ()
     #: daemons its targets may need on the machine that builds them; needed_daemons() says which
     daemons: ClassVar[tuple[Daemon, ...]] = ()
+    #: what its targets make outside the session's directory, for `fsbench cleanup` to find
+    leftovers: ClassVar[tuple[Leftover, ...]] = ()
     options: ClassVar[dict[str, OptionSpec]]
     layouts: ClassVar[frozenset[str]] = frozenset(LAYOUT_DEVICES)
     version_argv: ClassVar[Argv] = ()

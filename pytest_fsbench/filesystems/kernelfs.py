@@ -8,9 +8,9 @@ from typing import ClassVar
 
 from ..case import CaseSpec
 from ..host import Host
-from .base import MKFS_OPT, MOUNT_OPT, NOT_MOUNTED, Argv, BuildContext, Filesystem, OptionSpec, Step
+from .base import MKFS_OPT, MOUNT_OPT, NOT_MOUNTED, Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step
 from .base import mount_option_list
-from .md import (MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_lacks,
+from .md import (MD_LEFTOVERS, MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_lacks,
                  md_unavailable)
 
 
@@ -19,6 +19,7 @@ class MdBackedFilesystem(Filesystem):
     mkfs_argv: ClassVar[Argv]
     options: ClassVar[dict[str, OptionSpec]] = {"mkfs": MKFS_OPT, "mount": MOUNT_OPT}
     layout_tools: ClassVar[dict[str, str]] = MD_TOOLS
+    leftovers: ClassVar[tuple[Leftover, ...]] = MD_LEFTOVERS
     guest_modules: ClassVar[tuple[str, ...]] = MD_MODULES
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:

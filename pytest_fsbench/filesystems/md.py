@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ..case import CaseSpec
 from ..host import Host
-from .base import Argv, BuildContext, Step
+from .base import Argv, BuildContext, Leftover, Step
 
 MD_LEVELS = {"raid0": "0", "raid1": "1", "raid10": "10", "raid5": "5"}
 #: the kernel modules of those levels (raid456 has RAID 5), which a guest kernel loads
 MD_MODULES = ("raid0", "raid1", "raid10", "raid456")
 #: what builds the arrays (program -> package)
 MD_TOOLS = {"mdadm": "mdadm"}
+#: the arrays a killed session leaves (named after the session, under /dev/md)
+MD_LEFTOVERS = (Leftover("md array", ("mdadm", "--stop", "{}"), directory="/dev/md"),)
 
 
 def md_path(ctx: BuildContext) -> str:

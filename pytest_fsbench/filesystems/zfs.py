@@ -13,7 +13,7 @@ from ..case import CaseSpec
 from ..daemons import PIDFILE, Daemon
 from ..host import Host
 from ..sizes import parse_size
-from .base import Argv, BuildContext, Filesystem, OptionSpec, Step, matches, one_of
+from .base import Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step, matches, one_of
 
 ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zstd-fast(-\d+)?)"
 FUSE_COMPRESSION = ("on", "off", "lzjb", "gzip", "zle") + tuple(f"gzip-{n}" for n in range(1, 10))
@@ -59,6 +59,9 @@ class Zfs(Filesystem):
     name: ClassVar[str] = "zfs"
     kernel_name: ClassVar[str] = ""  # a module or fuse: checked in unavailable()
     copy_on_write: ClassVar[bool] = True
+    #: a killed session's pools (destroyed without -f, as plan's teardown says why)
+    leftovers: ClassVar[tuple[Leftover, ...]] = (
+        Leftover("zpool", ("zpool", "destroy", "{}"), list_argv=("zpool", "list", "-H", "-o", "name")),)
     tools: ClassVar[dict[str, str]] = {"zpool": "zfsutils-linux or zfs-fuse", "zfs": "zfsutils-linux or zfs-fuse"}
     options: ClassVar[dict[str, OptionSpec]] = {
         "compression": OptionSpec("dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4 or zstd[-1..19]")),

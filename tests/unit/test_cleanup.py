@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 
 from pytest_fsbench.case import CaseSpec
-from pytest_fsbench.cleanup import loop_backing_files, stale
+from pytest_fsbench.cleanup import Leftovers, loop_backing_files, stale
 from pytest_fsbench.devices import loop_direct_io
-from pytest_fsbench.filesystems import BuildContext
+from pytest_fsbench.filesystems import DRIVERS, LEFTOVERS, BuildContext, Leftover
 from pytest_fsbench.filesystems.btrfs import Btrfs
 from pytest_fsbench.mounts import MountOf, mounts_under, parse_findmnt
 from pytest_fsbench.system import Completed
@@ -116,3 +116,20 @@ def test_a_path_proven_once_is_proven_again_by_its_device_number(tmp_path):
     target._proven[str(tmp_path)] = (-1, *target._proven[str(tmp_path)][1:])  # as if the path moved
     with pytest.raises(NotOnTarget):
         target.check_holds(tmp_path, Recorder((FINDMNT / "root-disk.json").read_text()))
+
+
+def test_the_drivers_declare_what_cleanup_looks_for_and_how_it_is_removed(tmp_path):
+    kinds = {leftover.kind: leftover for leftover in LEFTOVERS}
+    assert set(kinds) == {leftover.kind for cls in DRIVERS.values() for leftover in cls.leftovers} >= {"zpool", "md array"}
+    assert kinds["zpool"].removal("fsbench-1-abcd-2") == ["zpool", "destroy", "fsbench-1-abcd-2"]  # never -f
+    (tmp_path / "fsbench-1-abcd-2").touch()
+    (tmp_path / "other").touch()
+    arrays = Leftover("md array", ("mdadm", "--stop", "{}"), directory=str(tmp_path))
+    assert arrays.names(None) == [str(tmp_path / "fsbench-1-abcd-2"), str(tmp_path / "other")]
+    assert Leftover("md array", ("mdadm", "--stop", "{}"), directory=str(tmp_path / "absent")).names(None) == []
+    pools = Leftover("zpool", ("zpool", "destroy", "{}"), list_argv=("sh", "-c", "echo"))
+    assert pools.names(lambda argv, **_: Completed(tuple(argv), 0, "tank\nfsbench-1-abcd-3\n", "", 0.0)) == \
+        ["tank", "fsbench-1-abcd-3"]
+    assert Leftover("zpool", ("zpool", "destroy", "{}"), list_argv=("no-such-program-here",)).names(None) == []
+    found = Leftovers(made=[(pools, "fsbench-1-abcd-3"), (arrays, "/dev/md/fsbench-1-abcd-2")], loops=["/dev/loop9"])
+    assert found.lines() == ["zpool: fsbench-1-abcd-3", "md array: /dev/md/fsbench-1-abcd-2", "loops: /dev/loop9"]
