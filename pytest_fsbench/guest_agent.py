@@ -11,6 +11,7 @@ import contextlib
 import ctypes
 import functools
 import os
+import re
 import pickle
 import shutil
 import sys
@@ -27,7 +28,7 @@ from .runner import DATASETS, execute
 from .system import run
 from .target import Target, build_target
 from .undo import UndoStack
-from .vm import AGENT_PORT, DISK_SERIAL, DISKS, OPENZFS_USERLAND
+from .vm import AGENT_PORT, DISK_SERIAL, OPENZFS_USERLAND
 
 #: what a UML kernel keeps as modules that fsbench may need: loop for the agent's own devices, and
 #: what the filesystem drivers declare (md RAID levels, filesystems)
@@ -72,12 +73,22 @@ def load_vm_modules() -> tuple[tuple[str, ...], str | None]:
 def virtio_disks(sys_block: Path = Path("/sys/block")) -> dict[int, str]:
     """The guest's disks fsbench attached: index -> /dev path, by their serial (fsbench0...)."""
     found = {}
+    pattern = re.compile(re.escape(DISK_SERIAL).replace(r"\{\}", r"(\d+)"))
     for serial in sys_block.glob("vd*/serial"):
-        text = serial.read_text().strip()
-        for index in range(DISKS):
-            if text == DISK_SERIAL.format(index):
-                found[index] = f"/dev/{serial.parent.name}"
+        match = pattern.fullmatch(serial.read_text().strip())
+        if match:
+            found[int(match.group(1))] = f"/dev/{serial.parent.name}"
     return found
+
+
+def disk_bytes(path: str, sys_block: Path = Path("/sys/block")) -> int:
+    """A disk's size (its sysfs size counts 512-byte sectors, whatever its block size)."""
+    return int((sys_block / Path(path).name / "size").read_text()) * 512
+
+
+def discards(path: str, sys_block: Path = Path("/sys/block")) -> bool:
+    """Whether the disk takes discards (an image's does; a passed-through device's does not)."""
+    return int((sys_block / Path(path).name / "queue" / "discard_max_bytes").read_text()) > 0
 
 
 def memory_bytes() -> int:
@@ -102,11 +113,9 @@ def local_datasets(workload, shared: Path, local: Path, room: int) -> None:
 
 
 class VirtioDisks:
-    """A virtual machine's virtio disks (on the session's sparse images, cache=none): the first
-    ones a case needs; wiped and discarded after the case, so the next starts on empty disks."""
-
-    def __init__(self, size_bytes: int) -> None:
-        self.size_bytes = size_bytes
+    """A virtual machine's virtio disks (on the session's sparse images or its --devices,
+    cache=none): the first ones a case needs; wiped after the case, and an image's discarded, so
+    the next starts on empty disks."""
 
     def available(self) -> int | None:
         return len(virtio_disks())
@@ -118,9 +127,10 @@ class VirtioDisks:
         chosen = [disks[index] for index in range(count)]
         for path in chosen:
             # partitions first (a pool's), then the disk; the discard makes the sparse image sparse again
+            discard = f"blkdiscard {path} && " if discards(path) else ""
             undo.push(("sh", "-c", f"wipefs --all --quiet {path}?* 2>/dev/null; wipefs --all --quiet {path} && "
-                                   f"blkdiscard {path} && blockdev --rereadpt {path}"))
-        return [Device(path, self.size_bytes, direct_io=True) for path in chosen]
+                                   f"{discard}blockdev --rereadpt {path}"))
+        return [Device(path, disk_bytes(path), direct_io=True) for path in chosen]
 
 
 class Agent:
@@ -143,7 +153,7 @@ class Agent:
         if self.target is not None:
             raise RuntimeError("a target is already built in this guest")
         if self.vm:
-            provider = VirtioDisks(image_size)
+            provider = VirtioDisks()
             below = self._host_cache_bypassed
             self.shared_scratch, scratch = scratch, LOCAL_SCRATCH
         else:

@@ -131,7 +131,8 @@ class Targets:
         guest = self._vms.get(kernel.label)
         if guest is None:
             guest = VmGuest(kernel, self.rundir / f"vm-{kernel.label}", self.settings.image_dir,
-                            self.settings.image_size, f"fsbench-{self.token}-{kernel.label}", self.scratch)
+                            self.settings.image_size, f"fsbench-{self.token}-{kernel.label}", self.scratch,
+                            devices=self.settings.devices)
             self._vms[kernel.label] = guest
         guest.stop()  # what is left of a guest that died: its QEMU, its images
         try:
@@ -189,9 +190,6 @@ class Targets:
             missing = vm_missing(kernel) if kernel.vm else kernel.missing()
             if missing:
                 return [missing]
-            if kernel.vm and self.settings.devices:
-                return ["--devices are not passed through to a virtual machine: its cases run on virtio disks over "
-                        "images in --image-dir; leave --devices out for the vm kernels' cases"]
             try:
                 self.guest_facts(kernel)
             except GuestError as exc:

@@ -6,7 +6,8 @@ that kernel) and a userland extracted from its packages, beside the host's zfs-f
 One guest per kernel per session: a boot costs 25-35 s under QEMU's emulation, so the guest stays
 up for all of that kernel's cases and is booted again only when it died. Its disks are virtio
 disks on sparse images of the session (QEMU's cache=none keeps the host's page cache out),
-wiped and discarded in the guest after each case so the next starts on empty disks. The host
+wiped and discarded in the guest after each case so the next starts on empty disks; with
+--devices, those devices themselves (wiped after each case, as on the host). The host
 speaks to fsbench's agent (guest_agent.py, the command virtme-ng runs) over a virtio serial port
 wired to a Unix socket in the session's run directory, with the UML guest's protocol. The agent
 powers the guest off when that socket closes, so a guest ends with the session that started it;
@@ -95,14 +96,16 @@ def disk_images(image_dir: Path, name: str, count: int = DISKS) -> list[Path]:
     return [image_dir / f"{name}-disk{index}.img" for index in range(count)]
 
 
-def qemu_options(images: list[Path], sock: Path) -> list[str]:
+def qemu_options(disks: list[Path], sock: Path, passed_through: bool = False) -> list[str]:
     """QEMU's options for the disks (virtio, raw, cache=none: O_DIRECT on the image, so the host's
-    page cache holds none of the guest's I/O; discard punches the freed blocks out of the sparse
-    image) and the agent's serial port, connected to the host's socket."""
+    page cache holds none of the guest's I/O; discard punches the freed blocks out of a sparse
+    image) and the agent's serial port, connected to the host's socket. A passed-through device
+    is not discarded (the guest sees no discard, as the host's cases wipe a device and no more)
+    and not locked: another kernel's guest of the session opens it too, for cases of its own."""
     options = []
-    for index, image in enumerate(images):
-        options += ["-drive", f"file={image},if=none,id=fsbench{index},format=raw,cache=none,aio=native,"
-                              "discard=unmap",
+    for index, disk in enumerate(disks):
+        extra = "file.locking=off" if passed_through else "discard=unmap"
+        options += ["-drive", f"file={disk},if=none,id=fsbench{index},format=raw,cache=none,aio=native,{extra}",
                     "-device", f"virtio-blk-pci,drive=fsbench{index},serial={DISK_SERIAL.format(index)}"]
     return options + ["-chardev", f"socket,id=fsbench-agent,path={sock}", "-device", "virtio-serial-pci",
                       "-device", f"virtserialport,chardev=fsbench-agent,name={AGENT_PORT}"]
@@ -120,8 +123,9 @@ def agent_command(python: str, directory: Path, userland: Path = OPENZFS_USERLAN
                        "--vm", str(directory)])
 
 
-def vng_argv(vng: str, kernel: Kernel, accel: str, name: str, images: list[Path], sock: Path, command: str,
-             rwdirs: tuple[Path, ...] = (), memory: str = GUEST_MEMORY, cpus: int = GUEST_CPUS) -> list[str]:
+def vng_argv(vng: str, kernel: Kernel, accel: str, name: str, disks: list[Path], sock: Path, command: str,
+             rwdirs: tuple[Path, ...] = (), memory: str = GUEST_MEMORY, cpus: int = GUEST_CPUS,
+             passed_through: bool = False) -> list[str]:
     """virtme-ng's command line: the kernel, the host's root read-only (the guest writes to
     overlays of its own), the session's scratch directory writable, the disks and the agent's
     port; --verbose puts the kernel's console on the process's output, which fsbench keeps."""
@@ -131,22 +135,24 @@ def vng_argv(vng: str, kernel: Kernel, accel: str, name: str, images: list[Path]
         argv.append("--disable-kvm")
     for directory in rwdirs:
         argv.append(f"--rwdir={directory}")
-    argv += [f"--qemu-opts={shlex.join(qemu_options(images, sock))}", "--exec", command]
+    argv += [f"--qemu-opts={shlex.join(qemu_options(disks, sock, passed_through))}", "--exec", command]
     return argv
 
 
 class VmGuest(Guest):
-    """One guest kernel in a virtual machine, kept up for the session's cases of its kernel."""
+    """One guest kernel in a virtual machine, kept up for the session's cases of its kernel; its
+    disks are sparse images of its own, or the session's --devices (passed through)."""
 
     def __init__(self, kernel: Kernel, directory: Path, image_dir: Path, image_size: int, name: str,
-                 scratch: Path, accel: str | None = None) -> None:
+                 scratch: Path, accel: str | None = None, devices: tuple[str, ...] = ()) -> None:
         super().__init__(kernel, directory)
         self.image_dir = image_dir
         self.image_size = image_size
         self.name = name
         self.scratch = scratch
         self.accel = accel or detect_accelerator()
-        self.images = disk_images(image_dir, name)
+        self.devices = devices
+        self.images = [] if devices else disk_images(image_dir, name)
         self._socket: socket.socket | None = None
         self._listener: socket.socket | None = None
         self._started_at = 0.0
@@ -198,7 +204,9 @@ class VmGuest(Guest):
         self._listener.bind(str(sock_path))
         self._listener.listen(1)
         command = agent_command(sys.executable, self.directory)
-        argv = vng_argv(vng, self.kernel, self.accel, self.name, self.images, sock_path, command, (self.scratch,))
+        disks = [Path(device) for device in self.devices] or self.images
+        argv = vng_argv(vng, self.kernel, self.accel, self.name, disks, sock_path, command, (self.scratch,),
+                        passed_through=bool(self.devices))
         (self.directory / "command").write_text(shlex.join(argv) + "\n")
         # vng runs virtme-run, which runs QEMU: they find each other on PATH
         env = dict(os.environ, PATH=f"{Path(vng).parent}{os.pathsep}{os.environ.get('PATH', '')}")

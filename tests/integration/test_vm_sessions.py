@@ -193,7 +193,10 @@ def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path):
         assert proc.poll() is None, proc.communicate()[0][-3000:]
         assert time.monotonic() < deadline, "the guest never started"
         time.sleep(0.2)
-    time.sleep(5)  # QEMU is up, the guest booting
+    while sum(os.stat(image).st_blocks * 512 for image in (tmp_path / "images").glob("*.img")) < 8 << 20:
+        assert proc.poll() is None, proc.communicate()[0][-3000:]
+        assert time.monotonic() < deadline + 300, "the guest never wrote to its disks"
+        time.sleep(0.2)  # booted, the case's array built and being written to: killed mid-case
     os.killpg(proc.pid, signal.SIGKILL)  # the session only: its guest runs in a group of its own
     proc.communicate(timeout=60)
     assert qemu_of(marker), "a killed session's guest is still there until fsbench cleanup"
@@ -206,3 +209,35 @@ def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path):
     assert not qemu_of(marker)
     assert not list((tmp_path / "images").glob("*.img"))
     assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))
+
+
+@pytest.fixture
+def two_disks(tmp_path):
+    """Two loop devices standing in for a user's spare disks (fsbench does not make them)."""
+    devices = []
+    try:
+        for i in range(2):
+            image = tmp_path / f"disk{i}.img"
+            image.write_bytes(b"")
+            os.truncate(image, 1 << 30)
+            devices.append(run(["losetup", "--find", "--show", str(image)]).stdout.strip())
+        yield devices
+    finally:
+        for device in devices:
+            run(["losetup", "--detach", device], check=False)
+
+
+def test_devices_are_passed_through_to_the_virtual_machine(tmp_path, two_disks):
+    reason = vm_unavailable()
+    if reason:
+        pytest.skip(reason)
+    done = run_pytest(["benchmarks/test_dd.py", "-k", "dd and write", "--kernel=vm", "--fs=xfs", "--layout=raid1",
+                       f"--devices={','.join(two_disks)}", "--runs=2", *small(tmp_path, "16M")], cwd=REPO, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 passed" in done.stdout, done.stdout[-3000:]
+    assert not list((tmp_path / "images").glob("*.img"))  # the guest's disks were the devices, not images
+    for device, image in zip(two_disks, sorted(tmp_path.glob("disk*.img"))):
+        assert os.stat(image).st_blocks * 512 >= 16 << 20, "the case's writes did not reach the device"
+        probe = subprocess.run(["blkid", "-p", device], capture_output=True, text=True)
+        assert probe.returncode == 2, f"{device} still has a signature: {probe.stdout}"  # wiped, as on the host
+    assert not qemu_of(str(tmp_path))

@@ -16,7 +16,7 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.filesystems import BuildContext
 from pytest_fsbench.filesystems.zfs import Zfs, first_partition
-from pytest_fsbench.guest_agent import agent_port, local_datasets, virtio_disks
+from pytest_fsbench.guest_agent import agent_port, discards, disk_bytes, local_datasets, virtio_disks
 from pytest_fsbench.kernels import Kernel, bzimage_release, check_kernel_mix, debian_kernel, parse_kernels
 from pytest_fsbench.matrix import build_matrix
 from pytest_fsbench.metrics import Direction, Metric
@@ -116,6 +116,14 @@ def test_the_guest_is_named_by_its_session_and_its_disks_bypass_the_hosts_cache(
     assert qemu == qemu_options(images, sock)
 
 
+def test_passed_through_devices_are_neither_discarded_nor_locked(tmp_path):
+    sock = tmp_path / "agent.sock"
+    qemu = qemu_options([Path("/dev/sdx"), Path("/dev/sdy")], sock, passed_through=True)
+    drives = [qemu[i + 1] for i, a in enumerate(qemu) if a == "-drive"]
+    assert drives[0].startswith("file=/dev/sdx,") and drives[1].startswith("file=/dev/sdy,")
+    assert all("cache=none" in d and "file.locking=off" in d and "discard" not in d for d in drives)
+
+
 def test_the_agent_runs_with_the_openzfs_userland_first_on_path(tmp_path):
     bare = shlex.split(agent_command("/venv/bin/python", Path("/run/x"), tmp_path))
     assert bare[-5:] == ["/venv/bin/python", "-m", "pytest_fsbench.guest_agent", "--vm", "/run/x"]
@@ -132,6 +140,15 @@ def test_the_guests_disks_and_port_are_found_by_name_in_sysfs(tmp_path):
         (tmp_path / "block" / disk).mkdir(parents=True)
         (tmp_path / "block" / disk / "serial").write_text(serial + "\n")
     assert virtio_disks(tmp_path / "block") == {0: "/dev/vda", 1: "/dev/vdb", 2: "/dev/vdd"}
+    (tmp_path / "block" / "vde").mkdir()
+    (tmp_path / "block" / "vde" / "serial").write_text("fsbench11\n")  # more --devices than a layout needs
+    assert virtio_disks(tmp_path / "block")[11] == "/dev/vde"
+    for disk, sectors, discard in (("vda", "2097152", "2147483648"), ("vdb", "8", "0")):
+        (tmp_path / "block" / disk / "size").write_text(sectors + "\n")
+        (tmp_path / "block" / disk / "queue").mkdir()
+        (tmp_path / "block" / disk / "queue" / "discard_max_bytes").write_text(discard + "\n")
+    assert disk_bytes("/dev/vda", tmp_path / "block") == 1 << 30 and disk_bytes("/dev/vdb", tmp_path / "block") == 4096
+    assert discards("/dev/vda", tmp_path / "block") and not discards("/dev/vdb", tmp_path / "block")
     for port, name in (("vport1p1", "virtme.stdin"), ("vport7p1", "fsbench.agent")):
         (tmp_path / "ports" / port).mkdir(parents=True)
         (tmp_path / "ports" / port / "name").write_text(name + "\n")
