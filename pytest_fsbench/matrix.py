@@ -11,6 +11,7 @@ from .case import LAYOUT_DEVICES, CaseSpec
 from .errors import UsageError
 from .filesystems import DRIVERS, FILESYSTEMS, driver
 from .host import Host
+from .kernels import Kernel
 from .sizes import parse_size
 
 
@@ -147,20 +148,39 @@ def kernel_pairs(specs: list[CaseSpec], kernels: tuple[str, ...]) -> list[tuple[
     return [(dataclasses.replace(spec, kernel=first), spec) for spec in specs if spec.kernel != first]
 
 
-def needs_guest(spec: CaseSpec, host: Host) -> bool:
-    """The host cannot run the case, and only for what a guest kernel brings: md and kernel
-    filesystems (a missing tool, root or ZFS is missing in a guest on this machine too)."""
+def guest_view(host: Host, guest: Kernel) -> Host:
+    """The host's facts as a guest kernel changes them: md and the kernel filesystems the drivers
+    declare (a guest loads their modules); a virtual machine also OpenZFS (its module, built by
+    zfs-dkms, and the userland fsbench's setup extracts). Tools, root and RAM stay the host's: the
+    guest runs the host's programs."""
+    filesystems = host.filesystems | {fs.kernel_name for fs in DRIVERS.values() if fs.kernel_name}
+    seen = dataclasses.replace(host, has_md=True, filesystems=filesystems)
+    if guest.vm:
+        seen = dataclasses.replace(seen, zfs_module=True, programs=host.programs | {"zpool", "zfs"})
+    return seen
+
+
+def needs_guest(spec: CaseSpec, host: Host, guest: Kernel) -> bool:
+    """The host cannot run the case, and the guest kernel can: md and kernel filesystems in any
+    guest, OpenZFS's features (lz4, zstd, records above 128K) in a virtual machine (a missing
+    tool, root, or ZFS under a UML kernel is missing in the guest too)."""
     fs = driver(spec.fs, host)
     if not fs.unavailable(spec, host):
         return False
-    with_guest_kernel = dataclasses.replace(host, has_md=True, filesystems=host.filesystems | {fs.kernel_name})
-    return not fs.unavailable(spec, with_guest_kernel)
+    there = guest_view(host, guest)
+    return not driver(spec.fs, there).unavailable(dataclasses.replace(spec, kernel=guest.label), there)
 
 
-def place_cases(specs: list[CaseSpec], guest: str, host: Host) -> list[CaseSpec]:
-    """--kernel=host+uml: each case once, under the host's kernel, or under the guest kernel
-    labelled guest when only that can run it; nothing is paired."""
-    return [dataclasses.replace(spec, kernel=guest) if needs_guest(spec, host) else spec for spec in specs]
+def place_cases(specs: list[CaseSpec], guest: Kernel, host: Host) -> list[CaseSpec]:
+    """--kernel=host+GUEST: each case once, under the host's kernel, or under the guest kernel
+    when only that can run it; nothing is paired. A virtual machine's numbers compare only with
+    each other (emulated under TCG, or a KVM guest's), so with one the cases of a filesystem and
+    layout (which differ only in options, compared with each other) go there together when one must."""
+    moved = [spec for spec in specs if needs_guest(spec, host, guest)]
+    if guest.vm:
+        together = {(spec.fs, spec.layout) for spec in moved}
+        moved = [spec for spec in specs if (spec.fs, spec.layout) in together]
+    return [dataclasses.replace(spec, kernel=guest.label) if spec in moved else spec for spec in specs]
 
 
 def parse_device_list(text: str) -> tuple[str, ...]:

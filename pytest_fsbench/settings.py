@@ -110,7 +110,8 @@ OPTIONS: tuple[Option, ...] = (
            "RAID, OpenZFS), vm:PATH or vm:NAME=PATH (a bzImage or kernel tree you built); two or more make a kernel "
            "A/B: every case under each, in interleaved rounds, compared paired by round with the first. host+uml "
            "(or host+uml:PATH), alone, is no A/B: each case runs once, under the host's kernel where it can run "
-           "there, else in the guest (ids uml-...)"),
+           "there, else in the guest (ids uml-...); host+vm likewise, with OpenZFS in the guest for ZFS options "
+           "zfs-fuse lacks, and the cases of that filesystem and layout with them (ids vm-...)"),
     Option("--fs-opt", matrix.parse_fs_opt, None, "filesystem option, e.g. btrfs:compress=zstd, zfs:recordsize=64K, "
            "ext4:mount=noatime, xfs:mkfs='-m crc=1'; repeat a key for one case per value (ini: one per line)",
            kind=APPEND, metavar="FS:KEY=VALUE"),
@@ -263,6 +264,15 @@ class Settings:
         return [RunSpec(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
 
 
+def case_specs(filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: tuple, kernels: tuple[Kernel, ...],
+               host: Host | None = None) -> list[CaseSpec]:
+    """The session's cases: the matrix under each compared kernel; with host+GUEST, each case
+    placed by what host (default: this machine, probed) can run."""
+    specs = matrix.build_matrix(filesystems, layouts, list(fs_opts), compared(kernels))
+    guest = fallback(kernels)
+    return specs if guest is None else matrix.place_cases(specs, guest, host or probe())
+
+
 def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = (),
                   host: Host | None = None) -> Settings:
     """Settings from each option's raw value (get(option): text, a flag's bool, or a list of
@@ -276,7 +286,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
              for o in OPTIONS}
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
-    labels, guest = compared(kernels), fallback(kernels)  # host+uml: one kernel per case, no A/B
+    labels = compared(kernels)  # host+uml: one kernel per case, no A/B
     if len(labels) > 1 and any(kernel.vm for kernel in kernels):
         from .vm import detect_accelerator  # only a vm kernel A/B asks what QEMU can use here
 
@@ -284,9 +294,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     if len(labels) > 1 and value["--paired"]:
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")
-    specs = matrix.build_matrix(filesystems, layouts, list(value["--fs-opt"]), labels)
-    if guest is not None:
-        specs = matrix.place_cases(specs, guest.label, host or probe())
+    specs = case_specs(filesystems, layouts, value["--fs-opt"], kernels, host)
     pairs = matrix.build_pairs(specs, list(value["--paired"]))
     if len(labels) > 1:
         pairs = matrix.kernel_pairs(specs, labels)

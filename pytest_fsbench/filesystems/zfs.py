@@ -18,6 +18,9 @@ from .base import Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step, ma
 ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zstd-fast(-\d+)?)"
 FUSE_COMPRESSION = ("on", "off", "lzjb", "gzip", "zle") + tuple(f"gzip-{n}" for n in range(1, 10))
 FUSE_MAX_RECORDSIZE = 128 * 1024
+FUSE_MAX_ASHIFT = 13
+#: where a case zfs-fuse cannot express runs instead: OpenZFS in a virtual machine
+OPENZFS_REMEDY = "run it on OpenZFS in a virtual machine with --kernel=host+vm (or --kernel=vm)"
 POOL_PROPERTIES = ("ashift",)
 #: zfs-fuse's daemon serves every pool on the machine; without a kstat mount, which would be one
 #: more mount to leave behind
@@ -113,23 +116,25 @@ class Zfs(Filesystem):
         if host.zfs_impl != "zfs-fuse":
             return []
         return ["zfs-fuse (pool version 23) has no compression=lz4, zstd, zstd-N or zstd-fast-N (it has on, off, "
-                "lzjb, gzip, gzip-1..9 and zle) and no recordsize above 128K: those cases skip (the OpenZFS kernel "
-                "module has them); other values it lacks (xattr=sa, checksum=sha512, ...) are refused before a "
+                "lzjb, gzip, gzip-1..9 and zle), no recordsize above 128K and no ashift above 13: those cases skip, "
+                "or run on OpenZFS in a virtual machine with --kernel=host+vm; other values it lacks (xattr=sa, checksum=sha512, ...) are refused before a "
                 "session measures, when a scratch pool with them cannot be made"]
 
     @staticmethod
     def _fuse_limits(spec: CaseSpec) -> list[str]:
-        reasons = []
+        """What zfs-fuse cannot express of the case's options, each with where it runs instead."""
+        lacks = []
         compression = spec.option("compression")
         if compression and compression not in FUSE_COMPRESSION:
-            reasons.append(
-                f"zfs-fuse (pool version 23) has no compression={compression}; it knows "
-                "on, off, lzjb, gzip, gzip-1..9 and zle (use the OpenZFS kernel module for it)"
-            )
+            lacks.append(f"zfs-fuse (pool version 23) has no compression={compression}; it knows "
+                         "on, off, lzjb, gzip, gzip-1..9 and zle")
         recordsize = spec.option("recordsize")
         if recordsize and parse_size(recordsize) > FUSE_MAX_RECORDSIZE:
-            reasons.append(f"zfs-fuse supports recordsize up to 128K, not {recordsize}")
-        return reasons
+            lacks.append(f"zfs-fuse supports recordsize up to 128K, not {recordsize}")
+        ashift = spec.option("ashift")
+        if ashift and int(ashift) > FUSE_MAX_ASHIFT:
+            lacks.append(f"zfs-fuse supports ashift up to {FUSE_MAX_ASHIFT}, not {ashift}")
+        return [f"{text} ({OPENZFS_REMEDY})" for text in lacks]
 
     def create_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
         # cachefile=none: the pool is not remembered, so no later daemon start tries to import it

@@ -6,6 +6,7 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.filesystems import FILESYSTEMS, TOOLS
 from pytest_fsbench.host import Host
+from pytest_fsbench.kernels import DEBIAN_UML, Kernel
 from pytest_fsbench.matrix import (
     build_pairs,
     build_matrix, needs_guest, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,
@@ -15,6 +16,8 @@ from pytest_fsbench.matrix import (
 #: a host like this machine: every tool, zfs-fuse, ext4/xfs/btrfs in its kernel, no md driver
 NO_MD = Host("6.1.0", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}),
              frozenset(TOOLS) | {"zfs-fuse", "mdadm"}, has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
+UML = Kernel("uml", DEBIAN_UML, fallback=True)
+VM = Kernel("vm", DEBIAN_UML.with_name("vmlinuz"), fallback=True, vm=True)
 
 
 def opts(*texts: str) -> list[tuple[str, str, str]]:
@@ -155,12 +158,61 @@ def test_paired_errors():
     ("zfs", "single", dataclasses.replace(NO_MD, programs=NO_MD.programs - {"zfs-fuse"}), False),
 ])
 def test_a_case_needs_the_guest_only_for_what_a_guest_kernel_brings(fs, layout, host, guest):
-    assert needs_guest(CaseSpec(fs, layout), host) is guest
+    assert needs_guest(CaseSpec(fs, layout), host, UML) is guest
+    if fs != "zfs":  # a virtual machine brings them too (and OpenZFS: below)
+        assert needs_guest(CaseSpec(fs, layout), host, VM) is guest
+
+
+@pytest.mark.parametrize("options, guest", [
+    ((("compression", "lz4"),), True),  # zfs-fuse has none of these; OpenZFS in the guest has them all
+    ((("compression", "zstd-3"),), True),
+    ((("recordsize", "1M"),), True),
+    ((("ashift", "14"),), True),
+    ((("compression", "lzjb"), ("recordsize", "128K"), ("ashift", "13"), ("dedup", "on")), False),  # zfs-fuse can
+    ((), False),
+])
+def test_a_zfs_case_needs_a_virtual_machine_for_what_zfs_fuse_cannot_express(options, guest):
+    spec = CaseSpec("zfs", "single", options)
+    assert needs_guest(spec, NO_MD, VM) is guest
+    assert not needs_guest(spec, NO_MD, UML)  # ZFS never runs in a UML kernel: it stays, and skips, on the host
+
+
+def test_zfs_options_the_hosts_openzfs_module_has_stay_on_the_host():
+    openzfs = dataclasses.replace(NO_MD, zfs_module=True)
+    assert not needs_guest(CaseSpec("zfs", "single", (("compression", "lz4"),)), openzfs, VM)
+
+
+def test_without_zfs_fuse_on_the_host_the_virtual_machines_openzfs_runs_zfs():
+    for lacking in ({"zfs-fuse"}, {"zfs-fuse", "zpool", "zfs"}):  # the guest's userland is OpenZFS's own
+        no_zfs = dataclasses.replace(NO_MD, programs=NO_MD.programs - lacking)
+        assert needs_guest(CaseSpec("zfs", "single"), no_zfs, VM)
+
+
+def test_a_virtual_machine_takes_the_cases_its_cases_are_compared_with():
+    """The lz4 case must run in the guest; its compression=off sibling (same fs and layout) goes
+    with it, so the two compare with each other; other layouts and filesystems stay."""
+    specs = build_matrix(("zfs", "btrfs"), ("single", "raid1"),
+                         opts("zfs:compression=lz4", "zfs:compression=off", "btrfs:compress=lzo"))
+    specs = [s for s in specs if not (s.layout == "raid1" and s.option("compression") == "lz4")]
+    placed = place_cases(specs, VM, NO_MD)
+    assert [s.id for s in placed] == ["vm-zfs-single-compression=lz4", "vm-zfs-single-compression=off",
+                                      "zfs-raid1-compression=off", "btrfs-single", "btrfs-raid1"]
+    assert [dataclasses.replace(s, kernel="host") for s in placed] == specs
+
+
+def test_a_uml_guest_takes_only_the_cases_that_need_it():
+    specs = build_matrix(("ext4",), ("single", "raid1"), opts("ext4:mount=noatime", "ext4:mount=relatime"))
+    assert [s.id for s in place_cases(specs, UML, NO_MD)] == [
+        "ext4-single-mount=noatime", "uml-ext4-raid1-mount=noatime", "ext4-single-mount=relatime",
+        "uml-ext4-raid1-mount=relatime"]
+    assert [s.id for s in place_cases(specs, VM, NO_MD)] == [  # md: both raid1 cases must go, single ones stay
+        "ext4-single-mount=noatime", "vm-ext4-raid1-mount=noatime", "ext4-single-mount=relatime",
+        "vm-ext4-raid1-mount=relatime"]
 
 
 def test_placed_cases_keep_their_order_and_options():
     specs = build_matrix(("ext4", "btrfs"), ("single", "raid5"), opts("ext4:mount=noatime", "ext4:mount=relatime"))
-    placed = place_cases(specs, "uml", NO_MD)
+    placed = place_cases(specs, UML, NO_MD)
     assert [s.id for s in placed] == ["ext4-single-mount=noatime", "uml-ext4-raid5-mount=noatime",
                                       "ext4-single-mount=relatime", "uml-ext4-raid5-mount=relatime",
                                       "btrfs-single", "btrfs-raid5"]

@@ -162,9 +162,12 @@ def test_zfs_fuse_limits():
     host = dataclasses.replace(HOST, zfs_module=False)
     assert reasons(CaseSpec("zfs", "single", (("compression", "lz4"),)), host) == [
         "zfs-fuse (pool version 23) has no compression=lz4; it knows on, off, lzjb, gzip, gzip-1..9 and zle "
-        "(use the OpenZFS kernel module for it)"]
+        "(run it on OpenZFS in a virtual machine with --kernel=host+vm (or --kernel=vm))"]
     assert reasons(CaseSpec("zfs", "single", (("recordsize", "1M"),)), host) == [
-        "zfs-fuse supports recordsize up to 128K, not 1M"]
+        "zfs-fuse supports recordsize up to 128K, not 1M (run it on OpenZFS in a virtual machine with "
+        "--kernel=host+vm (or --kernel=vm))"]
+    assert reasons(CaseSpec("zfs", "single", (("ashift", "14"),)), host)[0].startswith(
+        "zfs-fuse supports ashift up to 13, not 14 (run it on OpenZFS")
     assert reasons(CaseSpec("zfs", "single", (("compression", "gzip-9"), ("recordsize", "128K"))), host) == []
     # the same options are fine on the kernel module
     assert reasons(CaseSpec("zfs", "single", (("compression", "lz4"), ("recordsize", "1M"))), HOST) == []
