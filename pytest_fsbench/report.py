@@ -46,6 +46,7 @@ class Row:
     data: str = "random"
     spec: dict = field(default_factory=dict)  # the case: fs, layout, options
     disk_share: float | None = None  # median % of its bytes that reached the disks (None: not checked)
+    emulation: str | None = None  # emulated (a virtual machine under TCG), kvm, or None: natively (vm.emulation)
 
     @property
     def configuration(self) -> dict[str, str]:
@@ -90,12 +91,13 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
         key = (s.key.test, s.key.workload, s.key.workload_params)
         case = by_test.get(key, {})
         user, system, tool = side.get((*key, "cpu.user")), side.get((*key, "cpu.system")), side.get((*key, "cpu.tool"))
-        label = short_test(s.key.test) + (" (emulated)" if emulation(case.get("manifest", {})) == "emulated" else "")
+        how = emulation(case.get("manifest", {}))
+        label = short_test(s.key.test) + (" (emulated)" if how == "emulated" else "")
         rows.append(Row(s, summarize(s.values), label, json.loads(s.key.workload_params),
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
                         tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
-                        case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s)))
+                        case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s), how))
     changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
                   store.time_totals(session_id), history_of(store, meta),

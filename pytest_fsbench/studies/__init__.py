@@ -139,6 +139,60 @@ def samples(rows: list, selector: dict, metric: str) -> tuple[list[float], list]
     return [v for r in chosen for v in r.series.values], chosen
 
 
+def _values(rows: list) -> list[float]:
+    return [v for r in rows for v in r.series.values]
+
+
+def emulated(row) -> bool:
+    """Whether the row was measured in a virtual machine whose CPU QEMU emulates (TCG): such
+    numbers compare only with each other (vm.mixed_emulation), never with a host's or a KVM guest's."""
+    return row.emulation == "emulated"
+
+
+def like_with_like(a_rows: list, b_rows: list) -> tuple[list, list, str]:
+    """The two sides of a comparison measured alike: emulated rows only against emulated ones. A
+    side that has both kinds keeps the kind the other side has (native when both have both), and
+    the text names the cases left out; when the sides share no kind, no row is kept and the text
+    says why nothing is compared."""
+    if not a_rows or not b_rows:
+        return a_rows, b_rows, ""
+    kinds = {emulated(r) for r in a_rows} & {emulated(r) for r in b_rows}
+    if not kinds:
+        return [], [], (f"not compared: a was measured {_how(a_rows)}, b {_how(b_rows)}; numbers measured under "
+                        "QEMU's CPU emulation compare only with each other")
+    kind = min(kinds)  # native (False) before emulated
+    left = sorted({r.series.case_id for r in a_rows + b_rows if emulated(r) != kind})
+    note = f"; left out, measured {'natively' if kind else 'emulated'}: {', '.join(left)}" if left else ""
+    return [r for r in a_rows if emulated(r) == kind], [r for r in b_rows if emulated(r) == kind], note
+
+
+def _how(rows: list) -> str:
+    if emulated(rows[0]):
+        return f"emulated (in {', '.join(sorted({r.spec.get('kernel', '') for r in rows}))}, a virtual machine under TCG)"
+    return "natively"
+
+
+def _where(a_rows: list, b_rows: list) -> str:
+    """Where the compared cases ran, when not (both) on the host: '; in vm, emulated (TCG)'."""
+    a, b = (", ".join(sorted({r.spec.get("kernel", "host") for r in rows})) for rows in (a_rows, b_rows))
+    if a == b == "host":
+        return ""
+    place = f"in {a}" if a == b else f"a in {a}, b in {b}"
+    return f"; {place}" + (", emulated (TCG)" if any(emulated(r) for r in a_rows + b_rows) else "")
+
+
+def apart_before(check: Check, specs: list, emulated: set[str]) -> bool:
+    """Whether, before the session, the check's two sides fall on cases of which one side's are
+    all emulated (their ids in emulated) and the other's all not: judge will not compare them."""
+    def kinds(selector: dict) -> set[bool]:
+        of_case = {k: v for k, v in selector.items() if k in ("fs", "layout", "options")}
+        return {spec.id in emulated for spec in specs
+                if matches(of_case, {"fs": spec.fs, "layout": spec.layout, "options": dict(spec.options)})}
+
+    a, b = kinds(check.a), kinds(check.b)
+    return bool(a and b and not a & b)
+
+
 @dataclass(frozen=True)
 class Verdict:
     check: Check
@@ -151,8 +205,12 @@ class Verdict:
 def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
     """The check against the measured rows: a's runs against b's runs (pooled when a selector
     takes several cases), one-sided at alpha each way, the change as a percent of b."""
-    a, a_rows = samples(rows, check.a, check.metric)
-    b, b_rows = samples(rows, check.b, check.metric)
+    _, a_rows = samples(rows, check.a, check.metric)
+    _, b_rows = samples(rows, check.b, check.metric)
+    a_rows, b_rows, apart = like_with_like(a_rows, b_rows)
+    if apart and not a_rows:
+        return Verdict(check, UNDECIDED, apart)
+    a, b = _values(a_rows), _values(b_rows)
     if len(a) < 2 or len(b) < 2:
         missing = "a" if len(a) < 2 else "b"
         return Verdict(check, UNDECIDED, f"not measured in this session ({missing}: "
@@ -163,7 +221,7 @@ def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
         return Verdict(check, UNDECIDED, f"no comparison: {exc}")
     lo, hi = cmp.pct_ci
     detail = (f"{plain(_median(a))} vs {plain(_median(b))}: {cmp.shift_pct:+.1f}% [{lo:+.1f}%, {hi:+.1f}%] "
-              f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases)")
+              f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases){_where(a_rows, b_rows)}{apart}")
     if check.expect == "similar":
         if -check.tolerance_pct <= lo and hi <= check.tolerance_pct and cmp.has_interval:
             verdict = REPRODUCED
@@ -218,8 +276,14 @@ def options_text(options: dict) -> str:
 
 
 def ran_text(rows: list) -> str:
-    """The options fsbench's matching cases ran with (what ran, which may stand in for the study's)."""
-    return "; ".join(sorted({options_text(r.spec.get("options", {})) for r in rows}))
+    """The options fsbench's matching cases ran with (what ran, which may stand in for the study's),
+    and the guest kernel of those that ran in one: compression=lz4 in vm (emulated)."""
+    return "; ".join(sorted({options_text(r.spec.get("options", {})) + _in_guest(r) for r in rows}))
+
+
+def _in_guest(row) -> str:
+    kernel = row.spec.get("kernel")
+    return f" in {kernel}" + (" (emulated)" if emulated(row) else "") if kernel else ""
 
 
 @dataclass(frozen=True)
@@ -289,12 +353,16 @@ def changes_beside(study: Study, rows: list) -> list[ChangeBeside]:
             narrow = {"record": record} if record and ".." not in record else {}
             a_sel = {**rule["a"], "params": {**rule["a"].get("params", {}), **narrow}}
             b_sel = {**rule["b"], "params": {**rule["b"].get("params", {}), **narrow}}
-            a, a_rows = samples(rows, a_sel, metric)
-            b, b_rows = samples(rows, b_sel, metric)
-            if not a or not b:
-                continue
-            pct = (_median(a) / _median(b) - 1) * 100 if _median(b) else None
-            found.append(ChangeBeside(entry, pct, (len(a), len(b)), f"{ran_text(a_rows)} vs {ran_text(b_rows)}"))
+            _, a_rows = samples(rows, a_sel, metric)
+            _, b_rows = samples(rows, b_sel, metric)
+            ran = f"{ran_text(a_rows)} vs {ran_text(b_rows)}"
+            a_rows, b_rows, apart = like_with_like(a_rows, b_rows)
+            a, b = _values(a_rows), _values(b_rows)
+            if apart and not a_rows:
+                found.append(ChangeBeside(entry, None, (0, 0), f"{ran} ({apart.removeprefix('not compared: ')})"))
+            elif a and b:
+                pct = (_median(a) / _median(b) - 1) * 100 if _median(b) else None
+                found.append(ChangeBeside(entry, pct, (len(a), len(b)), ran + apart))
     return found
 
 

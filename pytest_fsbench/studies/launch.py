@@ -1,8 +1,10 @@
-"""Running a study: its plan (cases, runs, time, room the images may take), refused when the
-images would not fit; pytest on the study's matrix; its report."""
+"""Running a study: its plan (cases, runs, time, room the images may take, which cases run in a
+virtual machine and why), refused when the images would not fit; pytest on the study's matrix;
+its report."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -10,20 +12,36 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..case import LAYOUT_DEVICES
+from ..case import LAYOUT_DEVICES, CaseSpec
 from ..errors import UsageError
+from ..filesystems import driver
+from ..host import Host
+from ..kernels import Kernel, fallback
 from ..matrix import parse_image_size
 from ..options import APPEND
-from ..settings import DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS
-from . import Study
+from ..probe import probe
+from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
+from ..vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
+from . import Study, apart_before
 
 #: the options a study's user adds to rather than replaces
 REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
 
 
+def option_values(args: list[str], flag: str) -> list[str]:
+    """Every value of `--flag=value` and `--flag value` in args, in order."""
+    found = []
+    for index, arg in enumerate(args):
+        if arg.startswith(flag + "="):
+            found.append(arg.split("=", 1)[1])
+        elif arg == flag and index + 1 < len(args):
+            found.append(args[index + 1])
+    return found
+
+
 def option_value(args: list[str], flag: str, default: str) -> str:
-    """The value of `--flag=value` in args (the last one given), else default."""
-    found = [a.split("=", 1)[1] for a in args if a.startswith(flag + "=")]
+    """The value of `--flag=value` or `--flag value` in args (the last one given), else default."""
+    found = option_values(args, flag)
     return found[-1] if found else default
 
 
@@ -38,6 +56,7 @@ class Plan:
     image_bytes: int
     image_dir: Path
     free_bytes: int
+    placement: tuple[str, ...] = ()  # where the cases run, when not all on the host (placement_lines)
 
     @property
     def room_needed(self) -> int:
@@ -49,7 +68,8 @@ class Plan:
                 f"plan: {self.tests} tests x {self.runs} runs (warm-up included), about {self.minutes:.0f} minutes "
                 f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
                 f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
-                f"{self.free_bytes / 2**30:.0f} GiB free"]
+                f"{self.free_bytes / 2**30:.0f} GiB free",
+                *(f"plan: {line}" for line in self.placement)]
 
 
 def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[str]:
@@ -98,7 +118,56 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
                 chosen.get("minutes_basis", "estimated"),
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
-                shutil.disk_usage(existing).free)
+                shutil.disk_usage(existing).free, tuple(placement(study, args)))
+
+
+def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:
+    """The session's cases as pytest will place them, from the study's arguments."""
+    value = {flag: BY_FLAG[flag].value(option_value(args, flag, BY_FLAG[flag].default or ""))
+             for flag in ("--fs", "--layout", "--kernel")}
+    fs_opts = BY_FLAG["--fs-opt"].values(option_values(args, "--fs-opt"))
+    return case_specs(value["--fs"], value["--layout"], fs_opts, value["--kernel"], host), value["--kernel"]
+
+
+def placement(study: Study, args: list[str]) -> list[str]:
+    """Where the study's cases run, when some run in a guest kernel or could (host+GUEST)."""
+    host = probe()
+    specs, kernels = planned_cases(args, host)
+    guest = fallback(kernels)
+    if guest is None or not guest.vm:
+        return []
+    openzfs = OPENZFS_USERLAND / "version"
+    return placement_lines(study, specs, guest, host, vm_missing(guest), detect_accelerator(),
+                           openzfs.read_text().strip() if openzfs.is_file() else None)
+
+
+def placement_lines(study: Study, specs: list[CaseSpec], guest: Kernel, host: Host, missing: str | None,
+                    accel: str, openzfs: str | None) -> list[str]:
+    """The plan's lines on host+vm: each case the virtual machine runs and why (what the host
+    cannot, or that it is compared with such a case), the machine (its kernel, TCG or KVM, OpenZFS),
+    and the study's findings that would set its numbers against the host's (not decided)."""
+    moved = [spec for spec in specs if spec.kernel == guest.label]
+    if not moved:
+        return ["every case runs under the host's kernel, which can run them all (none goes to the virtual machine)"]
+    lines = []
+    for spec in moved:
+        on_host = dataclasses.replace(spec, kernel="host")
+        why = driver(spec.fs, host).unavailable(on_host, host)
+        lines.append(f"{spec.id} runs in the virtual machine: " + ("; ".join(why) if why else
+                     f"the host could run it, but it is compared with the {spec.fs} {spec.layout} cases there"))
+    how = ("emulated: QEMU's TCG, no usable KVM here; its numbers compare only with each other" if accel == "tcg"
+           else "under KVM")
+    zfs = (f"OpenZFS {openzfs} from ./fsbench.sh setup" if openzfs else
+           "no OpenZFS userland (./fsbench.sh setup extracts it): its ZFS cases will skip saying so")
+    lines.append(f"the virtual machine: {guest.path} in QEMU, {how}; {zfs}")
+    if missing:
+        lines.append(f"the virtual machine cannot boot here ({missing}): its {len(moved)} cases will skip "
+                     "with that reason")
+    emulated = {spec.id for spec in moved} if accel == "tcg" else set()
+    apart = [check.id for check in study.checks() if apart_before(check, specs, emulated)]
+    if apart:
+        lines.append(f"not decided, as they would set emulated numbers against the host's: {', '.join(apart)}")
+    return lines
 
 
 def check_room(found: Plan) -> None:

@@ -1,10 +1,13 @@
-"""A study's own views on its report page: the findings checked (the headline), the published
+"""A study's own views on its report page: where its cases ran (the host, or a guest kernel:
+which, emulated or not, with which ZFS), the findings checked (the headline), the published
 numbers beside fsbench's, where the study was blind, and what this machine could not run."""
 
 from __future__ import annotations
 
 from ..report import Report, _e, _table
 from ..stats import plain
+from ..vm import emulation
+from .launch import option_value
 from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text, suspect_note
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
@@ -92,7 +95,45 @@ def caveats_section(study: Study) -> str:
             + _table(["the study's", "why not here", "what stands in"], cannot))
 
 
+def where_row(case: dict) -> list[str]:
+    """A measured case: its id, the kernel it ran under, how its numbers were made, its ZFS."""
+    manifest, spec = case.get("manifest", {}), case.get("spec", {})
+    kernel, host = manifest.get("kernel"), manifest.get("host", {})
+    zfs = host.get("zfs_implementation") or "" if spec.get("fs") == "zfs" else ""
+    if isinstance(kernel, dict) and kernel.get("runs_under") == "vm":
+        how = "emulated (QEMU's TCG)" if emulation(manifest) == "emulated" else "under KVM"
+        where = f"virtual machine {kernel.get('label')}: kernel {kernel.get('release')} in QEMU"
+        zfs = f"OpenZFS {kernel.get('openzfs')}" if spec.get("fs") == "zfs" and kernel.get("openzfs") else ""
+    elif isinstance(kernel, dict):
+        how, where, zfs = "natively", f"User-mode Linux {kernel.get('label')}: kernel {kernel.get('release')}", ""
+    else:
+        how, where = "natively", f"the host's kernel {host.get('kernel', '')}".rstrip()
+    return [case.get("case_id", ""), where, how, zfs]
+
+
+def where_section(report: Report) -> str:
+    """Where each case ran, when the session placed cases in a guest kernel (or its arguments would
+    have: --kernel=host+GUEST); the findings compare like with like."""
+    rows = list({tuple(where_row(case)) for case in report.cases})
+    placing = option_value(report.session.get("args", {}).get("argv", []), "--kernel", "host").startswith("host+")
+    if all(row[2] == "natively" and row[1].startswith("the host") for row in rows) and not placing:
+        return ""
+    parts = [("<h2>Where the cases ran</h2><p class='note'>Each case ran under the host's kernel where it could; "
+              "with --kernel=host+vm a case the host cannot run (a ZFS option zfs-fuse lacks, md RAID) ran in a "
+              "virtual machine, with the cases of its filesystem and layout, which it is compared with. Numbers "
+              "measured under QEMU's CPU emulation compare only with each other: a finding whose two sides ran one "
+              "emulated and one natively is not decided, and its line says so.</p>")]
+    if rows:
+        parts.append(_table(["case", "ran under", "measured", "ZFS"], sorted(list(row) for row in rows)))
+    if placing and not any(row[1].startswith("virtual machine") for row in rows):
+        parts.append("<p class='note'>No case of this session ran in a virtual machine: none needed one here, or "
+                     "none could boot (its cases were skipped with the reason; fsbench study NAME --plan says "
+                     "which).</p>")
+    return "".join(parts)
+
+
 def preface(study: Study, report: Report, scale: str) -> str:
     head = (f"<p><b>{_e(study.title)}</b>: {_e(study.citation)}. "
             f"fsbench re-ran it at the <b>{_e(scale)}</b> scale: {_e(study.scale(scale).get('note', ''))}.</p>")
-    return head + findings_section(verdicts(study, report)) + beside_section(study, report) + caveats_section(study)
+    return (head + where_section(report) + findings_section(verdicts(study, report)) + beside_section(study, report)
+            + caveats_section(study))

@@ -164,6 +164,17 @@ def test_host_plus_uml_keeps_every_case_on_a_host_with_md():
     assert [spec.id for spec in s.specs] == ["ext4-raid5"]
 
 
+def test_host_plus_vm_runs_what_zfs_fuse_cannot_express_in_the_virtual_machine_with_its_siblings():
+    s = settings(**{"--kernel": "host+vm", "--fs": "zfs,btrfs", "--layout": "single,raid1",
+                    "--fs-opt": ["zfs:compression=lz4", "zfs:compression=off"]})
+    assert [spec.id for spec in s.specs] == [
+        "vm-zfs-single-compression=lz4", "vm-zfs-raid1-compression=lz4", "vm-zfs-single-compression=off",
+        "vm-zfs-raid1-compression=off", "btrfs-single", "btrfs-raid1"]
+    assert not s.pairs and [k.label for k in s.kernels if k.fallback] == ["vm"]
+    s = settings(**{"--kernel": "host+uml", "--fs": "zfs", "--fs-opt": ["zfs:compression=lz4"]})
+    assert [spec.id for spec in s.specs] == ["zfs-single"]  # never in a UML kernel: it skips on the host
+
+
 def test_host_plus_uml_allows_paired_options():
     s = settings(**{"--kernel": "host+uml", "--fs": "btrfs,xfs", "--layout": "raid1",
                     "--paired": ["btrfs:compress=zstd"], "--fs-opt": ["xfs:mount=noatime"]})

@@ -4,6 +4,7 @@ suites in step with the paper scales."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -12,6 +13,9 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from pytest_fsbench import report, studies
+from pytest_fsbench.filesystems import TOOLS
+from pytest_fsbench.host import Host
+from pytest_fsbench.kernels import fallback
 from pytest_fsbench.pts.profiles import SUITES_DIR
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.settings import BY_FLAG
@@ -88,14 +92,24 @@ def test_the_pts_suite_is_in_step_with_the_paper_scale(name):
 
 # --- judging findings on a real store of made-up runs ----------------------------------------
 
-def store_of(tmp_path: Path, cases: dict[tuple, list[float]], metric: str = "iozone.write") -> tuple[Store, int]:
-    """A session whose runs of one metric (iozone.write) per (fs, layout, options) are the given values."""
+#: how a case measured in a virtual machine under QEMU's emulation is recorded (vm.vm_manifest)
+EMULATED_VM = {"runs_under": "vm", "label": "vm", "release": "6.1.0-56-amd64", "accelerator": "tcg",
+               "openzfs": "2.1.11-1"}
+
+
+def store_of(tmp_path: Path, cases: dict[tuple, list[float]], metric: str = "iozone.write",
+             argv: tuple[str, ...] = ()) -> tuple[Store, int]:
+    """A session whose runs of one metric (iozone.write) per (fs, layout, options, record[, "vm"])
+    are the given values; a key ending in "vm" is a case measured in an emulated virtual machine."""
     store = Store(tmp_path / "fsbench.db")
-    sid = store.start_session("t-1", {"argv": []}, {"kernel": "6.1"})
-    for (fs, layout, options, record), values in cases.items():
-        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": f"{fs}-{layout}"}
-        row = store.case_row(sid, f"benchmarks/test_iozone.py::test_iozone[{fs}-{layout}-{options}-{record}]",
-                             f"{fs}-{layout}", spec, "iozone", {"record": record, "file": "512M"}, "drop", "random", {})
+    sid = store.start_session("t-1", {"argv": list(argv)}, {"kernel": "6.1"})
+    for (fs, layout, options, record, *vm), values in cases.items():
+        case_id = "-".join([*vm, fs, layout, *(f"{k}={v}" for k, v in options)])
+        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": case_id, **({"kernel": "vm"} if vm else {})}
+        manifest = {"kernel": EMULATED_VM, "host": {"kernel": "6.18"}} if vm else {
+            "host": {"kernel": "6.18", "zfs_implementation": "zfs-fuse"}}
+        row = store.case_row(sid, f"benchmarks/test_iozone.py::test_iozone[{case_id}-{record}]",
+                             case_id, spec, "iozone", {"record": record, "file": "512M"}, "drop", "random", manifest)
         for v in values:
             store.add_run(row, False, "t", 1.0, "drop",
                           [Metric(metric, v, "MB/s", Direction.HIGHER, {"record": record, "file": "512M"})])
@@ -208,30 +222,98 @@ def test_a_published_value_marked_suspect_gets_its_note_and_no_ratio(tmp_path):
     assert studies.suspect_note(plain) is None
 
 
+LZ4, OFF = (("compression", "lz4"),), (("compression", "off"),)
+
+
 def test_published_changes_stand_beside_fsbenchs_change(tmp_path):
     study = ALL["compression"]
-    lzjb, off = (("compression", "lzjb"),), (("compression", "off"),)
-    store, sid = store_of(tmp_path, {("zfs", "single", lzjb, "1M"): [300.0, 310.0, 320.0],
-                                     ("zfs", "single", off, "1M"): [100.0, 100.0, 100.0]})
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", OFF, "1M", "vm"): [100.0, 100.0, 100.0]})
     found = studies.changes_beside(study, report.report_data(store, sid).rows)
     writes = [c for c in found if c.entry["test"] == "write"]
     assert writes and all(c.measured_pct == pytest.approx(210.0) for c in writes)
     assert any(c.entry["value"] >= 400 for c in writes), "the study's +400..900 % beside it"
 
 
-def test_published_changes_are_labelled_with_what_fsbench_ran(tmp_path):
-    """zfs-fuse has no lz4: the study's 'compression=lz4 vs off' rows say fsbench ran lzjb."""
+def test_published_changes_are_labelled_with_what_fsbench_ran_and_where(tmp_path):
+    """zfs-fuse has no lz4: the study's 'compression=lz4 vs off' rows say fsbench ran both in the
+    emulated virtual machine."""
     study = ALL["compression"]
-    lzjb, off = (("compression", "lzjb"),), (("compression", "off"),)
-    store, sid = store_of(tmp_path, {("zfs", "single", lzjb, "1M"): [300.0, 310.0, 320.0],
-                                     ("zfs", "single", off, "1M"): [100.0, 100.0, 100.0]})
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", OFF, "1M", "vm"): [100.0, 100.0, 100.0]})
     data = report.report_data(store, sid)
     found = studies.changes_beside(study, data.rows)
     assert found and {c.entry["options"] for c in found} == {"compression=lz4 vs off"}
-    assert {c.ran for c in found} == {"compression=lzjb vs compression=off"}
+    ran = "compression=lz4 in vm (emulated) vs compression=off in vm (emulated)"
+    assert {c.ran for c in found} == {ran}
     cells = [[td.text_content() for td in tr.iter("td")]
              for tr in lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")]
-    assert ["compression=lz4 vs off", "compression=lzjb vs compression=off"] in [c[3:5] for c in cells if len(c) == 10]
+    assert ["compression=lz4 vs off", ran] in [c[3:5] for c in cells if len(c) == 10]
+
+
+def test_a_change_between_an_emulated_and_a_native_case_is_not_compared(tmp_path):
+    study = ALL["compression"]
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", OFF, "1M"): [100.0, 100.0, 100.0]})
+    found = studies.changes_beside(study, report.report_data(store, sid).rows)
+    assert found and all(c.measured_pct is None and c.n == (0, 0) for c in found)
+    assert all(c.ran.startswith("compression=lz4 in vm (emulated) vs compression=off (a was measured emulated")
+               for c in found), found[0].ran
+
+
+LZ4_CHECK = studies.Check("lz4", "claim", "T", "iozone.write", {"fs": "zfs", "options": {"compression": "lz4"}},
+                          {"fs": "zfs", "options": {"compression": "off"}}, "higher")
+FAST, SLOW = [300.0, 310.0, 320.0, 305.0], [100.0, 101.0, 99.0, 100.5]
+
+
+def test_a_finding_within_the_virtual_machine_is_decided_and_says_where(tmp_path):
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST, ("zfs", "single", OFF, "1M", "vm"): SLOW})
+    found = studies.judge(LZ4_CHECK, report.report_data(store, sid).rows)
+    assert found.verdict == studies.REPRODUCED
+    assert found.detail.endswith("(1/1 cases); in vm, emulated (TCG)"), found.detail
+
+
+def test_a_finding_across_emulated_and_native_cases_is_not_decided(tmp_path):
+    """lz4 in the emulated virtual machine three times as fast as zfs-fuse off on the host says
+    nothing of lz4: the two are never compared."""
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST, ("zfs", "single", OFF, "1M"): SLOW})
+    found = studies.judge(LZ4_CHECK, report.report_data(store, sid).rows)
+    assert found.verdict == studies.UNDECIDED and found.shift_pct is None
+    assert found.detail == ("not compared: a was measured emulated (in vm, a virtual machine under TCG), b natively; "
+                            "numbers measured under QEMU's CPU emulation compare only with each other")
+
+
+def test_a_side_measured_both_ways_is_compared_where_the_other_side_was(tmp_path):
+    """ext4 on the host and (md RAID1) in the virtual machine against ZFS on the host: the host's
+    ext4 only, and the line names the case left out."""
+    check = studies.Check("x", "claim", "T", "iozone.write", {"fs": "ext4"}, {"fs": "zfs"}, "higher")
+    store, sid = store_of(tmp_path, {("ext4", "single", (), "1M"): FAST, ("ext4", "raid1", (), "1M", "vm"): SLOW,
+                                     ("zfs", "single", OFF, "1M"): SLOW})
+    found = studies.judge(check, report.report_data(store, sid).rows)
+    assert found.verdict == studies.REPRODUCED
+    assert "(1/1 cases); left out, measured emulated: vm-ext4-raid1" in found.detail, found.detail
+
+
+def test_a_study_page_says_where_its_cases_ran(tmp_path):
+    study = ALL["compression"]
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST, ("btrfs", "single", (), "1M"): SLOW},
+                          argv=("--kernel=host+vm",))
+    html = page.where_section(report.report_data(store, sid))
+    rows = sorted([td.text_content() for td in tr.iter("td")]
+                  for tr in lxml_html.fromstring(f"<div>{html}</div>").iter("tr"))[1:]
+    assert rows == [["btrfs-single", "the host's kernel 6.18", "natively", ""],
+                    ["vm-zfs-single-compression=lz4", "virtual machine vm: kernel 6.1.0-56-amd64 in QEMU",
+                     "emulated (QEMU's TCG)", "OpenZFS 2.1.11-1"]]
+    assert "<h2>Where the cases ran</h2>" in page.preface(study, report.report_data(store, sid), "quick")
+
+
+def test_a_page_of_host_cases_only_says_where_only_when_its_arguments_placed_cases(tmp_path):
+    native = {("zfs", "single", OFF, "1M"): SLOW}
+    store, sid = store_of(tmp_path / "host", native)
+    assert page.where_section(report.report_data(store, sid)) == ""
+    store, sid = store_of(tmp_path / "placed", native, argv=("--kernel", "host+vm"))
+    html = page.where_section(report.report_data(store, sid))
+    assert "No case of this session ran in a virtual machine" in html and "zfs-fuse" in html
 
 
 @pytest.mark.parametrize("name", list(ALL))
@@ -247,3 +329,63 @@ def test_the_published_numbers_section_always_has_its_table(name, tmp_path):
     assert heads[:5] == ["source", "fs", "layout", "options", "fsbench ran"] and "fsbench / published" in heads
     [why] = [td for td in first.iter("td")]
     assert why.get("colspan") == str(len(heads)) and why.text_content()
+
+
+# --- the plan: which cases run in a virtual machine, and why ------------------------------------
+
+#: this machine's kind: zfs-fuse, no md driver, every tool
+FUSE_HOST = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs", "fuse"}), frozenset(TOOLS) | {"zfs-fuse", "mdadm"},
+                 has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
+
+
+def planned(name: str, host: Host = FUSE_HOST, missing: str | None = None, accel: str = "tcg") -> list[str]:
+    study = ALL[name]
+    specs, kernels = launch.planned_cases(study.scale("quick")["args"], host)
+    return launch.placement_lines(study, specs, fallback(kernels), host, missing, accel, "2.1.11-1")
+
+
+def test_the_compression_plan_puts_both_zfs_cases_in_the_virtual_machine_and_says_why():
+    lines = planned("compression")
+    assert lines[0].startswith("vm-zfs-single-compression=lz4 runs in the virtual machine: zfs-fuse (pool version "
+                               "23) has no compression=lz4")
+    assert lines[1] == ("vm-zfs-single-compression=off runs in the virtual machine: the host could run it, but it is "
+                        "compared with the zfs single cases there")
+    assert lines[2].endswith("in QEMU, emulated: QEMU's TCG, no usable KVM here; its numbers compare only with each "
+                             "other; OpenZFS 2.1.11-1 from ./fsbench.sh setup")
+    assert len(lines) == 3  # every ZFS finding compares ZFS with ZFS: none is set apart
+
+
+def test_a_virtual_machine_that_cannot_boot_is_named_with_its_reason():
+    lines = planned("compression", missing="virtme-ng is not installed (pip install 'pytest-fsbench[vm]')")
+    assert lines[-1] == ("the virtual machine cannot boot here (virtme-ng is not installed (pip install "
+                         "'pytest-fsbench[vm]')): its 2 cases will skip with that reason")
+
+
+def test_the_plan_names_findings_that_would_set_emulated_numbers_against_the_hosts():
+    study = ALL["zfs-features"]
+    args = [*study.scale("quick")["args"], "--fs-opt=zfs:compression=lz4"]
+    specs, kernels = launch.planned_cases(args, FUSE_HOST)
+    lines = launch.placement_lines(study, specs, fallback(kernels), FUSE_HOST, None, "tcg", None)
+    assert sum("runs in the virtual machine" in line for line in lines) == 6  # every ZFS case: lz4 takes its siblings
+    assert "no OpenZFS userland (./fsbench.sh setup extracts it)" in lines[-2]
+    assert lines[-1] == "not decided, as they would set emulated numbers against the host's: plain-zfs-below-ext4"
+    kvm = launch.placement_lines(study, specs, fallback(kernels), FUSE_HOST, None, "kvm", None)
+    assert not kvm[-1].startswith("not decided")  # the judge sets apart emulated numbers only, as fsbench does
+
+
+@pytest.mark.parametrize("host", [FUSE_HOST, dataclasses.replace(FUSE_HOST, zfs_module=True)])
+def test_zfs_features_needs_no_virtual_machine_for_what_zfs_fuse_expresses(host):
+    """lzjb, dedup and ashift 12/13 are zfs-fuse's too; with OpenZFS on the host nothing moves either."""
+    assert planned("zfs-features", host) == [
+        "every case runs under the host's kernel, which can run them all (none goes to the virtual machine)"]
+    assert planned("compression", dataclasses.replace(FUSE_HOST, zfs_module=True)) == planned("zfs-features")
+
+
+def test_a_study_without_host_plus_vm_has_no_placement_lines():
+    assert launch.placement(ALL["raid-filesystems"], ALL["raid-filesystems"].scale("quick")["args"]) == []
+
+
+def test_the_kernel_of_the_users_arguments_replaces_the_studys_in_either_form(tmp_path):
+    args = launch.study_args(ALL["compression"], "quick", ["--kernel", "vm"], tmp_path)
+    assert launch.option_value(args, "--kernel", "host") == "vm"
+    assert not any(arg.startswith("--kernel=") for arg in args)
