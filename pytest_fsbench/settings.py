@@ -265,12 +265,18 @@ class Settings:
 
 
 def case_specs(filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: tuple, kernels: tuple[Kernel, ...],
-               host: Host | None = None) -> list[CaseSpec]:
-    """The session's cases: the matrix under each compared kernel; with host+GUEST, each case
-    placed by what host (default: this machine, probed) can run."""
+               host: Host | None = None, paired: tuple = ()) -> tuple[list[CaseSpec], list[tuple[CaseSpec, CaseSpec]]]:
+    """The session's cases (the matrix under each compared kernel) and its --paired pairs; with
+    host+GUEST each placed by what host (default: this machine, probed) can run, a pair's two
+    cases under one kernel."""
     specs = matrix.build_matrix(filesystems, layouts, list(fs_opts), compared(kernels))
+    pairs = matrix.build_pairs(specs, list(paired))
     guest = fallback(kernels)
-    return specs if guest is None else matrix.place_cases(specs, guest, host or probe())
+    if guest is None:
+        return specs, pairs
+    every = list(dict.fromkeys([*specs, *(spec for pair in pairs for spec in pair)]))
+    placed = dict(zip(every, matrix.place_cases(every, guest, host or probe())))
+    return [placed[spec] for spec in specs], [(placed[a], placed[b]) for a, b in pairs]
 
 
 def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = (),
@@ -294,8 +300,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     if len(labels) > 1 and value["--paired"]:
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")
-    specs = case_specs(filesystems, layouts, value["--fs-opt"], kernels, host)
-    pairs = matrix.build_pairs(specs, list(value["--paired"]))
+    specs, pairs = case_specs(filesystems, layouts, value["--fs-opt"], kernels, host, value["--paired"])
     if len(labels) > 1:
         pairs = matrix.kernel_pairs(specs, labels)
     if pairs:  # each reference case, then its variant, then the cases --paired does not touch

@@ -126,7 +126,7 @@ def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Ke
     value = {flag: BY_FLAG[flag].value(option_value(args, flag, BY_FLAG[flag].default or ""))
              for flag in ("--fs", "--layout", "--kernel")}
     fs_opts = BY_FLAG["--fs-opt"].values(option_values(args, "--fs-opt"))
-    return case_specs(value["--fs"], value["--layout"], fs_opts, value["--kernel"], host), value["--kernel"]
+    return case_specs(value["--fs"], value["--layout"], fs_opts, value["--kernel"], host)[0], value["--kernel"]
 
 
 def placement(study: Study, args: list[str]) -> list[str]:

@@ -1,13 +1,17 @@
 """fsbench study as a user meets it: the list, the plan, and a paper scale refused when its
-images would not fit (nothing is built: the plan only collects the cases)."""
+images would not fit (nothing is built: the plan only collects the cases); the compression
+study's ZFS cases in a virtual machine, small."""
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from lxml import html as lxml_html
 
 from pytest_fsbench.filesystems import FILESYSTEMS
 
@@ -62,3 +66,54 @@ def test_a_bad_pytest_option_is_one_line_naming_it(tmp_path):
     assert done.returncode == 2
     assert done.stderr.strip() == ("fsbench study: ERROR: --fs: unknown filesystem 'ntfs'; choose from "
                                    + ", ".join(FILESYSTEMS))
+
+
+def vm_cases_skipped(stdout: str) -> str | None:
+    """The reason pytest gave (-rs) for skipping a vm case of the study (the guest did not boot)."""
+    reasons = [line.split(": ", 1)[-1] for line in stdout.splitlines() if line.startswith("SKIPPED") and "vm-zfs" in line]
+    return reasons[0] if reasons else None
+
+
+@pytest.mark.root
+def test_the_compression_study_measures_lz4_against_off_both_in_the_virtual_machine(tmp_path):
+    """The quick scale narrowed to its ZFS dd cases, small: lz4 and off run on OpenZFS in the
+    virtual machine (zfs-fuse has no lz4), the plan and the page say so, and the findings compare
+    the two there. Its own guest: the study is a command of its own (skipped, with the reason,
+    where none can boot)."""
+    from pytest_fsbench.kernels import parse_kernels
+    from pytest_fsbench.vm import vm_missing
+
+    reason = vm_missing(parse_kernels("vm")[0])
+    if reason:
+        pytest.skip(reason)
+    page = tmp_path / "page.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_fsbench.cli", "study", "compression", "-o", str(page), "-rs",
+         "-k", "zfs and test_dd_write", "--dd-size=16M", "--runs=3", "--warmup=0", "--image-size=1G",
+         f"--image-dir={tmp_path / 'images'}", f"--store={tmp_path / 'fsbench.db'}"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=1800)
+    (tmp_path / "stdout").write_text(done.stdout + done.stderr)
+    skipped = vm_cases_skipped(done.stdout)
+    if skipped:
+        pytest.skip(skipped)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    plan = [line for line in done.stdout.splitlines() if line.startswith("plan: ")]
+    assert plan[2].startswith("plan: vm-zfs-single-compression=lz4 runs in the virtual machine: zfs-fuse (pool "
+                              "version 23) has no compression=lz4"), plan
+    assert plan[3].startswith("plan: vm-zfs-single-compression=off runs in the virtual machine: the host could")
+    assert "4 passed" in done.stdout  # lz4 and off, random and zeros
+    text = lxml_html.fromstring(page.read_text()).text_content()
+    assert "Where the cases ran" in text and "OpenZFS 2." in text and "virtual machine vm: kernel " in text
+    findings = {row[0]: row for row in table_rows(page.read_text()) if len(row) == 5}
+    on_zeros = findings["On zeros (the study's dd input) ZFS compression raises write throughput"]
+    assert on_zeros[4].endswith(("; in vm, emulated (TCG)", "; in vm")), on_zeros  # decided or not, both in the guest
+    assert "not compared" not in on_zeros[4]
+    db = sqlite3.connect(tmp_path / "fsbench.db")
+    kernels = [json.loads(m)["kernel"] for (m,) in db.execute("SELECT manifest FROM cases")]
+    db.close()
+    assert len(kernels) == 4 and all(k["runs_under"] == "vm" and k["openzfs"].startswith("2.") for k in kernels)
+    assert not list((tmp_path / "images").glob("*.img")), "the guest's disk images outlived the study"
+
+
+def table_rows(page_html: str) -> list[list[str]]:
+    return [[td.text_content() for td in tr.iter("td")] for tr in lxml_html.fromstring(page_html).iter("tr")]

@@ -175,6 +175,14 @@ def test_host_plus_vm_runs_what_zfs_fuse_cannot_express_in_the_virtual_machine_w
     assert [spec.id for spec in s.specs] == ["zfs-single"]  # never in a UML kernel: it skips on the host
 
 
+def test_host_plus_vm_runs_a_paired_variant_zfs_fuse_cannot_express_with_its_reference():
+    s = settings(**{"--kernel": "host+vm", "--fs": "zfs,btrfs", "--fs-opt": ["zfs:compression=off"],
+                    "--paired": ["zfs:compression=lz4"]})
+    assert [(a.id, b.id) for a, b in s.pairs] == [("vm-zfs-single-compression=off", "vm-zfs-single-compression=lz4")]
+    assert [spec.id for spec in s.specs] == ["vm-zfs-single-compression=off", "vm-zfs-single-compression=lz4",
+                                             "btrfs-single"]
+
+
 def test_host_plus_uml_allows_paired_options():
     s = settings(**{"--kernel": "host+uml", "--fs": "btrfs,xfs", "--layout": "raid1",
                     "--paired": ["btrfs:compress=zstd"], "--fs-opt": ["xfs:mount=noatime"]})
