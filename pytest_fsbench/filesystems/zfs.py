@@ -117,8 +117,9 @@ class Zfs(Filesystem):
             return []
         return ["zfs-fuse (pool version 23) has no compression=lz4, zstd, zstd-N or zstd-fast-N (it has on, off, "
                 "lzjb, gzip, gzip-1..9 and zle), no recordsize above 128K and no ashift above 13: those cases skip, "
-                "or run on OpenZFS in a virtual machine with --kernel=host+vm; other values it lacks (xattr=sa, checksum=sha512, ...) are refused before a "
-                "session measures, when a scratch pool with them cannot be made"]
+                "or run on OpenZFS in a virtual machine with --kernel=host+vm; other values it lacks (xattr=sa, "
+                "checksum=sha512, ...) are refused before a session measures, when a scratch pool with them cannot "
+                "be made"]
 
     @staticmethod
     def _fuse_limits(spec: CaseSpec) -> list[str]:

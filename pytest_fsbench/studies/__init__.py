@@ -168,7 +168,8 @@ def like_with_like(a_rows: list, b_rows: list) -> tuple[list, list, str]:
 
 def _how(rows: list) -> str:
     if emulated(rows[0]):
-        return f"emulated (in {', '.join(sorted({r.spec.get('kernel', '') for r in rows}))}, a virtual machine under TCG)"
+        kernels = ", ".join(sorted({r.spec.get("kernel", "") for r in rows}))
+        return f"emulated (in {kernels}, a virtual machine under TCG)"
     return "natively"
 
 
@@ -221,7 +222,8 @@ def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
         return Verdict(check, UNDECIDED, f"no comparison: {exc}")
     lo, hi = cmp.pct_ci
     detail = (f"{plain(_median(a))} vs {plain(_median(b))}: {cmp.shift_pct:+.1f}% [{lo:+.1f}%, {hi:+.1f}%] "
-              f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases){_where(a_rows, b_rows)}{apart}")
+              f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases)"
+              f"{_where(a_rows, b_rows)}{apart}")
     if check.expect == "similar":
         if -check.tolerance_pct <= lo and hi <= check.tolerance_pct and cmp.has_interval:
             verdict = REPRODUCED

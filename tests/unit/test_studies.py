@@ -267,7 +267,8 @@ FAST, SLOW = [300.0, 310.0, 320.0, 305.0], [100.0, 101.0, 99.0, 100.5]
 
 
 def test_a_finding_within_the_virtual_machine_is_decided_and_says_where(tmp_path):
-    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST, ("zfs", "single", OFF, "1M", "vm"): SLOW})
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST,
+                                     ("zfs", "single", OFF, "1M", "vm"): SLOW})
     found = studies.judge(LZ4_CHECK, report.report_data(store, sid).rows)
     assert found.verdict == studies.REPRODUCED
     assert found.detail.endswith("(1/1 cases); in vm, emulated (TCG)"), found.detail
