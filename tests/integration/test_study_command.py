@@ -70,7 +70,8 @@ def test_a_bad_pytest_option_is_one_line_naming_it(tmp_path):
 
 def vm_cases_skipped(stdout: str) -> str | None:
     """The reason pytest gave (-rs) for skipping a vm case of the study (the guest did not boot)."""
-    reasons = [line.split(": ", 1)[-1] for line in stdout.splitlines() if line.startswith("SKIPPED") and "vm-zfs" in line]
+    reasons = [line.split(": ", 1)[-1] for line in stdout.splitlines()
+               if line.startswith("SKIPPED") and "vm-zfs" in line]
     return reasons[0] if reasons else None
 
 
