@@ -111,11 +111,19 @@ def qemu_options(disks: list[Path], sock: Path, passed_through: bool = False) ->
                       "-device", f"virtserialport,chardev=fsbench-agent,name={AGENT_PORT}"]
 
 
-def agent_command(python: str, directory: Path, userland: Path = OPENZFS_USERLAND) -> str:
-    """What virtme-ng runs in the guest: fsbench's agent, with the OpenZFS userland (when there is
-    one) ahead of the host's programs on PATH."""
+#: the directory this session imports fsbench from (a checkout, or the environment's packages)
+FSBENCH_ROOT = Path(__file__).resolve().parents[1]
+
+
+def agent_command(python: str, directory: Path, userland: Path = OPENZFS_USERLAND,
+                  fsbench_root: Path = FSBENCH_ROOT) -> str:
+    """What virtme-ng runs in the guest: fsbench's agent, from the same code the host runs (env -i
+    drops the host's PYTHONPATH, and the interpreter's own install may be another checkout's),
+    with the OpenZFS userland (when there is one) ahead of the host's programs on PATH."""
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     env = ["LC_ALL=C", "LANG=C", "PYTHONDONTWRITEBYTECODE=1", f"HOME={directory}"]
+    if fsbench_root.name not in ("site-packages", "dist-packages"):  # there, the interpreter finds it
+        env.append(f"PYTHONPATH={fsbench_root}")
     if (userland / "sbin" / "zpool").exists():
         path = f"{userland}/sbin:{userland}/usr/sbin:{path}"
         env.append(f"LD_LIBRARY_PATH={userland}/lib/x86_64-linux-gnu")

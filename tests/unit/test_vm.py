@@ -240,3 +240,10 @@ def test_a_guest_copies_the_hosts_data_sets_into_its_memory_where_they_fit(tmp_p
     small_copy, large_copy = local / "datasets" / small_file.name, local / "datasets" / large_file.name
     assert not small_copy.is_symlink() and small_copy.read_bytes() == small_file.read_bytes()
     assert large_copy.is_symlink() and large_copy.resolve() == large_file  # too large: read where it is
+
+
+def test_the_agent_imports_the_fsbench_the_host_runs(tmp_path):
+    checkout = shlex.split(agent_command("/venv/bin/python", Path("/run/x"), tmp_path, Path("/src/fsbench")))
+    assert "PYTHONPATH=/src/fsbench" in checkout
+    installed = Path("/venv/lib/python3.11/site-packages")
+    assert not any(w.startswith("PYTHONPATH=") for w in shlex.split(agent_command("/p", Path("/r"), tmp_path, installed)))
