@@ -1,7 +1,7 @@
 """`fsbench doctor`: which fs x layout cases can run on this machine and why not, what each
 filesystem's implementation here cannot do, the workloads' tools, the result store and the image
-directory a session would use, and what each guest kernel can run. Pure text from facts; the
-command (cli.py) gathers them."""
+directory a session would use, and what each guest kernel can run (its filesystems' layouts, and
+its workloads). Pure text from facts; the command (cli.py) gathers them."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from .guest import GuestFacts
 from .host import Host
 from .kernels import Kernel
 from .options import directory_for_files
+from .pts.workload import ONLY_ON_HOST
 from .sizes import human_size
 from .store import Store
 from .system import Runner
@@ -53,14 +54,22 @@ def host_lines(host: Host, width: int = WIDTH) -> list[str]:
     return lines
 
 
-def workload_lines(width: int = WIDTH) -> list[str]:
+def workload_rows(indent: str, width: int = WIDTH, guest: bool = False) -> list[str]:
+    """One row per workload: ok, or why its cases skip. A guest kernel runs the host's programs
+    (it shares the host's root), so its rows differ only by what runs on the host's kernel only."""
     names = {module: module.__name__.rsplit(".", 1)[1] for module in WORKLOAD_MODULES}
-    column = max(map(len, names.values())) + 4
-    lines = ["workloads:"]
+    column = len(indent) + max(map(len, names.values())) + 2
+    lines = []
     for module, name in names.items():
         reasons = missing_tools(param.fixture for param in getattr(module, "PARAMS", ()))
-        lines += row(f"  {name}", "ok" if not reasons else "skip: " + "; ".join(reasons), column, width)
+        lines += row(f"{indent}{name}", "ok" if not reasons else "skip: " + "; ".join(reasons), column, width)
+    if guest:
+        lines += row(f"{indent}pts", f"skip: a PTS profile {ONLY_ON_HOST}", column, width)
     return lines
+
+
+def workload_lines(width: int = WIDTH) -> list[str]:
+    return ["workloads:", *workload_rows("  ", width)]
 
 
 def option_lines(host: Host, width: int = WIDTH) -> list[str]:
@@ -98,7 +107,7 @@ def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None, wi
         ok = [layout for layout, why in reasons.items() if not why]
         first = next((why[0] for why in reasons.values() if why), "")
         lines += row(f"  {fs}", ", ".join(ok) if ok else "skip: " + first, column, width)
-    return lines
+    return lines + ["  workloads:", *workload_rows("    ", width, guest=True)]
 
 
 def store_line(location: Path | str, shown: str) -> tuple[str, bool]:

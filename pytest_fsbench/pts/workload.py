@@ -29,6 +29,8 @@ from .launcher import SYSTEM_TOOLS_ENV, check_result_name
 from .results import names_filesystem, read_results, software_filesystem, to_metrics
 
 
+#: why a profile's case in a guest kernel skips (PTS installs and runs it under the host's kernel)
+ONLY_ON_HOST = "is installed and run on the host's kernel only, not in a guest"
 #: printed between PTS's own output and the result file the measured command shows
 RESULT_MARK = "==== fsbench: the PTS result file of this run ===="
 
@@ -111,7 +113,7 @@ class PtsWorkload:
         must then report. PtsInstallFailed carries PTS's reason; Unsupported (the case skips) in a
         guest, whose kernel PTS does not run under."""
         if target.spec.in_guest:
-            raise Unsupported(f"{self.name} is installed and run on the host's kernel only, not in a guest")
+            raise Unsupported(f"{self.name} {ONLY_ON_HOST}")
         workdir = target.workdir()
         install_dir = self.install_dir(workdir)
         # PTS silently installs under its default directory when the install root does not exist

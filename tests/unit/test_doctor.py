@@ -76,6 +76,20 @@ def test_a_virtual_machine_with_openzfs_runs_zfs_and_says_it_is_emulated():
     assert zfs.split(None, 1)[1] == "single, raid0, raid1, raid10, raid5"
 
 
+def test_a_guest_kernel_lists_its_workloads_as_the_host_does_but_pts():
+    guest = dataclasses.replace(HOST, kernel="6.1.0-56-amd64", has_md=True)
+    facts = GuestFacts(guest, "6.1.0-56-amd64", ("raid1",))
+    lines = doctor.guest_lines(Kernel("vm", Path("/boot/vmlinuz-6.1.0-56-amd64"), vm=True), facts, None,
+                               width=10_000, accel="tcg")
+    rows = lines[lines.index("  workloads:") + 1:]
+    host = doctor.workload_lines(width=10_000)[1:]
+    # the guest runs the host's programs (it shares its root): each workload's word is the host's
+    assert [r.split(None, 1) for r in rows[:-1]] == [r.split(None, 1) for r in host]
+    assert {r.split()[0] for r in rows} >= {"dd", "fio", "iozone", "dbench", "bonnie", "filebench", "pts"}
+    assert rows[-1].split(None, 1) == ["pts", "skip: a PTS profile is installed and run on the host's kernel only, "
+                                              "not in a guest"]
+
+
 def test_the_store_a_session_would_use(tmp_path):
     missing = tmp_path / "results" / "fsbench.db"
     line, ok = doctor.store_line(missing, str(missing))
