@@ -20,6 +20,7 @@ import os
 import pickle
 import re
 import select
+import shlex
 import signal
 import subprocess
 import sys
@@ -42,6 +43,8 @@ GUEST_MEMORY = "2G"
 BOOT_TIMEOUT = 180.0
 REQUEST_MARGIN = 120.0  # on top of a workload's own timeout, for the guest's cache policy and parsing
 PR_SET_PDEATHSIG = 1
+#: the directory this process imports fsbench from (a checkout, or the environment's packages)
+FSBENCH_ROOT = Path(__file__).resolve().parents[1]
 
 
 class GuestError(FsbenchError):
@@ -94,7 +97,14 @@ class Channel:
         return pickle.loads(base64.b64decode(line))
 
 
-def init_script(python: str, directory: Path) -> str:
+def fsbench_path(root: Path = FSBENCH_ROOT) -> list[str]:
+    """What a guest's agent needs in its environment to import the fsbench the host runs: its
+    env -i drops the host's PYTHONPATH, and the interpreter's own install may be another
+    checkout's. Nothing for an installed package, which the interpreter finds itself."""
+    return [] if root.name in ("site-packages", "dist-packages") else [f"PYTHONPATH={root}"]
+
+
+def init_script(python: str, directory: Path, root: Path = FSBENCH_ROOT) -> str:
     """The guest's init: the kernel filesystems a Linux userland needs, a /run of the guest's own
     (mdadm keeps its map there, which must not land on the host) with the session's run directory
     carried over at its own path, then fsbench's agent."""
@@ -107,8 +117,9 @@ def init_script(python: str, directory: Path) -> str:
                   f"mount --move /dev/.fsbench-run {keep}"]
     else:
         lines.append("mount -t tmpfs -o mode=755 tmpfs /run")
-    lines.append(f"exec env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C LANG=C "
-                 f"PYTHONDONTWRITEBYTECODE=1 HOME={directory} {python} -m pytest_fsbench.guest_agent {directory}")
+    env = shlex.join(["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "LANG=C",
+                      "PYTHONDONTWRITEBYTECODE=1", f"HOME={directory}", *fsbench_path(root)])
+    lines.append(f"exec env -i {env} {python} -m pytest_fsbench.guest_agent {directory}")
     return "\n".join(lines) + "\n"
 
 

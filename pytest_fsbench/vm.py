@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .case import LAYOUT_DEVICES
 from .errors import UsageError
-from .guest import Channel, Guest, GuestError, GuestFacts
+from .guest import FSBENCH_ROOT, Channel, Guest, GuestError, GuestFacts, fsbench_path
 from .kernels import Kernel, bzimage_release
 from .system import Runner
 
@@ -111,19 +111,13 @@ def qemu_options(disks: list[Path], sock: Path, passed_through: bool = False) ->
                       "-device", f"virtserialport,chardev=fsbench-agent,name={AGENT_PORT}"]
 
 
-#: the directory this session imports fsbench from (a checkout, or the environment's packages)
-FSBENCH_ROOT = Path(__file__).resolve().parents[1]
-
-
 def agent_command(python: str, directory: Path, userland: Path = OPENZFS_USERLAND,
                   fsbench_root: Path = FSBENCH_ROOT) -> str:
-    """What virtme-ng runs in the guest: fsbench's agent, from the same code the host runs (env -i
-    drops the host's PYTHONPATH, and the interpreter's own install may be another checkout's),
+    """What virtme-ng runs in the guest: fsbench's agent (the host's fsbench: guest.fsbench_path),
     with the OpenZFS userland (when there is one) ahead of the host's programs on PATH."""
     path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
     env = ["LC_ALL=C", "LANG=C", "PYTHONDONTWRITEBYTECODE=1", f"HOME={directory}"]
-    if fsbench_root.name not in ("site-packages", "dist-packages"):  # there, the interpreter finds it
-        env.append(f"PYTHONPATH={fsbench_root}")
+    env += fsbench_path(fsbench_root)
     if (userland / "sbin" / "zpool").exists():
         path = f"{userland}/sbin:{userland}/usr/sbin:{path}"
         env.append(f"LD_LIBRARY_PATH={userland}/lib/x86_64-linux-gnu")

@@ -208,6 +208,13 @@ def test_init_gives_the_guest_its_own_run_keeping_the_session_directory():
     assert "mount --bind" not in elsewhere and "mount -t tmpfs -o mode=755 tmpfs /run" in elsewhere
 
 
+def test_the_guests_agent_imports_the_fsbench_the_host_runs():
+    checkout = init_script("/venv/bin/python", Path("/tmp/x/guest-1"), Path("/src/fsbench")).splitlines()[-1]
+    assert " PYTHONPATH=/src/fsbench " in checkout  # env -i dropped the host's
+    installed = init_script("/venv/bin/python", Path("/tmp/x/guest-1"), Path("/venv/lib/python3.11/site-packages"))
+    assert "PYTHONPATH" not in installed
+
+
 def test_channel_carries_objects_both_ways_and_ends():
     a_read, b_write = os.pipe()
     b_read, a_write = os.pipe()
