@@ -7,6 +7,7 @@ by `fsbench cleanup`."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -20,7 +21,9 @@ import psutil
 import pytest
 
 from conftest import run_pytest, sigint_default
-from pytest_fsbench.case import CaseSpec
+from pytest_fsbench.cache_check import FROM_CACHE_BELOW, SHARE
+from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
+from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.guest import GuestError
 from pytest_fsbench.probe import probe
 from pytest_fsbench.kernels import debian_kernel, parse_kernels
@@ -28,7 +31,12 @@ from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
 from pytest_fsbench.system import run
 from pytest_fsbench.vm import vm_missing
+from pytest_fsbench.workloads.bonnie import Bonnie
+from pytest_fsbench.workloads.dbench import Dbench
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
+from pytest_fsbench.workloads.filebench import MISSING_REASON, Filebench, find_filebench
+from pytest_fsbench.workloads.fio import Fio
+from pytest_fsbench.workloads.iozone import Iozone
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
@@ -87,6 +95,20 @@ def metric(measurement, name: str) -> float:
     return next(m.value for m in measurement.metrics if m.name == name)
 
 
+def shares(measurement) -> dict[str, float]:
+    """Each checked figure's disk.share (%), by the figure's name."""
+    return {m.params["metric"]: m.value for m in measurement.metrics if m.name == SHARE}
+
+
+def from_the_disks(measurement, *figures: str) -> None:
+    """Each figure was measured (positive) and its bytes reached the guest's disks: the cache
+    policy emptied the guest's page cache, and the disk counters saw the virtio disks."""
+    found = {m.name: m.value for m in measurement.metrics}
+    for figure in figures:
+        assert found.get(figure, 0) > 0, (figure, found)
+        assert shares(measurement).get(figure, 0) >= FROM_CACHE_BELOW, (figure, shares(measurement))
+
+
 def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
     with built(vm_session, XFS_RAID1) as target:
         mdstat = target.run(["cat", "/proc/mdstat"]).stdout
@@ -128,6 +150,69 @@ def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
         written = target.measure(DdWrite(total_size="64M", data="50%"), run, "drop")
         assert metric(written, "fs.compressratio") > 1.5
         assert "pool export/import" in written.cache  # the ARC emptied the only way it can be
+
+
+def test_fio_writes_and_rereads_in_the_virtual_machine(vm_session):
+    with built(vm_session, XFS_RAID1) as target:
+        written = target.measure(Fio(rw="write", bs="128k", size="32M"), run, "drop")
+        from_the_disks(written, "fio.write.bw")
+        assert metric(written, "fio.write.iops") > 0 and metric(written, "fio.write.clat_p99") > 0
+        # a read pattern: its file written once, unmeasured; the cache emptied before the timed reads
+        reread = target.measure(Fio(rw="randread", bs="4k", size="32M", runtime=3), run, "drop")
+        from_the_disks(reread, "fio.read.bw")
+        direct = target.measure(Fio(rw="read", bs="1m", size="32M"), run, "direct")
+        assert "O_DIRECT" in direct.cache and '"direct" : "1"' in direct.completed.stdout
+        from_the_disks(direct, "fio.read.bw")
+
+
+def test_phased_iozone_in_the_virtual_machine(vm_session):
+    with built(vm_session, XFS_RAID1) as target:
+        done = target.measure(Iozone(tests=("write", "read", "random_read"), record="64k", file="32M", cpu=True),
+                              run, "drop")
+        assert "(before each of 3 phases)" in done.cache  # write, then each read group on the kept file
+        from_the_disks(done, "iozone.write", "iozone.read", "iozone.random_read")
+        assert metric(done, "iozone.write.cpu") > 0
+        both = target.measure(Iozone(tests=("write", "read"), record="64k", file="16M", processes=2), run, "drop")
+        from_the_disks(both, "iozone.write", "iozone.read")
+
+
+def test_dbench_in_the_virtual_machine(vm_session):
+    with built(vm_session, EXT4_RAID5) as target:
+        done = target.measure(Dbench(clients=2, seconds=10), run, "drop")
+        assert metric(done, "dbench.throughput") > 0 and metric(done, "dbench.max_latency") > 0
+        assert not shares(done)  # dbench says no byte counts, so none of its figures is checked
+        assert metric(done, "disk.write") > 0  # the clients' files reached the array's disks
+
+
+def test_bonnie_in_the_virtual_machine(vm_session):
+    with built(vm_session, EXT4_RAID5) as target:
+        done = target.measure(Bonnie(size_mb=64, files_k=1), run, "drop")
+        from_the_disks(done, "bonnie.block_write", "bonnie.block_rewrite")
+        assert metric(done, "bonnie.rand_create") > 0 or metric(done, "bonnie.seq_create") > 0
+
+
+def test_filebench_in_the_virtual_machine(vm_session):
+    binary = find_filebench()
+    if binary is None:
+        pytest.skip(MISSING_REASON)
+    with built(vm_session, XFS_RAID1) as target:
+        done = target.measure(Filebench.from_installation("varmail", runtime=5, binary=binary), run, "drop")
+        assert metric(done, "filebench.ops_per_s") > 0 and metric(done, "filebench.mb_per_s") > 0
+
+
+def test_every_filesystem_driver_and_md_layout_measures_in_the_virtual_machine(vm_session):
+    """Each driver on a layout (the RAID layouts in turn; btrfs single, whose device the guest's
+    kernel drops at the unmount), built, measured by fio from its disks and torn down."""
+    raids = itertools.cycle([layout for layout in LAYOUT_DEVICES if layout != "single"])
+    specs = [CaseSpec(fs, "single" if fs == "btrfs" else next(raids), kernel="vm") for fs in FILESYSTEMS]
+    measured = []
+    for spec in specs:
+        if vm_session.targets.unavailable(spec):
+            continue  # ZFS without OpenZFS in the guest: the test above says why
+        with built(vm_session, spec) as target:
+            from_the_disks(target.measure(Fio(rw="write", bs="1m", size="16M"), run, "drop"), "fio.write.bw")
+        measured.append(spec.fs)
+    assert set(measured) >= set(FILESYSTEMS) - {"zfs"}, measured
 
 
 def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(vm_session):
@@ -175,6 +260,38 @@ def test_openzfs_cases_and_a_kernel_against_itself_through_pytest(tmp_path):
     if kernels[0]["accelerator"] == "tcg":
         assert "test_dd_write[vm-zfs-single-data=50%-1M] emulated" in done.stdout
     assert len(ratios) == 10 and all(ratio > 1.5 for ratio in ratios)
+    assert not qemu_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
+
+
+#: each workload's benchmark case, small: a few tens of MB, seconds of dbench
+WORKLOAD_CASES = ["benchmarks/test_fio.py", "benchmarks/test_iozone.py", "benchmarks/test_dbench.py",
+                  "benchmarks/test_bonnie.py", "benchmarks/test_filebench.py", "--fio-rw=write,randread",
+                  "--fio-bs=128K", "--fio-size=16M", "--iozone-record=64K", "--iozone-file=16M",
+                  "--iozone-tests=write,read", "--iozone-processes=2", "--dbench-clients=2", "--dbench-time=5",
+                  "--bonnie-size=64", "--bonnie-files=1", "--filebench-personality=varmail", "--filebench-runtime=5"]
+
+
+def test_every_workloads_benchmark_case_runs_in_one_virtual_machine_through_pytest(tmp_path):
+    """The plugin's cases of fio, IOzone (both modes), dbench, bonnie++ and Filebench (where it is
+    installed) in one guest, into the host's store with their disk shares."""
+    reason = vm_unavailable()
+    if reason:
+        pytest.skip(reason)
+    done = run_pytest([*WORKLOAD_CASES, "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=2", "-rs",
+                       *small(tmp_path)], cwd=REPO, timeout=2400)
+    (tmp_path / "stdout").write_text(done.stdout)
+    assert done.returncode == 0, done.stdout[-3000:]
+    installed = find_filebench() is not None
+    assert f"{6 + installed} passed" in done.stdout, done.stdout[-3000:]
+    assert installed or MISSING_REASON.split(";")[0] in done.stdout  # skipped with its reason
+    db = sqlite3.connect(tmp_path / "fsbench.db")
+    figures = dict(db.execute("SELECT c.workload, COUNT(*) FROM metrics m JOIN runs r ON m.run_id = r.id "
+                              "JOIN cases c ON r.case_row = c.id WHERE m.value > 0 GROUP BY c.workload").fetchall())
+    checked = {name for (name,) in db.execute("SELECT DISTINCT json_extract(params, '$.metric') FROM metrics "
+                                              "WHERE name = 'disk.share'")}
+    db.close()
+    assert {"fio", "iozone", "dbench", "bonnie"} <= set(figures), figures
+    assert {"fio.write.bw", "fio.read.bw", "iozone.write", "iozone.read", "bonnie.block_write"} <= checked, checked
     assert not qemu_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
 
 
