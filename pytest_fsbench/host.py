@@ -17,6 +17,9 @@ class Host:
     zfs_module: bool
     is_root: bool
     ram_bytes: int
+    openzfs: str | None = None  # the OpenZFS module's version (/sys/module/zfs/version), when loaded
+    #: (property, the values the OpenZFS module knows of it, in its own words: "on | off | gzip-[1-9]")
+    openzfs_values: tuple[tuple[str, str], ...] = ()
 
     @property
     def zfs_impl(self) -> str | None:

@@ -1,11 +1,14 @@
 """ZFS: a pool per target (stripe, mirror, striped mirrors, raidz1), properties set at creation.
 
 Two implementations share the zpool/zfs commands: OpenZFS's kernel module, used when it is
-loaded, and zfs-fuse (pool version 23), which lacks lz4/zstd and records above 128K.
+loaded, and zfs-fuse (pool version 23), which lacks lz4/zstd and records above 128K. A value the
+loaded OpenZFS module does not list for its property (checksum=blake3 before OpenZFS 2.2) skips
+the case: the module's own list decides, not a table of versions.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -15,7 +18,14 @@ from ..host import Host
 from ..sizes import parse_size
 from .base import Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step, matches, one_of
 
-ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zstd-fast(-\d+)?)"
+ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zstd-fast(-([1-9]|10|[1-9]0|100|500|1000))?)"
+ZFS_CHECKSUMS = ("on", "off", "fletcher2", "fletcher4", "sha256", "sha512", "skein", "edonr", "blake3")
+#: dedup's values: a checksum that dedup may use, and whether it compares blocks too (verify)
+ZFS_DEDUP = ("on", "off", "verify", "edonr,verify",
+             *(f"{c}{v}" for c in ("sha256", "sha512", "skein", "blake3") for v in ("", ",verify")))
+#: the OpenZFS release that brought a value, to say which one a case needs (the module's own list
+#: decides whether it has the value; this only words the reason)
+OPENZFS_SINCE = {"blake3": "2.2", "zstd": "2.0"}
 FUSE_COMPRESSION = ("on", "off", "lzjb", "gzip", "zle") + tuple(f"gzip-{n}" for n in range(1, 10))
 FUSE_MAX_RECORDSIZE = 128 * 1024
 FUSE_MAX_ASHIFT = 13
@@ -52,6 +62,51 @@ def _vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
     raise ValueError(f"zfs has no layout {layout}")
 
 
+def named_values(text: str) -> bool:
+    """Whether the module's list of a property's values names them all ("on | off | gzip-[1-9]"),
+    rather than describing them ("512 to 1M, power of 2", "<path> | legacy | none")."""
+    return bool(text) and all(re.fullmatch(r"[\w.,:-]+(\[[\w,-]*\])?", part.strip()) for part in text.split("|"))
+
+
+def expand_values(text: str) -> frozenset[str]:
+    """The values the OpenZFS module lists for a property ("on | gzip-[1-9] | sha256[,verify] |
+    zstd-fast-[1-10,20]"): a bracket of numbers and ranges is one value per number, any other
+    bracket an optional suffix."""
+    found: set[str] = set()
+    for word in (part.strip() for part in text.split("|")):
+        head, bracket, rest = word.partition("[")
+        if not bracket:
+            found.add(word)
+            continue
+        inner = rest.rstrip("]")
+        if not re.fullmatch(r"[\d,-]+", inner):
+            found.update((head, head + inner))
+            continue
+        for item in inner.split(","):
+            low, _, high = item.partition("-")
+            found.update(f"{head}{n}" for n in range(int(low), int(high or low) + 1))
+    return frozenset(found)
+
+
+def unknown_values(spec: CaseSpec, host: Host) -> list[str]:
+    """Why the case's property values are beyond the OpenZFS module loaded here: each value that
+    is not in the module's own list for its property, with the release that brought it where known."""
+    where = "the guest's" if spec.in_guest else "this host's"
+    version = (host.openzfs or "unknown").split("-")[0]
+    reasons = []
+    for prop, listed in host.openzfs_values:
+        value = spec.option(prop)
+        if value is None or not named_values(listed) or value in expand_values(listed):
+            continue
+        since = next((v for name, v in OPENZFS_SINCE.items() if value.startswith(name)), None)
+        said = f"(its {prop} values: {listed})"
+        if since:
+            reasons.append(f"{prop}={value} needs OpenZFS {since}; {where} is {version} {said}")
+        else:
+            reasons.append(f"{where} OpenZFS {version} has no {prop}={value} {said}")
+    return reasons
+
+
 def first_partition(device: str) -> str:
     """The first partition's device of a disk: /dev/vda1, /dev/loop0p1, /dev/nvme0n1p1."""
     return f"{device}p1" if device[-1].isdigit() else f"{device}1"
@@ -67,13 +122,14 @@ class Zfs(Filesystem):
         Leftover("zpool", ("zpool", "destroy", "{}"), list_argv=("zpool", "list", "-H", "-o", "name")),)
     tools: ClassVar[dict[str, str]] = {"zpool": "zfsutils-linux or zfs-fuse", "zfs": "zfsutils-linux or zfs-fuse"}
     options: ClassVar[dict[str, OptionSpec]] = {
-        "compression": OptionSpec("dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4 or zstd[-1..19]")),
+        "compression": OptionSpec("dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4, "
+                                                                  "zstd[-1..19] or zstd-fast[-1..10,20..100,500,1000]")),
         "recordsize": OptionSpec("dataset record size", _recordsize),
         "ashift": OptionSpec("pool sector size exponent", _ashift),
-        "dedup": OptionSpec("deduplication", one_of("on", "off", "verify", "sha256", "sha256,verify")),
+        "dedup": OptionSpec("deduplication", one_of(*ZFS_DEDUP)),
         "atime": OptionSpec("access time updates", one_of("on", "off")),
         "sync": OptionSpec("synchronous write semantics", one_of("standard", "always", "disabled")),
-        "checksum": OptionSpec("block checksum", one_of("on", "off", "fletcher2", "fletcher4", "sha256", "sha512", "skein", "edonr", "blake3")),
+        "checksum": OptionSpec("block checksum", one_of(*ZFS_CHECKSUMS)),
         "copies": OptionSpec("copies of each block", one_of("1", "2", "3")),
         "primarycache": OptionSpec("ARC use", one_of("all", "none", "metadata")),
         "logbias": OptionSpec("ZIL bias", one_of("latency", "throughput")),
@@ -110,6 +166,8 @@ class Zfs(Filesystem):
             ]
         if host.zfs_impl == "zfs-fuse":
             reasons += self._fuse_limits(spec)
+        else:
+            reasons += unknown_values(spec, host)
         return reasons
 
     def limits(self, host: Host) -> list[str]:

@@ -66,6 +66,7 @@ def test_fs_opt_parsed():
     ("zfs:ashift=20", "ashift must be a number from 9 to 16"),
     ("zfs:compression=brotli", "compression must be on, off"),
     ("zfs:dedup=maybe", "dedup must be one of on, off"),
+    ("zfs:compression=zstd-fast-11", "compression must be on, off"),
     ("xfs:mkfs=-m 'crc=1", "mkfs is not a valid argument list"),
     ("ext4:mount=noatime,,", "mount must be a comma-separated list"),
 ])

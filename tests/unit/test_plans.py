@@ -7,6 +7,7 @@ import pytest
 
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import BuildContext, driver
+from pytest_fsbench.filesystems.zfs import expand_values
 from pytest_fsbench.host import Host
 
 DEVS = ("/dev/loop0", "/dev/loop1", "/dev/loop2", "/dev/loop3")
@@ -171,6 +172,48 @@ def test_zfs_fuse_limits():
     assert reasons(CaseSpec("zfs", "single", (("compression", "gzip-9"), ("recordsize", "128K"))), host) == []
     # the same options are fine on the kernel module
     assert reasons(CaseSpec("zfs", "single", (("compression", "lz4"), ("recordsize", "1M"))), HOST) == []
+
+
+#: the OpenZFS 2.1.11 module's own lists (/sys/module/zfs/properties.dataset/*/values in Debian 12's)
+OPENZFS_2_1 = dataclasses.replace(HOST, openzfs="2.1.11-1+deb12u1", openzfs_values=(
+    ("checksum", "on | off | fletcher2 | fletcher4 | sha256 | sha512 | skein | edonr"),
+    ("compression", ("on | off | lzjb | gzip | gzip-[1-9] | zle | lz4 | zstd | zstd-[1-19] | zstd-fast | "
+                     "zstd-fast-[1-10,20,30,40,50,60,70,80,90,100,500,1000]")),
+    ("dedup", "on | off | verify | sha256[,verify] | sha512[,verify] | skein[,verify] | edonr,verify"),
+    ("recordsize", "512 to 1M, power of 2"),
+    ("xattr", "on | off | dir | sa"),
+))
+
+
+def test_the_module_lists_its_values_with_ranges_and_optional_suffixes():
+    listed = dict(OPENZFS_2_1.openzfs_values)
+    compression = expand_values(listed["compression"])
+    assert {"gzip-1", "gzip-9", "zstd-19", "zstd-fast", "zstd-fast-10", "zstd-fast-20", "zstd-fast-1000"} <= compression
+    assert not {"gzip-10", "zstd-20", "zstd-fast-11", "zstd-fast-200"} & compression
+    assert expand_values(listed["dedup"]) == {"on", "off", "verify", "sha256", "sha256,verify", "sha512",
+                                              "sha512,verify", "skein", "skein,verify", "edonr,verify"}
+
+
+@pytest.mark.parametrize("options, why", [
+    ((("checksum", "blake3"),), ("checksum=blake3 needs OpenZFS 2.2; the guest's is 2.1.11 (its checksum values: on | "
+                                 "off | fletcher2 | fletcher4 | sha256 | sha512 | skein | edonr)")),
+    ((("dedup", "blake3,verify"),), "dedup=blake3,verify needs OpenZFS 2.2; the guest's is 2.1.11"),
+    ((("dedup", "edonr"),), "the guest's OpenZFS 2.1.11 has no dedup=edonr (its dedup values: "),
+])
+def test_a_value_the_guests_openzfs_does_not_list_skips_naming_it_and_the_version(options, why):
+    [reason] = reasons(CaseSpec("zfs", "single", options, kernel="vm"), OPENZFS_2_1)
+    assert reason.startswith(why)
+
+
+def test_values_the_guests_openzfs_lists_run_and_described_ones_are_the_tools_to_judge():
+    options = (("compression", "zstd-fast-1000"), ("checksum", "edonr"), ("dedup", "skein,verify"),
+               ("recordsize", "16M"), ("xattr", "sa"))
+    assert reasons(CaseSpec("zfs", "raid5", options, kernel="vm"), OPENZFS_2_1) == []
+    # this host's own module: the same decision, said of this host
+    [reason] = reasons(CaseSpec("zfs", "single", (("checksum", "blake3"),)), OPENZFS_2_1)
+    assert reason.startswith("checksum=blake3 needs OpenZFS 2.2; this host's is 2.1.11")
+    # a module that lists nothing (before OpenZFS 0.8): the tool judges, as before
+    assert reasons(CaseSpec("zfs", "single", (("checksum", "blake3"),)), HOST) == []
 
 
 def test_no_zfs_at_all():

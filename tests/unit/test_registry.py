@@ -57,6 +57,22 @@ def test_the_host_probe_looks_for_every_program_a_driver_declares(monkeypatch, t
     assert all(package for cls in declared() for package in (*cls.tools.values(), *cls.layout_tools.values()))
 
 
+def test_the_probe_reads_the_openzfs_modules_version_and_its_lists_of_values(tmp_path):
+    from pytest_fsbench import probe
+
+    (tmp_path / "filesystems").write_text("nodev\tproc\n")
+    assert probe.probe(proc=tmp_path, sys=tmp_path).openzfs is None
+    zfs = tmp_path / "module" / "zfs"
+    for prop, values in (("checksum", "on | off | sha256\n"), ("recordsize", "512 to 1M, power of 2\n")):
+        (zfs / "properties.dataset" / prop).mkdir(parents=True)
+        (zfs / "properties.dataset" / prop / "values").write_text(values)
+    (zfs / "properties.dataset" / "name").mkdir()  # a property without a list of values
+    (zfs / "version").write_text("2.1.11-1+deb12u1\n")
+    found = probe.probe(proc=tmp_path, sys=tmp_path)
+    assert found.zfs_module and found.openzfs == "2.1.11-1+deb12u1"
+    assert found.openzfs_values == (("checksum", "on | off | sha256"), ("recordsize", "512 to 1M, power of 2"))
+
+
 def test_a_guest_loads_every_module_a_driver_declares_in_the_drivers_order(monkeypatch, tmp_path):
     tried = []
 
