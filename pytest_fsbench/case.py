@@ -6,6 +6,16 @@ from dataclasses import dataclass
 
 #: devices each layout needs (RAID5 with three, the minimum that has parity striped over data)
 LAYOUT_DEVICES: dict[str, int] = {"single": 1, "raid0": 2, "raid1": 2, "raid10": 4, "raid5": 3}
+#: options whose value adds devices of the case's own beside its layout's (ZFS's log, cache and
+#: special vdevs): the values each takes and how many devices a value adds (a ZFS cache vdev is
+#: never mirrored)
+DEVICE_GROUPS: dict[str, dict[str, int]] = {
+    "log": {"none": 0, "single": 1, "mirror": 2},
+    "cache": {"none": 0, "single": 1},
+    "special": {"none": 0, "single": 1, "mirror": 2},
+}
+#: the most devices a case can need: the largest layout with every group at its largest
+MOST_DEVICES = max(LAYOUT_DEVICES.values()) + sum(max(sizes.values()) for sizes in DEVICE_GROUPS.values())
 
 
 @dataclass(frozen=True)
@@ -30,7 +40,14 @@ class CaseSpec:
 
     @property
     def devices_needed(self) -> int:
-        return LAYOUT_DEVICES[self.layout]
+        """The layout's devices and those its options add (device_groups)."""
+        return LAYOUT_DEVICES[self.layout] + sum(count for _, count in self.device_groups())
+
+    def device_groups(self) -> tuple[tuple[str, int], ...]:
+        """(option, devices) for each option that adds devices of its own, in DEVICE_GROUPS' order:
+        their devices follow the layout's, in that order."""
+        return tuple((key, DEVICE_GROUPS[key].get(value, 0)) for key in DEVICE_GROUPS
+                     if (value := self.option(key)) and DEVICE_GROUPS[key].get(value, 0))
 
     @property
     def id(self) -> str:

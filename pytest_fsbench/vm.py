@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from .case import LAYOUT_DEVICES
+from .case import MOST_DEVICES
 from .errors import UsageError
 from .guest import FSBENCH_ROOT, Channel, Guest, GuestError, GuestFacts, fsbench_path
 from .kernels import Kernel, bzimage_release
@@ -37,8 +37,9 @@ from .system import Runner
 
 GUEST_MEMORY = "2G"
 GUEST_CPUS = 2
-#: the most devices a layout needs: every guest gets that many virtio disks
-DISKS = max(LAYOUT_DEVICES.values())
+#: the most devices a case needs (its layout's, and its ZFS log, cache and special vdevs'): every
+#: guest gets that many virtio disks, sparse images that take no room until a case writes them
+DISKS = MOST_DEVICES
 BOOT_TIMEOUT = 300.0
 #: where ./fsbench.sh setup extracts the OpenZFS userland (zfsutils-linux and its libraries of
 #: the zfs-dkms version) so it never displaces the host's zfs-fuse; used only inside a guest

@@ -1,9 +1,11 @@
-"""ZFS: a pool per target (stripe, mirror, striped mirrors, raidz1), properties set at creation.
+"""ZFS: a pool per target (stripe, mirror, striped mirrors, raidz1), properties set at creation,
+and the log, cache and special vdevs a case's options name (log=single|mirror, cache=single,
+special=single|mirror), on devices of the case's own after its layout's.
 
 Two implementations share the zpool/zfs commands: OpenZFS's kernel module, used when it is
-loaded, and zfs-fuse (pool version 23), which lacks lz4/zstd and records above 128K. A value the
-loaded OpenZFS module does not list for its property (checksum=blake3 before OpenZFS 2.2) skips
-the case: the module's own list decides, not a table of versions.
+loaded, and zfs-fuse (pool version 23), which lacks lz4/zstd, records above 128K and special
+vdevs. A value the loaded OpenZFS module does not list for its property (checksum=blake3 before
+OpenZFS 2.2) skips the case: the module's own list decides, not a table of versions.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ..case import CaseSpec
+from ..case import DEVICE_GROUPS, LAYOUT_DEVICES, CaseSpec
 from ..daemons import PIDFILE, Daemon
 from ..host import Host
 from ..sizes import parse_size
@@ -49,7 +51,7 @@ def _ashift(value: str) -> None:
         raise ValueError("must be a number from 9 to 16 (sector size 2^ashift)")
 
 
-def _vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
+def _data_vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
     if layout in ("single", "raid0"):
         return devices
     if layout == "raid1":
@@ -60,6 +62,18 @@ def _vdevs(layout: str, devices: tuple[str, ...]) -> tuple[str, ...]:
     if layout == "raid5":
         return ("raidz1", *devices)
     raise ValueError(f"zfs has no layout {layout}")
+
+
+def _vdevs(spec: CaseSpec, devices: tuple[str, ...]) -> tuple[str, ...]:
+    """The layout's vdevs on its devices, then each log, cache or special vdev the options name on
+    the devices after them: `... log mirror D E cache F`."""
+    start = LAYOUT_DEVICES[spec.layout]
+    vdevs = _data_vdevs(spec.layout, devices[:start])
+    for group, count in spec.device_groups():
+        members = devices[start:start + count]
+        vdevs += (group, *(("mirror",) if count > 1 else ()), *members)
+        start += count
+    return vdevs
 
 
 def named_values(text: str) -> bool:
@@ -134,6 +148,12 @@ class Zfs(Filesystem):
         "primarycache": OptionSpec("ARC use", one_of("all", "none", "metadata")),
         "logbias": OptionSpec("ZIL bias", one_of("latency", "throughput")),
         "xattr": OptionSpec("extended attributes", one_of("on", "off", "sa", "dir")),
+        "log": OptionSpec("a separate intent log (SLOG) on devices of its own: none, single or mirror",
+                          one_of(*DEVICE_GROUPS["log"])),
+        "cache": OptionSpec("a level-2 read cache (L2ARC) on a device of its own: none or single",
+                            one_of(*DEVICE_GROUPS["cache"])),
+        "special": OptionSpec("a special vdev for metadata on devices of its own (OpenZFS 0.8 on): none, single "
+                              "or mirror", one_of(*DEVICE_GROUPS["special"])),
     }
     rank: ClassVar[int] = 3
     daemons: ClassVar[tuple[Daemon, ...]] = (ZFS_FUSE,)
@@ -174,10 +194,10 @@ class Zfs(Filesystem):
         if host.zfs_impl != "zfs-fuse":
             return []
         return ["zfs-fuse (pool version 23) has no compression=lz4, zstd, zstd-N or zstd-fast-N (it has on, off, "
-                "lzjb, gzip, gzip-1..9 and zle), no recordsize above 128K and no ashift above 13: those cases skip, "
-                "or run on OpenZFS in a virtual machine with --kernel=host+vm; other values it lacks (xattr=sa, "
-                "checksum=sha512, ...) are refused before a session measures, when a scratch pool with them cannot "
-                "be made"]
+                "lzjb, gzip, gzip-1..9 and zle), no recordsize above 128K, no ashift above 13 and no special vdev: "
+                "those cases skip, or run on OpenZFS in a virtual machine with --kernel=host+vm; other values it "
+                "lacks (xattr=sa, checksum=sha512, ...) are refused before a session measures, when a scratch pool "
+                "with them cannot be made"]
 
     @staticmethod
     def _fuse_limits(spec: CaseSpec) -> list[str]:
@@ -193,15 +213,21 @@ class Zfs(Filesystem):
         ashift = spec.option("ashift")
         if ashift and int(ashift) > FUSE_MAX_ASHIFT:
             lacks.append(f"zfs-fuse supports ashift up to {FUSE_MAX_ASHIFT}, not {ashift}")
+        special = spec.option("special")
+        if special and special != "none":
+            lacks.append(f"zfs-fuse (pool version 23) has no special vdevs (special={special}); they are "
+                         "OpenZFS's (0.8 on)")
         return [f"{text} ({OPENZFS_REMEDY})" for text in lacks]
 
     def create_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
         # cachefile=none: the pool is not remembered, so no later daemon start tries to import it
         argv: Argv = ("zpool", "create", "-f", "-o", "cachefile=none")
         for key, value in spec.options:
+            if key in DEVICE_GROUPS:  # vdevs, not properties
+                continue
             flag = "-o" if key in POOL_PROPERTIES else "-O"
             argv += (flag, f"{key}={value}")
-        return (*argv, "-m", ctx.mountpoint, ctx.name, *_vdevs(spec.layout, ctx.devices))
+        return (*argv, "-m", ctx.mountpoint, ctx.name, *_vdevs(spec, ctx.devices))
 
     def plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Step]:
         # links to the pool's devices let export/import (cache eviction) search only them; OpenZFS

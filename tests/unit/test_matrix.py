@@ -67,6 +67,9 @@ def test_fs_opt_parsed():
     ("zfs:compression=brotli", "compression must be on, off"),
     ("zfs:dedup=maybe", "dedup must be one of on, off"),
     ("zfs:compression=zstd-fast-11", "compression must be on, off"),
+    ("zfs:log=raidz1", "zfs:log=raidz1: log must be one of none, single, mirror"),
+    ("zfs:cache=mirror", "zfs:cache=mirror: cache must be one of none, single"),
+    ("zfs:special=/dev/sdd1", "special must be one of none, single, mirror"),
     ("xfs:mkfs=-m 'crc=1", "mkfs is not a valid argument list"),
     ("ext4:mount=noatime,,", "mount must be a comma-separated list"),
 ])
@@ -92,6 +95,11 @@ def test_matrix_is_fs_by_variant_by_layout():
     # the option common to every zfs case is applied, recorded, and left out of the id
     assert all(dict(s.options)["recordsize"] == "64K" for s in specs if s.fs == "zfs")
     assert specs[2].options_text() == "compression=off,recordsize=64K"
+
+
+def test_log_and_cache_with_and_without_are_cases_of_their_own():
+    specs = build_matrix(("zfs",), ("raid1",), opts("zfs:log=none", "zfs:log=single", "zfs:cache=single"))
+    assert [(s.id, s.devices_needed) for s in specs] == [("zfs-raid1-log=none", 3), ("zfs-raid1-log=single", 4)]
 
 
 def test_a_single_option_keeps_the_case_id():

@@ -5,7 +5,7 @@ import dataclasses
 
 import pytest
 
-from pytest_fsbench.case import CaseSpec
+from pytest_fsbench.case import MOST_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import BuildContext, driver
 from pytest_fsbench.filesystems.zfs import expand_values
 from pytest_fsbench.host import Host
@@ -72,6 +72,34 @@ def test_zfs_vdevs_and_properties(layout, vdevs):
     create = plan(spec)[-1]
     assert create == ("zpool create -f -o cachefile=none -O compression=lz4 -o ashift=12 -O recordsize=1M "
                       f"-m /run/fsbench/t/mnt/x fsbench-1-abcd-1 {vdevs}")
+
+
+@pytest.mark.parametrize("layout, options, vdevs", [
+    ("raid1", (("log", "mirror"), ("cache", "single")),
+     "mirror /dev/loop0 /dev/loop1 log mirror /dev/loop2 /dev/loop3 cache /dev/loop4"),
+    # the groups follow the layout's devices in one order (log, cache, special), whatever the options' order
+    ("single", (("special", "mirror"), ("log", "single")), "/dev/loop0 log /dev/loop1 special mirror /dev/loop2 /dev/loop3"),
+    ("raid5", (("special", "single"), ("log", "none"), ("cache", "none")),
+     "raidz1 /dev/loop0 /dev/loop1 /dev/loop2 special /dev/loop3"),
+    ("raid10", (("log", "mirror"), ("cache", "single"), ("special", "mirror")),
+     ("mirror /dev/loop0 /dev/loop1 mirror /dev/loop2 /dev/loop3 log mirror /dev/loop4 /dev/loop5 cache /dev/loop6 "
+      "special mirror /dev/loop7 /dev/loop8")),
+])
+def test_zfs_log_cache_and_special_vdevs_on_devices_of_their_own(layout, options, vdevs):
+    spec = CaseSpec("zfs", layout, (("compression", "lz4"), *options))
+    devices = tuple(f"/dev/loop{n}" for n in range(spec.devices_needed))
+    create = driver("zfs", HOST).plan(spec, dataclasses.replace(CTX, devices=devices))[-1].argv
+    # vdevs, never properties: no -O log=...
+    assert " ".join(create).endswith(f"-O compression=lz4 -m /run/fsbench/t/mnt/x fsbench-1-abcd-1 {vdevs}")
+    assert len(devices) == sum(word.startswith("/dev/") for word in vdevs.split())
+
+
+def test_a_case_needs_its_layouts_devices_and_those_its_vdev_options_add():
+    assert CaseSpec("zfs", "raid10").devices_needed == 4
+    assert CaseSpec("zfs", "raid1", (("log", "mirror"), ("cache", "single"))).devices_needed == 5
+    assert CaseSpec("zfs", "single", (("log", "none"), ("special", "single"))).devices_needed == 2
+    assert CaseSpec("zfs", "raid10", (("log", "mirror"), ("cache", "single"), ("special", "mirror"))).devices_needed \
+        == MOST_DEVICES == 9
 
 
 def test_zfs_teardown_destroys_the_pool():
@@ -172,6 +200,15 @@ def test_zfs_fuse_limits():
     assert reasons(CaseSpec("zfs", "single", (("compression", "gzip-9"), ("recordsize", "128K"))), host) == []
     # the same options are fine on the kernel module
     assert reasons(CaseSpec("zfs", "single", (("compression", "lz4"), ("recordsize", "1M"))), HOST) == []
+
+
+def test_zfs_fuse_has_log_and_cache_vdevs_but_no_special():
+    host = dataclasses.replace(HOST, zfs_module=False)
+    assert reasons(CaseSpec("zfs", "raid1", (("log", "mirror"), ("cache", "single"))), host) == []
+    assert reasons(CaseSpec("zfs", "single", (("special", "none"),)), host) == []
+    assert reasons(CaseSpec("zfs", "single", (("special", "mirror"),)), host) == [
+        ("zfs-fuse (pool version 23) has no special vdevs (special=mirror); they are OpenZFS's (0.8 on): run it with "
+         "the OpenZFS kernel module or --kernel=vm")]
 
 
 #: the OpenZFS 2.1.11 module's own lists (/sys/module/zfs/properties.dataset/*/values in Debian 12's)
