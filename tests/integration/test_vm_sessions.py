@@ -1,6 +1,8 @@
 """Cases in a virtual machine (--kernel=vm): Debian's kernel booted by virtme-ng, one guest for
 this whole test session (a boot costs half a minute under emulation); md RAID with XFS and ext4
-and OpenZFS pools on its virtio disks, built, measured and torn down inside; a guest that dies
+and OpenZFS pools on its virtio disks, built, measured and torn down inside (every layout, with
+ashift, recordsize, compression, dedup, checksums, and log, cache and special vdevs on disks of
+their own; a property value the guest's OpenZFS lacks skipped, naming its version); a guest that dies
 fails its case with its console and is booted again; through pytest, the plugin's cases in the
 host's store with the kernel A/B of a kernel against itself; a killed session's guest removed
 by `fsbench cleanup`."""
@@ -43,6 +45,18 @@ REPO = Path(__file__).resolve().parents[2]
 XFS_RAID1 = CaseSpec("xfs", "raid1", kernel="vm")
 EXT4_RAID5 = CaseSpec("ext4", "raid5", kernel="vm")
 ZFS_RAID10 = CaseSpec("zfs", "raid10", (("compression", "lz4"), ("recordsize", "16M")), kernel="vm")
+#: the other layouts, each with options of OpenZFS's that zfs-fuse lacks or that only this one case shows
+ZFS_LAYOUTS = {
+    "single": (("ashift", "13"), ("compression", "gzip-9"), ("dedup", "on"), ("checksum", "sha512"),
+               ("recordsize", "1M")),
+    "raid0": (("ashift", "12"), ("compression", "zstd"), ("checksum", "skein")),
+    "raid1": (("compression", "zstd-fast"), ("recordsize", "16M"), ("checksum", "edonr")),
+    "raid5": (("compression", "gzip"), ("xattr", "sa")),
+}
+#: each layout's top-level vdevs as zpool status names them (a stripe's are its disks)
+ZFS_VDEVS = {"single": [], "raid0": [], "raid1": ["mirror-0"], "raid5": ["raidz1-0"]}
+ZFS_LOG_CACHE = CaseSpec("zfs", "raid1", (("log", "mirror"), ("cache", "single"), ("sync", "always")), kernel="vm")
+ZFS_SPECIAL = CaseSpec("zfs", "single", (("special", "mirror"),), kernel="vm")
 
 
 def vm_unavailable() -> str | None:
@@ -109,6 +123,37 @@ def from_the_disks(measurement, *figures: str) -> None:
         assert shares(measurement).get(figure, 0) >= FROM_CACHE_BELOW, (figure, shares(measurement))
 
 
+def needs_openzfs(session: FsbenchSession) -> str:
+    """The guest's OpenZFS version; the test skipped where it has none."""
+    version = session.targets.guest_facts(parse_kernels("vm")[0]).openzfs
+    if version is None:
+        pytest.skip("no OpenZFS in the guest: zfs-dkms built no module for its kernel, or the OpenZFS userland is "
+                    "not extracted (./fsbench.sh setup does both)")
+    return version
+
+
+def top_level_vdevs(status: str) -> list[str]:
+    return [line.split()[0] for line in status.splitlines() if line.strip().startswith(("mirror-", "raidz1-"))]
+
+
+def iostat_rows(text: str) -> dict[str, list[dict[str, int]]]:
+    """`zpool iostat -vp`'s rows by section (the pool's data vdevs, logs, cache, special): name,
+    allocated bytes and write operations (-H would leave out the sections' names)."""
+    sections: dict[str, list[dict[str, int]]] = {"data": []}
+    current = "data"
+    for line in text.splitlines()[3:]:  # below its two header lines and their rule
+        if not line.strip() or line.startswith("-"):
+            continue
+        name, alloc, _free, _rops, wops, *_ = line.split()
+        if name in ("logs", "cache", "special", "dedup"):
+            current = name
+            sections[current] = []
+            continue
+        sections[current].append({"name": name, "alloc": int(alloc) if alloc.isdigit() else 0,
+                                   "wops": int(wops) if wops.isdigit() else 0})
+    return sections
+
+
 def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
     with built(vm_session, XFS_RAID1) as target:
         mdstat = target.run(["cat", "/proc/mdstat"]).stdout
@@ -138,9 +183,7 @@ def test_md_raid5_with_ext4_on_disks_the_last_case_used(vm_session):
 
 
 def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
-    if vm_session.targets.guest_facts(parse_kernels("vm")[0]).openzfs is None:
-        pytest.skip("no OpenZFS in the guest: zfs-dkms built no module for its kernel, or the OpenZFS userland is "
-                    "not extracted (./fsbench.sh setup does both)")
+    needs_openzfs(vm_session)
     with built(vm_session, ZFS_RAID10) as target:
         status = target.run(["zpool", "status", "-P"]).stdout
         assert status.count("mirror-") == 2 and "/dev/vda1" in status, status
@@ -213,6 +256,64 @@ def test_every_filesystem_driver_and_md_layout_measures_in_the_virtual_machine(v
             from_the_disks(target.measure(Fio(rw="write", bs="1m", size="16M"), run, "drop"), "fio.write.bw")
         measured.append(spec.fs)
     assert set(measured) >= set(FILESYSTEMS) - {"zfs"}, measured
+
+
+@pytest.mark.parametrize("layout", list(ZFS_LAYOUTS))
+def test_openzfs_pools_of_every_layout_with_their_options(vm_session, layout):
+    needs_openzfs(vm_session)
+    spec = CaseSpec("zfs", layout, ZFS_LAYOUTS[layout], kernel="vm")
+    with built(vm_session, spec) as target:
+        status = target.run(["zpool", "status", "-P"]).stdout
+        assert top_level_vdevs(status) == ZFS_VDEVS[layout], status
+        assert status.count("/dev/vd") == spec.devices_needed, status
+        ashift = target.run(["zpool", "get", "-H", "-o", "value", "ashift"]).stdout.strip()
+        assert ashift == spec.option("ashift") or (spec.option("ashift") is None and ashift == "0")
+        applied = target.manifest["applied"]["properties"]
+        assert all(f"{key}\t{value}\tlocal" in applied for key, value in spec.options if key not in ("ashift", "xattr"))
+        written = target.measure(DdWrite(total_size="16M", data="50%"), run, "drop")
+        assert metric(written, "fs.compressratio") > 1.5  # every algorithm finds the zeros of half of each block
+        if spec.option("dedup") == "on":  # two more copies of the file: their blocks are stored once
+            copy = f"cp {target.mountpoint}/fsbench/dd.dat {target.mountpoint}/fsbench/copy"
+            target.run(["sh", "-c", f"{copy}1 && {copy}2 && zpool sync"])
+            ratio = target.run(["zpool", "list", "-H", "-o", "dedupratio"]).stdout.strip()
+            assert float(ratio.rstrip("x")) >= 2.9, ratio
+
+
+def test_openzfs_log_and_cache_vdevs_on_disks_of_their_own(vm_session):
+    needs_openzfs(vm_session)
+    with built(vm_session, ZFS_LOG_CACHE) as target:
+        assert len(target.devices) == 5  # the mirror's two, the log's two, the cache's one
+        status = target.run(["zpool", "status", "-P"]).stdout
+        logs, cache = status.split("\tlogs")[1].split("\tcache")
+        assert top_level_vdevs(logs) == ["mirror-1"] and "/dev/vdc1" in logs and "/dev/vdd1" in logs, status
+        assert "/dev/vde1" in cache, status
+        target.measure(DdWrite(total_size="16M"), run, "drop")
+        rows = iostat_rows(target.run(["zpool", "iostat", "-vp"]).stdout)
+        # sync=always: every write went through the intent log, which is the log mirror's
+        assert rows["logs"][0]["name"] == "mirror-1" and rows["logs"][0]["wops"] > 0, rows
+
+
+def test_openzfs_special_vdev_takes_the_metadata(vm_session):
+    needs_openzfs(vm_session)
+    with built(vm_session, ZFS_SPECIAL) as target:
+        status = target.run(["zpool", "status", "-P"]).stdout
+        special = status.split("\tspecial")[1]
+        assert top_level_vdevs(special) == ["mirror-1"] and "/dev/vdb1" in special and "/dev/vdc1" in special, status
+        target.measure(DdWrite(total_size="16M"), run, "drop")
+        rows = iostat_rows(target.run(["zpool", "iostat", "-vp"]).stdout)
+        assert rows["special"][0]["alloc"] > 0, rows  # the file's metadata: indirect blocks, dnodes
+        assert rows["data"][1]["alloc"] >= 16 << 20, rows  # its data, on the pool's own disk
+
+
+def test_a_value_the_guests_openzfs_lacks_is_skipped_naming_the_version(vm_session):
+    version = needs_openzfs(vm_session)
+    spec = CaseSpec("zfs", "single", (("checksum", "blake3"),), kernel="vm")
+    reasons = vm_session.targets.unavailable(spec)
+    if tuple(map(int, version.split("-")[0].split(".")[:2])) >= (2, 2):
+        assert reasons == []
+    else:
+        assert reasons == [f"checksum=blake3 needs OpenZFS 2.2; the guest's is {version.split('-')[0]} (its checksum "
+                           "values: on | off | fletcher2 | fletcher4 | sha256 | sha512 | skein | edonr)"]
 
 
 def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(vm_session):
