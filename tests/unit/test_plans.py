@@ -207,8 +207,8 @@ def test_zfs_fuse_has_log_and_cache_vdevs_but_no_special():
     assert reasons(CaseSpec("zfs", "raid1", (("log", "mirror"), ("cache", "single"))), host) == []
     assert reasons(CaseSpec("zfs", "single", (("special", "none"),)), host) == []
     assert reasons(CaseSpec("zfs", "single", (("special", "mirror"),)), host) == [
-        ("zfs-fuse (pool version 23) has no special vdevs (special=mirror); they are OpenZFS's (0.8 on): run it with "
-         "the OpenZFS kernel module or --kernel=vm")]
+        ("zfs-fuse (pool version 23) has no special vdevs (special=mirror); they are OpenZFS's (0.8 on) (run it on "
+         "OpenZFS in a virtual machine with --kernel=host+vm (or --kernel=vm))")]
 
 
 #: the OpenZFS 2.1.11 module's own lists (/sys/module/zfs/properties.dataset/*/values in Debian 12's)
