@@ -378,7 +378,7 @@ def test_every_workloads_benchmark_case_runs_in_one_virtual_machine_through_pyte
     reason = vm_unavailable()
     if reason:
         pytest.skip(reason)
-    done = run_pytest([*WORKLOAD_CASES, "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=2", "-rs",
+    done = run_pytest([*WORKLOAD_CASES, "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=1", "-rs",
                        *small(tmp_path)], cwd=REPO, timeout=2400)
     (tmp_path / "stdout").write_text(done.stdout)
     assert done.returncode == 0, done.stdout[-3000:]
