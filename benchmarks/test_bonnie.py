@@ -8,4 +8,4 @@ from pytest_fsbench.workloads.bonnie import Bonnie
 
 def test_bonnie(fsbench, bonnie_size, bonnie_files):
     fsbench.own_data("bonnie++")
-    fsbench.run(Bonnie(size_mb=int(bonnie_size), files_k=int(bonnie_files)))
+    fsbench.measure(Bonnie(size_mb=int(bonnie_size), files_k=int(bonnie_files)))

@@ -8,4 +8,4 @@ from pytest_fsbench.workloads.dbench import Dbench
 
 def test_dbench(fsbench, dbench_clients, dbench_time):
     fsbench.own_data("dbench")
-    fsbench.run(Dbench(clients=int(dbench_clients), seconds=int(dbench_time)))
+    fsbench.measure(Dbench(clients=int(dbench_clients), seconds=int(dbench_time)))

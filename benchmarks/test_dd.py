@@ -7,8 +7,8 @@ from pytest_fsbench.workloads.dd import DdRead, DdWrite
 
 
 def test_dd_write(fsbench, dd_bs, dd_size):
-    fsbench.run(DdWrite(block_size=dd_bs, total_size=dd_size, data=fsbench.data))
+    fsbench.measure(DdWrite(block_size=dd_bs, total_size=dd_size, data=fsbench.data))
 
 
 def test_dd_read(fsbench, dd_bs, dd_size):
-    fsbench.run(DdRead(block_size=dd_bs, total_size=dd_size, data=fsbench.data))
+    fsbench.measure(DdRead(block_size=dd_bs, total_size=dd_size, data=fsbench.data))

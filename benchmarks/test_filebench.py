@@ -12,5 +12,5 @@ from pytest_fsbench.workloads.filebench import Filebench, find_filebench
 
 def test_filebench(fsbench, filebench_personality, filebench_scale, filebench_runtime):
     fsbench.own_data("Filebench")
-    fsbench.run(Filebench.from_installation(filebench_personality, filebench_scale,
+    fsbench.measure(Filebench.from_installation(filebench_personality, filebench_scale,
                                             runtime=int(filebench_runtime), binary=find_filebench()))

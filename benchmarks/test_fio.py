@@ -10,4 +10,4 @@ from pytest_fsbench.workloads.fio import Fio
 def test_fio(fsbench, fio_rw, fio_bs, fio_size):
     # fio fills buffers with a compressible share of zeros; 'random' is 0 %, 'zeros' 100 %
     compressible = parse_data(fsbench.data).percent
-    fsbench.run(Fio(rw=fio_rw, bs=fio_bs, size=fio_size, buffer_compress_percentage=compressible))
+    fsbench.measure(Fio(rw=fio_rw, bs=fio_bs, size=fio_size, buffer_compress_percentage=compressible))

@@ -22,7 +22,7 @@ def test_iozone(fsbench, iozone_record, iozone_file, iozone_tests):
     size = file_size(fsbench, iozone_file)
     if parse_size(iozone_record) > parse_size(size):
         pytest.skip(f"record {iozone_record} is larger than the file ({size})")
-    fsbench.run(Iozone(tests=tuple(iozone_tests), record=iozone_record, file=size, flush=True, cpu=True))
+    fsbench.measure(Iozone(tests=tuple(iozone_tests), record=iozone_record, file=size, flush=True, cpu=True))
 
 
 def test_iozone_throughput(fsbench, iozone_record, iozone_file, iozone_tests, iozone_processes):
@@ -32,5 +32,5 @@ def test_iozone_throughput(fsbench, iozone_record, iozone_file, iozone_tests, io
     if parse_size(iozone_record) > parse_size(per_process):
         pytest.skip(f"record {iozone_record} is larger than each process's file ({per_process})")
     tests = tuple(t for t in iozone_tests if t not in NOT_IN_THROUGHPUT)
-    fsbench.run(Iozone(tests=tests, record=iozone_record, file=per_process, flush=True,
+    fsbench.measure(Iozone(tests=tests, record=iozone_record, file=per_process, flush=True,
                        processes=processes))

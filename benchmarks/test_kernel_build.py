@@ -14,5 +14,5 @@ from pytest_fsbench.workloads.kernel_build import KernelBuild, default_jobs, fin
 @pytest.mark.slow
 def test_kernel_build(fsbench, kernel_config, kernel_jobs):
     fsbench.own_data("the kernel build")
-    fsbench.run(KernelBuild(source=find_kernel_source(), config=kernel_config,
+    fsbench.measure(KernelBuild(source=find_kernel_source(), config=kernel_config,
                             jobs=int(kernel_jobs) or default_jobs()))

@@ -7,4 +7,4 @@ PTS run per measured run; every case goes into one PTS result file (identifier =
 
 
 def test_pts(fsbench, pts_workload):
-    fsbench.run(pts_workload)
+    fsbench.measure(pts_workload)

@@ -16,9 +16,9 @@ from .gate import Judgement
 from .metrics import CONTROL, Direction, Metric, is_headline, mb_per_s
 from .progress import Progress, run_line
 from .repeat import stop_reason
-from .runner import Unsupported, check_cache_policy
+from .measurement import Unsupported, check_cache_policy
 from .session import FsbenchSession
-from .settings import CONTROL_MB, RunSpec
+from .settings import CONTROL_MB, Conditions
 from .baseline import CONTROL_UNIT, PAIRED_WITH, pair_up
 from .case import CaseSpec
 from .stats import Comparison, summarize
@@ -77,13 +77,13 @@ class CaseResult:
 
 
 class Bench:
-    def __init__(self, session: FsbenchSession, target: Target, run_spec: RunSpec, item: pytest.Item,
+    def __init__(self, session: FsbenchSession, target: Target, conditions: Conditions, item: pytest.Item,
                  record_property, interleaved: bool = False, progress: Progress | None = None) -> None:
         self.session = session
         self.progress = progress or Progress()
         self.target = target
-        self.cache = run_spec.cache
-        self.data = run_spec.data
+        self.cache = conditions.cache
+        self.data = conditions.data
         self.written: str | None = None  # what the tool writes when it is not --data (own_data)
         self.item = item
         self.test = case_key(item.nodeid)
@@ -102,12 +102,17 @@ class Bench:
     def own_data(self, tool: str) -> None:
         """Skip unless the case uses the default data: tool writes a pattern of its own, whose
         compressibility fsbench cannot set (only dd and fio honour --data)."""
-        if self.data != RunSpec().data:
+        if self.data != Conditions().data:
             pytest.skip(f"{self.target.id}: {tool} writes its own data pattern, so --data={self.data} "
                         "cannot apply; dd and fio honour --data")
         self.written = f"{tool}'s own pattern"
 
     def run(self, workload: Workload, *, cache: str | None = None) -> dict[str, list[float]]:
+        """measure's former name (a run is one measured repetition): kept for test files that use it."""
+        warnings.warn("fsbench.run(workload) is fsbench.measure(workload) now", DeprecationWarning, stacklevel=2)
+        return self.measure(workload, cache=cache)
+
+    def measure(self, workload: Workload, *, cache: str | None = None) -> dict[str, list[float]]:
         """Measure workload (warm-up runs first, discarded) until the repeat policy stops; fail
         the test on a broken threshold or a significant regression. Returns each metric's
         measured samples by name. Pass `data=fsbench.data` to workloads that write data."""
@@ -144,7 +149,7 @@ class Bench:
         """The workload after its one-time set-up on this target, if it has one (a PTS profile is
         installed on the target once per case: pts/workload.py); Unsupported skips the case."""
         install = getattr(workload, "installed", None)
-        return workload if install is None else install(self.target, self.session.run)
+        return workload if install is None else install(self.target, self.session.execute)
 
     def _check_room(self, workload: Workload) -> None:
         """Refuse a workload that will not fit on the target, before it runs for minutes and
@@ -199,7 +204,7 @@ class Bench:
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
             control = self._control()
-            measurement = self.target.measure(workload, self.session.run, policy)
+            measurement = self.target.measure(workload, self.session.execute, policy)
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))
@@ -215,7 +220,7 @@ class Bench:
         if not self.session.settings.control:
             return []
         device = self.session.targets.control_device()
-        done = self.session.run(["dd", "if=/dev/zero", f"of={device}", f"bs={1 << 20}", f"count={CONTROL_MB}",
+        done = self.session.execute(["dd", "if=/dev/zero", f"of={device}", f"bs={1 << 20}", f"count={CONTROL_MB}",
                                  "oflag=direct", "conv=fdatasync"], timeout=300)
         result = parse_dd(done.output)
         return [Metric(CONTROL, mb_per_s(result.bytes, result.seconds), "MB/s", Direction.HIGHER)]

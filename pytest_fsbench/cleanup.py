@@ -22,8 +22,8 @@ from . import daemons, processes
 from .errors import CommandError
 from .filesystems import DAEMONS, LEFTOVERS, Leftover
 from .mounts import mounts_under
-from .system import Runner
-from .undo import run_with_retries
+from .system import Executor
+from .undo import execute_with_retries
 
 #: fsbench-<pid>-<hex4>: the session token every resource name starts with
 _NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-")
@@ -59,7 +59,7 @@ class Leftovers:
     daemons: list[int] = field(default_factory=list)
     guests: list[int] = field(default_factory=list)  # processes of a guest kernel whose session is gone
     registries: list[Path] = field(default_factory=list)  # a daemon's registry nobody uses any more
-    rundirs: list[Path] = field(default_factory=list)
+    session_dirs: list[Path] = field(default_factory=list)
 
     def empty(self) -> bool:
         return not any(vars(self).values())
@@ -74,11 +74,11 @@ class Leftovers:
         return lines
 
 
-def guest_processes(rundir: Path, commands: Iterable[tuple[int, list[str]]]) -> list[int]:
-    """The pids of guest kernels booted from rundir: a UML kernel's init is a file in it, a
+def guest_processes(session_dir: Path, commands: Iterable[tuple[int, list[str]]]) -> list[int]:
+    """The pids of guest kernels booted from session_dir: a UML kernel's init is a file in it, a
     virtual machine's QEMU (and virtme-ng, which started it) connect to the agent's socket there.
     A killed session's guest keeps some of its processes alive."""
-    init, agent = f"init={rundir}/", f"path={rundir}/"
+    init, agent = f"init={session_dir}/", f"path={session_dir}/"
     return [pid for pid, argv in commands if any(arg.startswith(init) or agent in arg for arg in argv)]
 
 
@@ -86,7 +86,7 @@ def _commands() -> list[tuple[int, list[str]]]:
     return [(p.info["pid"], p.info["cmdline"] or []) for p in psutil.process_iter(["pid", "cmdline"])]
 
 
-def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo"),
+def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo"),
                    daemon_roots: Iterable[Path] = DAEMON_ROOTS) -> Leftovers:
     found = Leftovers()
     image_dirs = {Path("/var/tmp/fsbench")}
@@ -95,35 +95,35 @@ def find_leftovers(run: Runner, run_root: Path, mountinfo: Path = Path("/proc/se
         state = json.loads(state_file.read_text())
         if session_alive(state):
             continue
-        rundir = state_file.parent
+        session_dir = state_file.parent
         image_dirs.add(Path(state["image_dir"]))
-        found.mounts += mounts_under(rundir, mountinfo)
+        found.mounts += mounts_under(session_dir, mountinfo)
         commands = _commands() if commands is None else commands
-        found.guests += guest_processes(rundir, commands)
-        found.rundirs.append(rundir)
+        found.guests += guest_processes(session_dir, commands)
+        found.session_dirs.append(session_dir)
     for root in daemon_roots:
         daemon = daemons.started_pid(root)
         if daemon is not None and not daemons.live_users(root):
             found.daemons.append(daemon)
         elif daemon is None and root.exists() and not daemons.live_users(root):
             found.registries.append(root)  # its daemon is gone too (killed with its sessions)
-    found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(run)
+    found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(execute)
                   if stale(Path(name).name)]
-    listing = run(["losetup", "--json", "--list"], check=False, timeout=60).stdout
+    listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
     found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
     found.scratch = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*-scratch")) if stale(p.name)]
     return found
 
 
-def remove_leftovers(found: Leftovers, run: Runner,
+def remove_leftovers(found: Leftovers, execute: Executor,
                      daemon_roots: Iterable[Path] = DAEMON_ROOTS) -> list[str]:
     """Remove in dependency order; return the errors (each item is still tried)."""
     errors: list[str] = []
 
     def attempt(argv: list[str]) -> None:
         try:
-            run_with_retries(run, argv)
+            execute_with_retries(execute, argv)
         except CommandError as exc:
             errors.append(str(exc).splitlines()[0])
 
@@ -132,7 +132,7 @@ def remove_leftovers(found: Leftovers, run: Runner,
             os.kill(pid, signal.SIGKILL)
     for mountpoint in found.mounts:
         # a FUSE mount whose daemon died answers nothing: a lazy unmount detaches it
-        if run(["umount", mountpoint], check=False, timeout=120).returncode != 0:
+        if execute(["umount", mountpoint], check=False, timeout=120).returncode != 0:
             attempt(["umount", "--lazy", mountpoint])
     for leftover, name in found.made:
         attempt(leftover.removal(name))
@@ -147,9 +147,9 @@ def remove_leftovers(found: Leftovers, run: Runner,
         image.unlink(missing_ok=True)
     for scratch in found.scratch:
         shutil.rmtree(scratch, ignore_errors=True)
-    for rundir in found.rundirs:
-        if mounts_under(rundir):
-            errors.append(f"{rundir} still has mounts; not removed")
+    for session_dir in found.session_dirs:
+        if mounts_under(session_dir):
+            errors.append(f"{session_dir} still has mounts; not removed")
         else:
-            shutil.rmtree(rundir, ignore_errors=True)
+            shutil.rmtree(session_dir, ignore_errors=True)
     return errors

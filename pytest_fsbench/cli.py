@@ -26,7 +26,7 @@ from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .baseline import compare_pairs
 from .databases import is_url, redact
 from .store import Store
-from .system import run
+from .system import execute
 from .tables import comparison_lines
 
 
@@ -38,7 +38,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     image_dir = args.fsbench_image_dir
     print("\n".join(doctor.doctor_lines(probe())))
     usable = True
-    for line, ok in (doctor.store_line(store, redact(store)), doctor.image_dir_line(image_dir, run)):
+    for line, ok in (doctor.store_line(store, redact(store)), doctor.image_dir_line(image_dir, execute)):
         print("\n".join(doctor.wrapped(line)))
         usable = usable and ok
     for kernel in kernels:
@@ -59,14 +59,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    found = find_leftovers(run, Path(args.run_root))
+    found = find_leftovers(execute, Path(args.run_root))
     if found.empty():
         print("fsbench cleanup: nothing left behind by earlier runs")
         return 0
     print("\n".join(f"{'would remove' if args.dry_run else 'removing'} {line}" for line in found.lines()))
     if args.dry_run:
         return 0
-    errors = remove_leftovers(found, run)
+    errors = remove_leftovers(found, execute)
     for error in errors:
         print(f"fsbench cleanup: could not remove: {error}", file=sys.stderr)
     return 1 if errors else 0
@@ -206,7 +206,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         return 0
     existed = is_url(store_path) or Path(store_path).exists()
     before = {row.id for row in Store(store_path).sessions()} if existed else set()
-    status = study_launch.run_pytest(pytest_args, cwd)
+    status = study_launch.execute_pytest(pytest_args, cwd)
     store = Store(store_path, create=False)
     new = [row.id for row in store.sessions() if row.id not in before
            and store.session_export(row.id)["session"]["args"].get("argv", [])[-len(pytest_args):] == pytest_args]

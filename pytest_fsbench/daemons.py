@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import processes
 from .errors import ToolMissing
-from .system import Runner
+from .system import Executor
 
 #: each daemon's registry is a directory here, named after its program
 DAEMONS_ROOT = Path("/run/fsbench")
@@ -46,8 +46,8 @@ class Daemon:
         return DAEMONS_ROOT / self.program
 
 
-def daemon_answers(daemon: Daemon, run: Runner) -> bool:
-    return run(list(daemon.answers), check=False, timeout=30).returncode == 0
+def daemon_answers(daemon: Daemon, execute: Executor) -> bool:
+    return execute(list(daemon.answers), check=False, timeout=30).returncode == 0
 
 
 @contextlib.contextmanager
@@ -126,7 +126,7 @@ class SharedDaemon:
     """One session's use of the machine's daemon."""
 
     daemon: Daemon
-    run: Runner
+    execute: Executor
     token: str
     registered: bool = False
 
@@ -148,7 +148,7 @@ class SharedDaemon:
                 # a daemon may refuse to start while the pid file of a dead one is there (zfs-fuse does)
                 (self.root / "daemon.pid").unlink(missing_ok=True)
                 pidfile = str(self.root / "daemon.pid")
-                self.run([pidfile if arg == PIDFILE else arg for arg in self.daemon.start])
+                self.execute([pidfile if arg == PIDFILE else arg for arg in self.daemon.start])
                 self._wait()
                 pid = int((self.root / "daemon.pid").read_text().strip())
                 (self.root / "daemon").write_text(processes.identity(pid))
@@ -164,7 +164,7 @@ class SharedDaemon:
             time.sleep(0.2)
 
     def answers(self) -> bool:
-        return daemon_answers(self.daemon, self.run)
+        return daemon_answers(self.daemon, self.execute)
 
     def release(self) -> None:
         """This session is done with the daemon; stop it if fsbench started it and nobody else

@@ -48,7 +48,7 @@ class DataSpec:
 
 @dataclass(frozen=True)
 class DataSet:
-    """Input data a workload reads: generated once per session (runner.ensure_datasets)."""
+    """Input data a workload reads: generated once per session (measurement.ensure_datasets)."""
 
     size: int
     data: str  # zeros, random or N%

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from .system import Runner
+from .system import Executor
 from .undo import UndoStack
 
 
@@ -48,7 +48,7 @@ class LoopDevices:
 
     image_dir: Path
     size_bytes: int
-    run: Runner
+    execute: Executor
     direct_io: bool = True
 
     def available(self) -> int | None:
@@ -63,9 +63,9 @@ class LoopDevices:
             undo.push(lambda: image.unlink(missing_ok=True))  # before the truncate, which may fail
             handle.truncate(self.size_bytes)
         direct = "on" if self.direct_io else "off"
-        path = self.run(["losetup", f"--direct-io={direct}", "--find", "--show", str(image)]).stdout.strip()
+        path = self.execute(["losetup", f"--direct-io={direct}", "--find", "--show", str(image)]).stdout.strip()
         undo.push(("losetup", "--detach", path))
-        listing = self.run(["losetup", "--json", "--list", "--output", "NAME,DIO", path]).stdout
+        listing = self.execute(["losetup", "--json", "--list", "--output", "NAME,DIO", path]).stdout
         return Device(path, self.size_bytes, str(image), loop_direct_io(listing, path))
 
 
@@ -75,7 +75,7 @@ class BlockDevices:
 
     paths: tuple[str, ...]
     sizes: dict[str, int]
-    run: Runner
+    execute: Executor
 
     def available(self) -> int | None:
         return len(self.paths)

@@ -20,7 +20,7 @@ from .options import directory_for_files
 from .pts.workload import ONLY_ON_HOST
 from .sizes import human_size
 from .store import Store
-from .system import Runner
+from .system import Executor
 from .workloads import WORKLOAD_MODULES, missing_tools
 
 #: the page width rows are wrapped to (a continuation lines up under its row's text)
@@ -132,7 +132,7 @@ def store_line(location: Path | str, shown: str) -> tuple[str, bool]:
         return f"store: {shown}: cannot be used: {exc}", False
 
 
-def image_dir_line(text: str, run: Runner) -> tuple[str, bool]:
+def image_dir_line(text: str, execute: Executor) -> tuple[str, bool]:
     """(the line, whether a session can use it) for the directory of the loop images: its
     filesystem and free space, or why it cannot hold them."""
     try:
@@ -140,7 +140,7 @@ def image_dir_line(text: str, run: Runner) -> tuple[str, bool]:
     except ValueError as exc:
         return f"image dir: {text}: cannot be used: {exc}", False
     existing = next(p for p in (where, *where.parents) if p.exists())
-    fstype = run(["findmnt", "-n", "-o", "FSTYPE", "--target", str(existing)], check=False).stdout.strip()
+    fstype = execute(["findmnt", "-n", "-o", "FSTYPE", "--target", str(existing)], check=False).stdout.strip()
     made = "" if where.exists() else " (made when a session starts)"
     return (f"image dir: {where}{made}: {human_size(shutil.disk_usage(existing).free)} free on "
             f"{fstype or 'an unknown filesystem'}; sparse images take only what a case writes"), True

@@ -4,7 +4,7 @@ UML is the Linux kernel built as a program. It boots here in seconds with the ho
 filesystem (hostfs), so the guest runs the host's tools, Python and fsbench, with its own kernel:
 md RAID, jfs and reiserfs where the host kernel has none, or a kernel a developer patched. The
 guest's init is fsbench's agent (guest_agent.py); the host speaks to it over a pipe pair wired to
-the guest's second console, one request at a time (build, measure, free space, run, teardown).
+the guest's second console, one request at a time (build, measure, free space, execute, teardown).
 Everything the guest makes lives in the guest (loop devices, md arrays, mounts) or in the
 session's run and image directories on the host, so a killed guest leaves nothing `fsbench
 cleanup` does not remove; the guest dies with the process that started it.
@@ -35,8 +35,8 @@ from .errors import FsbenchError
 from .filesystems import Filesystem, driver
 from .host import Host
 from .kernels import Kernel
-from .runner import dataset_files, empty_page_cache
-from .system import Completed, Runner, run
+from .measurement import dataset_files, empty_page_cache
+from .system import Completed, Executor, execute
 
 #: the guest's RAM (its page cache included); the host's memory backs it from /dev/shm
 GUEST_MEMORY = "2G"
@@ -235,7 +235,7 @@ class Guest:
         self._send((op, *args), op)
         reply = self._receive(timeout, op)
         while reply == ("host-caches",):  # a measured run in the guest, between its cache policy and command
-            empty_page_cache(run)
+            empty_page_cache(execute)
             self._send(("done",), op)
             reply = self._receive(timeout, op)
         if reply[0] == "ok":
@@ -290,8 +290,8 @@ class GuestTarget:
     def id(self) -> str:
         return self.spec.id
 
-    def measure(self, workload, run: Runner, cache: str):
-        """One measured run in the guest (runner.execute there); its Measurement. The workload's
+    def measure(self, workload, execute: Executor, cache: str):
+        """One measured run in the guest (measurement.measure_run there); its Measurement. The workload's
         data sets are generated here first, into the scratch the guest shares."""
         if self.scratch is not None:
             dataset_files(workload, self.scratch)
@@ -302,9 +302,9 @@ class GuestTarget:
     def free_bytes(self) -> int:
         return int(self.guest.call("free"))
 
-    def run(self, argv: list[str], timeout: float = 600.0) -> Completed:
+    def execute(self, argv: list[str], timeout: float = 600.0) -> Completed:
         """A command run in the guest (not checked: look at its returncode)."""
-        return self.guest.call("run", argv, timeout, timeout=timeout + REQUEST_MARGIN)
+        return self.guest.call("execute", argv, timeout, timeout=timeout + REQUEST_MARGIN)
 
 
 def boot_facts(kernel: Kernel, directory: Path) -> GuestFacts:
@@ -314,11 +314,11 @@ def boot_facts(kernel: Kernel, directory: Path) -> GuestFacts:
         return guest.facts
 
 
-def kernel_manifest(kernel: Kernel, facts: GuestFacts, run: Runner) -> dict[str, object]:
+def kernel_manifest(kernel: Kernel, facts: GuestFacts, execute: Executor) -> dict[str, object]:
     """How a guest case's numbers were made, for its manifest."""
     assert kernel.path is not None
     digest = hashlib.sha256(kernel.path.read_bytes()).hexdigest()
-    notes = run(["readelf", "-n", str(kernel.path)], check=False, timeout=60).stdout
+    notes = execute(["readelf", "-n", str(kernel.path)], check=False, timeout=60).stdout
     build_id = re.search(r"Build ID:\s*([0-9a-f]+)", notes)
     return {"runs_under": "uml", "label": kernel.label, "path": str(kernel.path), "release": facts.release,
             "sha256": digest, "build_id": build_id.group(1) if build_id else None, "memory": GUEST_MEMORY,

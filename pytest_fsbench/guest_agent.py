@@ -2,7 +2,7 @@
 virtual machine (--vm, see vm.py): loads the modules fsbench needs (UML: from the UML package's
 tree; vm: the kernel's own, and OpenZFS's), tells the host what the guest offers, then builds,
 measures and tears down one target at a time on the host's requests, and powers the guest off
-when asked (or when the host is gone). It runs the same drivers, runner and workloads as the
+when asked (or when the host is gone). It runs the same drivers, measurement and workloads as the
 host; in a virtual machine its devices are the guest's virtio disks."""
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from .filesystems import GUEST_MODULES, driver
 from .guest import Channel, GuestFacts
 from .probe import probe
 from .kernels import UML_MODULES
-from .runner import DATASETS, execute
-from .system import run
+from .measurement import DATASETS, measure_run
+from .system import execute
 from .target import Target, build_target
 from .undo import UndoStack
 from .vm import AGENT_PORT, DISK_SERIAL, OPENZFS_USERLAND
@@ -55,16 +55,16 @@ def load_modules(directory: Path, release: str, tree: Path = UML_MODULES) -> tup
     if not link.is_symlink():
         link.symlink_to(modules)
     return tuple(name for name in MODULES
-                 if run(["modprobe", "-d", str(root), name], check=False, timeout=60).returncode == 0)
+                 if execute(["modprobe", "-d", str(root), name], check=False, timeout=60).returncode == 0)
 
 
 def load_vm_modules() -> tuple[tuple[str, ...], str | None]:
     """modprobe each of VM_MODULES, and OpenZFS's module when its userland is on PATH; the ones
     that loaded, and OpenZFS's version (None without it)."""
-    loaded = [name for name in VM_MODULES if run(["modprobe", name], check=False, timeout=120).returncode == 0]
+    loaded = [name for name in VM_MODULES if execute(["modprobe", name], check=False, timeout=120).returncode == 0]
     version = None
     if (OPENZFS_USERLAND / "sbin" / "zpool").exists() \
-            and run(["modprobe", *ZFS_MODULE], check=False, timeout=300).returncode == 0:
+            and execute(["modprobe", *ZFS_MODULE], check=False, timeout=300).returncode == 0:
         loaded.append("zfs")
         version = Path("/sys/module/zfs/version").read_text().strip()
     return tuple(loaded), version
@@ -159,18 +159,18 @@ class Agent:
         else:
             # hostfs, under the images, has no O_DIRECT: the host's page cache stays below the guest's,
             # so a run measured here empties the host's caches too
-            provider = LoopDevices(image_dir, image_size, run, direct_io=False)
+            provider = LoopDevices(image_dir, image_size, execute, direct_io=False)
             below = self._empty_host_caches
-        measure = functools.partial(execute, below=below)
+        measure = functools.partial(measure_run, below=below)
         self.target = self.stack.enter_context(
-            build_target(spec, driver(spec.fs, self.facts.host), provider, run, self.directory, name, scratch,
+            build_target(spec, driver(spec.fs, self.facts.host), provider, execute, self.directory, name, scratch,
                          measure))
         return self.target.manifest, str(self.target.mountpoint), self.target.devices
 
     def measure(self, workload, cache: str):
         if self.vm and self.shared_scratch is not None:
             local_datasets(workload, self.shared_scratch, LOCAL_SCRATCH, memory_bytes() // 4)
-        return self._target().measure(workload, run, cache)
+        return self._target().measure(workload, execute, cache)
 
     @staticmethod
     def _host_cache_bypassed() -> str:
@@ -189,7 +189,7 @@ class Agent:
         return shutil.disk_usage(self._target().mountpoint).free
 
     def command(self, argv: list[str], timeout: float):
-        return run(argv, check=False, timeout=timeout)
+        return execute(argv, check=False, timeout=timeout)
 
     def teardown(self) -> None:
         self.target = None
@@ -202,7 +202,7 @@ class Agent:
 
 
 def serve(channel: Channel, agent: Agent) -> None:
-    handlers = {"build": agent.build, "measure": agent.measure, "free": agent.free, "run": agent.command,
+    handlers = {"build": agent.build, "measure": agent.measure, "free": agent.free, "execute": agent.command,
                 "teardown": agent.teardown}
     while True:
         request = channel.receive()

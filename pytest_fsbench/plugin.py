@@ -1,5 +1,5 @@
 """pytest plugin: options, parametrisation over the fs matrix, fixtures, summary. Thin: the work
-is done by matrix, session, target, runner and thresholds."""
+is done by matrix, session, target, measurement and thresholds."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from .probe import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
 from .assertions import SessionResults
 from .session import FsbenchSession
-from .settings import CONTROL_MB, OPTIONS, RunSpec, Settings, settings_from
+from .settings import CONTROL_MB, OPTIONS, Conditions, Settings, settings_from
 from .databases import redact
 from .store import StoreError, check_store_place
-from .system import run
+from .system import execute
 from .target import Target
 
 SESSION = pytest.StashKey[FsbenchSession]()
@@ -101,7 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
                             "(e.g. 'btrfs-raid10'); it is deselected when --fs/--layout/--fs-opt leave one out")
     try:
         settings = check_real_devices(settings_from_config(config))
-        session = FsbenchSession(settings, probe(), run)
+        session = FsbenchSession(settings, probe(), execute)
         if settings.resume or settings.compare or settings.save:
             session.open_store()  # a bad --resume/--compare is a usage error before collection
     except UsageError as exc:
@@ -296,9 +296,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         specs = metafunc.config.stash[SESSION].settings.specs
         metafunc.parametrize("fsbench_spec", specs, ids=[spec.id for spec in specs])
     if "fsbench_run" in metafunc.fixturenames:
-        runs = metafunc.config.stash[SESSION].settings.run_specs()
-        if runs != [RunSpec()]:
-            metafunc.parametrize("fsbench_run", runs, ids=[run.id for run in runs])
+        conditions = metafunc.config.stash[SESSION].settings.conditions()
+        if conditions != [Conditions()]:
+            metafunc.parametrize("fsbench_run", conditions, ids=[c.id for c in conditions])
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -365,9 +365,9 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
 
 
 @pytest.fixture
-def fsbench_run() -> RunSpec:
+def fsbench_conditions() -> Conditions:
     """Cache policy and data of the case (parametrised when several are asked for)."""
-    return RunSpec()
+    return Conditions()
 
 
 @pytest.fixture
@@ -377,13 +377,13 @@ def fsbench_round() -> int:
 
 
 @pytest.fixture
-def fsbench(fsbench_target: Target, fsbench_run: RunSpec, fsbench_round: int, request: pytest.FixtureRequest,
+def fsbench(fsbench_target: Target, fsbench_conditions: Conditions, fsbench_round: int, request: pytest.FixtureRequest,
             record_property) -> Bench:
-    """The benchmark helper: `fsbench.run(workload)` measures on this case's target."""
+    """The benchmark helper: `fsbench.measure(workload)` measures on this case's target."""
     session = request.config.stash[SESSION]
     if PROGRESS not in request.config.stash:
         request.config.stash[PROGRESS] = progress.for_pytest(request.config)
-    return Bench(session, fsbench_target, fsbench_run, request.node, record_property,
+    return Bench(session, fsbench_target, fsbench_conditions, request.node, record_property,
                  interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
 
 

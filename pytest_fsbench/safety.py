@@ -86,7 +86,7 @@ class _Context:
     system_names: dict[str, str]  # kernel name -> what system filesystem or swap it holds
     mounted: dict[int, str]  # device number -> a mount point
     wipe: bool
-    run: system.Runner
+    execute: system.Executor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def check_devices(
     paths: list[str],
     *,
     wipe: bool = False,
-    run: system.Runner = system.run,
+    execute: system.Executor = system.execute,
     sysfs: str = "/sys",
     mountinfo: str = "/proc/self/mountinfo",
     swaps: str = "/proc/swaps",
@@ -112,7 +112,7 @@ def check_devices(
     _check_distinct(targets)
     mounts = parse_mountinfo(_read_mountinfo(mountinfo, paths))
     system_rdevs = _system_rdevs(mounts, _parse_swaps(_read_optional(swaps)))
-    ctx = _Context(sysfs, _system_names(sysfs, system_rdevs), _mounted_rdevs(mounts), wipe, run)
+    ctx = _Context(sysfs, _system_names(sysfs, system_rdevs), _mounted_rdevs(mounts), wipe, execute)
     return [_check_one(t, ctx) for t in targets]
 
 
@@ -136,7 +136,7 @@ def _check_one(t: _Target, ctx: _Context) -> DeviceInfo:
         raise _refuse(t.label, "is read-only",
                       "make it writable (blockdev --setrw) or pick another device")
     _check_not_busy(t)
-    signatures = _probe_signatures(t, ctx.run)
+    signatures = _probe_signatures(t, ctx.execute)
     if signatures and not ctx.wipe:
         raise _refuse(t.label, f"holds {_describe_signatures(signatures)}", _WIPE_HINT)
     return DeviceInfo(t.path, t.node.name, t.node.size_bytes, _model(t.node), t.node.rdev,
@@ -222,22 +222,22 @@ def _check_not_busy(t: _Target) -> None:
 # signatures: blkid -p (low-level probing, no udev database needed) and wipefs for the full list
 
 
-def _probe_signatures(t: _Target, run: system.Runner) -> dict[str, str]:
+def _probe_signatures(t: _Target, execute: system.Executor) -> dict[str, str]:
     """{signature: kind ('' when unknown)} on the device itself; raises UnsafeDevice when
     probing fails."""
-    from_blkid = _blkid_signatures(t, run)
+    from_blkid = _blkid_signatures(t, execute)
     found = dict(from_blkid or {})
-    for name in _wipefs_signatures(t, run):
+    for name in _wipefs_signatures(t, execute):
         found.setdefault(name, "")
     if from_blkid is None and not found:
         found["ambivalent"] = "several conflicting signatures"
     return found
 
 
-def _blkid_signatures(t: _Target, run: system.Runner) -> dict[str, str] | None:
+def _blkid_signatures(t: _Target, execute: system.Executor) -> dict[str, str] | None:
     """{signature: kind} from `blkid -p`, which exits 2 when it finds nothing, and 8 (None here)
     when several filesystems claim the device -- wipefs then lists them."""
-    done = _probe(t, run, ["blkid", "-p", "-o", "export", t.path], ok=(0, 2, 8))
+    done = _probe(t, execute, ["blkid", "-p", "-o", "export", t.path], ok=(0, 2, 8))
     if done.returncode == 8:
         return None
     return _parse_blkid_export(done.stdout)
@@ -253,8 +253,8 @@ def _parse_blkid_export(text: str) -> dict[str, str]:
     return found
 
 
-def _wipefs_signatures(t: _Target, run: system.Runner) -> list[str]:
-    done = _probe(t, run, ["wipefs", "--no-act", "--json", t.path], ok=(0,))
+def _wipefs_signatures(t: _Target, execute: system.Executor) -> list[str]:
+    done = _probe(t, execute, ["wipefs", "--no-act", "--json", t.path], ok=(0,))
     return _parse_wipefs_json(done.stdout)
 
 
@@ -269,10 +269,10 @@ def _parse_wipefs_json(text: str) -> list[str]:
 
 
 def _probe(
-    t: _Target, run: system.Runner, argv: list[str], ok: tuple[int, ...]
+    t: _Target, execute: system.Executor, argv: list[str], ok: tuple[int, ...]
 ) -> system.Completed:
     try:
-        done = run(argv, timeout=_PROBE_TIMEOUT, check=False)
+        done = execute(argv, timeout=_PROBE_TIMEOUT, check=False)
     except CommandError as exc:
         raise _refuse(t.label, f"cannot be probed for signatures ({argv[0]}: {exc.reason})",
                       "install util-linux (blkid, wipefs)") from None

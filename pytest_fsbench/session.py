@@ -20,8 +20,8 @@ from .gate import Gate
 from .databases import redact_args
 from .errors import UsageError
 from .store import Store
-from .system import Runner
-from .targets import Targets
+from .system import Executor
+from .provisioning import Targets
 
 RUN_ROOT = Path("/run/fsbench")
 
@@ -108,13 +108,13 @@ def ending(interrupted: bool, measured: bool, failed: int) -> str:
 
 
 class FsbenchSession:
-    def __init__(self, settings: Settings, host: Host, run: Runner, run_root: Path = RUN_ROOT) -> None:
+    def __init__(self, settings: Settings, host: Host, execute: Executor, run_root: Path = RUN_ROOT) -> None:
         self.settings = settings
         self.host = host
-        self.run = run
+        self.execute = execute
         self.token = f"{os.getpid()}-{secrets.token_hex(2)}"
         self.started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
-        self.targets = Targets(settings, host, run, self.token, run_root, self.started)
+        self.targets = Targets(settings, host, execute, self.token, run_root, self.started)
         self.results: list = []  # bench.CaseResult of each measured workload, for the summary
         self._store: Store | None = None
         self._session_id: int | None = None

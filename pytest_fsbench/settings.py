@@ -27,7 +27,7 @@ from .pts import options as pts_options
 from .pts.profiles import profiles as pts_profiles
 from .repeat import RepeatPolicy
 from .stats import min_rounds_for
-from .runner import CACHE_POLICIES
+from .measurement import CACHE_POLICIES
 from .sizes import format_size, human_size
 from .thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
@@ -200,7 +200,7 @@ BY_FLAG = {option.flag: option for option in OPTIONS}
 
 
 @dataclass(frozen=True)
-class RunSpec:
+class Conditions:
     """How a case is measured: the cache policy and the data it writes."""
 
     cache: str = "drop"
@@ -258,10 +258,10 @@ class Settings:
             return sum(info.size_bytes for info in infos), f"--devices {shown}"
         return count * self.image_size, f"{count} x --image-size={format_size(self.image_size)}"
 
-    def run_specs(self) -> list[RunSpec]:
+    def conditions(self) -> list[Conditions]:
         show_cache = self.caches != ("drop",)
         show_data = self.datas != ("random",)
-        return [RunSpec(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
+        return [Conditions(cache, data, show_cache, show_data) for cache in self.caches for data in self.datas]
 
 
 def case_specs(filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: tuple, kernels: tuple[Kernel, ...],

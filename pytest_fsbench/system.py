@@ -1,8 +1,8 @@
-"""The one place that runs external commands.
+"""The one place that executes external commands.
 
 Every command is an argv list (never a shell string), runs with LC_ALL=C so parsers see stable
 number formats, is logged with its duration, exit status and output tail, and either returns its
-result or raises CommandError. Other modules receive a `Runner` so tests can record commands
+result or raises CommandError. Other modules receive an `Executor` (`execute`, or a recorder) so tests can record commands
 instead of executing them.
 """
 
@@ -36,7 +36,7 @@ class Completed:
         return self.stdout + self.stderr
 
 
-class Runner(Protocol):
+class Executor(Protocol):
     def __call__(
         self,
         argv: list[str],
@@ -54,7 +54,7 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run(
+def execute(
     argv: list[str],
     *,
     timeout: float = DEFAULT_TIMEOUT,

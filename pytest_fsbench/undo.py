@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 
 from .errors import CommandError, FsbenchError
-from .system import Runner
+from .system import Executor
 
 log = logging.getLogger("fsbench.undo")
 
@@ -17,13 +17,13 @@ RETRY_DELAYS = (0.5, 1.0, 2.0, 2.0, 3.0)
 Undo = tuple[str, ...] | Callable[[], None]
 
 
-def run_with_retries(run: Runner, argv: list[str], gone: tuple[str, ...] = ()) -> None:
+def execute_with_retries(execute: Executor, argv: list[str], gone: tuple[str, ...] = ()) -> None:
     """Run a removal command, trying again a few times: a device or pool is often "busy" for a
     moment after the last file on it closes. A failure whose output says the thing is already
     gone (one of `gone`, e.g. "no such pool") is success."""
     for delay in (*RETRY_DELAYS, None):
         try:
-            run(argv, timeout=120)
+            execute(argv, timeout=120)
             return
         except CommandError as exc:
             if any(text in exc.output for text in gone):
@@ -34,8 +34,8 @@ def run_with_retries(run: Runner, argv: list[str], gone: tuple[str, ...] = ()) -
 
 
 class UndoStack:
-    def __init__(self, run: Runner) -> None:
-        self._run = run
+    def __init__(self, execute: Executor) -> None:
+        self._execute = execute
         self._items: list[tuple[Undo, bool, tuple[str, ...]]] = []
 
     def push(self, *items: Undo, best_effort: bool = False, gone: tuple[str, ...] = ()) -> None:
@@ -53,7 +53,7 @@ class UndoStack:
                 if callable(item):
                     item()
                 else:
-                    run_with_retries(self._run, list(item), gone)
+                    execute_with_retries(self._execute, list(item), gone)
             except (FsbenchError, OSError) as exc:
                 log.log(logging.INFO if best_effort else logging.ERROR, "undo failed: %s", exc)
                 if not best_effort:

@@ -33,7 +33,7 @@ from .case import MOST_DEVICES
 from .errors import UsageError
 from .guest import FSBENCH_ROOT, Channel, Guest, GuestError, GuestFacts, fsbench_path
 from .kernels import Kernel, bzimage_release
-from .system import Runner
+from .system import Executor
 
 GUEST_MEMORY = "2G"
 GUEST_CPUS = 2
@@ -335,13 +335,13 @@ def check_emulation(base: dict[str, str | None], new: dict[str, str | None], giv
                          "compared only with each other, never with a host's or a KVM guest's; compare like with like")
 
 
-def vm_manifest(guest: VmGuest, run: Runner) -> dict[str, object]:
+def vm_manifest(guest: VmGuest, execute: Executor) -> dict[str, object]:
     """How a vm case's numbers were made, for its manifest."""
     kernel = guest.kernel
     assert kernel.path is not None and guest.facts is not None
     image = kernel.path if kernel.path.is_file() else kernel.path / "arch" / "x86" / "boot" / "bzImage"
     data = image.read_bytes() if image.is_file() else b""
-    qemu = run([qemu_program() or "qemu-system-x86_64", "--version"], check=False, timeout=60).stdout
+    qemu = execute([qemu_program() or "qemu-system-x86_64", "--version"], check=False, timeout=60).stdout
     found = {"runs_under": "vm", "label": kernel.label, "path": str(kernel.path), "release": guest.facts.release,
              "image_release": bzimage_release(data[:0x10000]), "sha256": hashlib.sha256(data).hexdigest(),
              "accelerator": guest.accel, "memory": GUEST_MEMORY, "cpus": GUEST_CPUS,

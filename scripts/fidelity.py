@@ -53,7 +53,7 @@ from pytest_fsbench.metrics import Direction, Metric  # noqa: E402
 from pytest_fsbench.session import FsbenchSession  # noqa: E402
 from pytest_fsbench.settings import Settings  # noqa: E402
 from pytest_fsbench.stats import PAIRED, compare  # noqa: E402
-from pytest_fsbench.system import run  # noqa: E402
+from pytest_fsbench.system import execute  # noqa: E402
 from pytest_fsbench.target import Target  # noqa: E402
 from pytest_fsbench.workloads import SBIN, bonnie, dbench, dd, fio, iozone  # noqa: E402
 from pytest_fsbench.workloads.base import Workload  # noqa: E402
@@ -128,7 +128,7 @@ def iozone_by_hand(measured: list[tuple[list[str], str]],
 
 
 def phases_of(workload: Any) -> list[Any]:
-    """The measured commands' workloads as fsbench's runner takes them: each of `phases()` (a
+    """The measured commands' workloads as fsbench measures them: each of `phases()` (a
     multi-phase IOzone: the write group, then each other group on the kept file), or the workload
     itself when it has no phases."""
     return list(getattr(workload, "phases", lambda: [workload])())
@@ -291,7 +291,7 @@ def shown(metric: Metric | None) -> str:
 def measure_case(case: Case, target: Target, runs: int, warmup: int, scratch_root: Path) -> Samples:
     workload = case.make()
     hand = ByHand(target, scratch_root)
-    sides = {"fsbench": lambda: target.measure(workload, run, CACHE).metrics,
+    sides = {"fsbench": lambda: target.measure(workload, execute, CACHE).metrics,
              "by_hand": lambda: hand.measure(case, workload)}
     samples = Samples()
     for index in range(-warmup, runs):
@@ -391,7 +391,7 @@ def session_for(fs: str, image_dir: Path) -> Iterator[FsbenchSession]:
     image_dir.mkdir(parents=True, exist_ok=True)
     try:
         session = FsbenchSession(Settings((fs,), ("single",), (), image_dir=image_dir, image_size=IMAGE_SIZE),
-                                 probe(), run)
+                                 probe(), execute)
         try:
             yield session
         finally:

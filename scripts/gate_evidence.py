@@ -400,16 +400,16 @@ def main_simulate(args: argparse.Namespace) -> int:
 def main_real(args: argparse.Namespace) -> int:
     from pytest_fsbench.case import CaseSpec
     from pytest_fsbench.probe import probe
-    from pytest_fsbench.runner import execute
+    from pytest_fsbench.measurement import measure_run
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import CONTROL_MB
     from pytest_fsbench.sizes import format_size, parse_size
-    from pytest_fsbench.system import run
+    from pytest_fsbench.system import execute
     from pytest_fsbench.workloads.dd import DdWrite, parse_dd
 
     work = Path(f"/var/tmp/fsbench-evidence-{os.getpid()}")
     settings = Settings((args.fs,), ("single",), (), image_dir=work / "images", control=True)
-    session = FsbenchSession(settings, probe(), run, run_root=work / "run")
+    session = FsbenchSession(settings, probe(), execute, run_root=work / "run")
     size = parse_size(args.size)
     # B writes more than it reports, as a filesystem that writes its data 1/(1 - effect) times
     # over would: each B run is (1 - effect) as fast, for a real reason (more I/O per run)
@@ -419,7 +419,7 @@ def main_real(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
 
     def control() -> float:
-        done = run(["dd", "if=/dev/zero", f"of={session.targets.control_device()}", f"bs={1 << 20}",
+        done = execute(["dd", "if=/dev/zero", f"of={session.targets.control_device()}", f"bs={1 << 20}",
                     f"count={CONTROL_MB}", "oflag=direct", "conv=fdatasync"], timeout=300)
         result = parse_dd(done.output)
         return result.bytes / result.seconds / 1e6
@@ -427,7 +427,7 @@ def main_real(args: argparse.Namespace) -> int:
     def measure(target, workload) -> tuple[float, float]:
         """(the figure as size / time, the control run just before it), as Bench measures one run."""
         before = control()
-        metrics = execute(workload, target, run, "drop").metrics
+        metrics = measure_run(workload, target, execute, "drop").metrics
         value = next(m.value for m in metrics if m.name == "dd.write")
         return value * size / parse_size(workload.total_size), before
 

@@ -98,7 +98,7 @@ def sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
-def run_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
+def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """pytest in a child process, as a user would run it."""
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
@@ -136,11 +136,11 @@ def one_target(tmp_path: Path, spec, kernels: str = "host"):
     from pytest_fsbench.kernels import parse_kernels
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import Settings
-    from pytest_fsbench.system import run
+    from pytest_fsbench.system import execute
 
     settings = Settings((spec.fs,), (spec.layout,), (spec,), kernels=parse_kernels(kernels),
                         image_dir=tmp_path / "images", image_size=512 << 20)
-    session = FsbenchSession(settings, probe(), run, run_root=tmp_path / "run")
+    session = FsbenchSession(settings, probe(), execute, run_root=tmp_path / "run")
     reasons = session.targets.unavailable(spec)
     if reasons:
         session.close()

@@ -7,7 +7,7 @@ unmounting and mounting again, and `unavailable()` the human reasons a case cann
 
 A driver declares all its filesystem needs, so nothing else lists filesystems: the programs (the
 host probe looks for them), the kernel modules a guest kernel loads for it (the guest agent loads
-them), and the daemons its targets need (targets.py starts and shares them, cleanup removes what a
+them), and the daemons its targets need (provisioning.py starts and shares them, cleanup removes what a
 killed session left of them).
 """
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import CommandError, UsageError
 from ..store import Store
-from ..system import run
+from ..system import execute
 from .export import composite_xml, session_label
 from .launcher import MISSING_REASON, check_result_name, find_pts, result_file, user_path
 from .profiles import base_profiles, profiles, suites
@@ -67,7 +67,7 @@ def upload(result: str, binary: str | None) -> int:
         raise UsageError(f"PTS has no result file {name} in {user_path() / 'test-results'}; "
                          "make one with pytest's PTS cases or fsbench export SESSION --format pts --pts-save NAME")
     try:
-        done = run([launcher, "upload-result", name], timeout=600, check=False)
+        done = execute([launcher, "upload-result", name], timeout=600, check=False)
     except CommandError as exc:
         raise UsageError(f"phoronix-test-suite upload-result {name} failed: {exc}") from None
     print(done.output.strip())

@@ -22,8 +22,8 @@ from lxml import etree
 
 from ..errors import FsbenchError, ParseError
 from ..metrics import Metric
-from ..runner import Unsupported
-from ..system import Runner
+from ..measurement import Unsupported
+from ..system import Executor
 from ..target import NotOnTarget, Target
 from .launcher import SYSTEM_TOOLS_ENV, check_result_name
 from .results import names_filesystem, read_results, software_filesystem, to_metrics
@@ -107,7 +107,7 @@ class PtsWorkload:
     def install_argv(self, workdir: Path) -> list[str]:
         return self._argv("batch-install", workdir, "fsbench-install")
 
-    def installed(self, target: Target, run: Runner) -> PtsWorkload:
+    def installed(self, target: Target, execute: Executor) -> PtsWorkload:
         """Install the profile under the target's work directory (once per case) and prove PTS
         will run it there; the workload with the directory's filesystem type, which PTS's result
         must then report. PtsInstallFailed carries PTS's reason; Unsupported (the case skips) in a
@@ -118,13 +118,13 @@ class PtsWorkload:
         install_dir = self.install_dir(workdir)
         # PTS silently installs under its default directory when the install root does not exist
         self.install_root(workdir).mkdir(parents=True, exist_ok=True)
-        target.check_holds(self.install_root(workdir), run)
-        done = run(self.install_argv(workdir), timeout=self.timeout)
+        target.check_holds(self.install_root(workdir), execute)
+        done = execute(self.install_argv(workdir), timeout=self.timeout)
         failure = install_failure(install_dir, done.output)
         if failure:
             raise PtsInstallFailed(f"{self.identifier}: {failure}")
-        target.check_holds(install_dir, run)
-        stat_type = run(["stat", "-f", "-L", "-c", "%T", str(install_dir)], timeout=60).stdout.strip()
+        target.check_holds(install_dir, execute)
+        stat_type = execute(["stat", "-f", "-L", "-c", "%T", str(install_dir)], timeout=60).stdout.strip()
         return replace(self, fs=target.spec.fs, stat_type=stat_type)
 
     def files(self) -> dict[str, str]:

@@ -178,6 +178,6 @@ def check_room(found: Plan) -> None:
                          "--image-size (and file sizes that fit it)")
 
 
-def run_pytest(args: list[str], cwd: Path) -> int:
+def execute_pytest(args: list[str], cwd: Path) -> int:
     """pytest on the study's matrix, its output on this terminal."""
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd).returncode

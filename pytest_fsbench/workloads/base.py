@@ -4,8 +4,8 @@ A workload is pure: `argv(workdir, scratch)` builds the command that measures, `
 turns the tool's output into metrics (raising ParseError when the output is not what the tool
 prints on success). `prepare_argvs(workdir, scratch)` lists unmeasured set-up commands (e.g.
 writing the file a read test reads); `files()` names text files (workload definitions, job files)
-that the runner writes into `scratch`, a private directory off the target, before anything runs.
-The runner executes all of it; nothing here touches the system.
+that fsbench writes into `scratch`, a private directory off the target, before anything runs.
+fsbench executes all of it; nothing here touches the system.
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ class Bonnie:
     fast: skip the per-character tests (-f), as S2 did.
     machine: label in the CSV's name column (-m); letters, digits, ".", "_", "-".
     user: user to run as (-u), "root" as in S2.
-    timeout: seconds before the runner kills the run.
+    timeout: seconds before fsbench kills the run.
     """
 
     name: ClassVar[str] = "bonnie"

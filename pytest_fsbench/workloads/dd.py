@@ -2,7 +2,7 @@
 
 The data written is the case's data spec: zeros straight from /dev/zero, otherwise a file of the
 chosen compressibility, generated once per session into the session's scratch directory on disk
-and held mapped in memory by the runner (the cache policy does not drop mapped pages), so the
+and held mapped in memory by fsbench (the cache policy does not drop mapped pages), so the
 measured dd reads it from memory. The read test writes its file once per target and
 re-reads it after the cache policy on every run. Throughput is computed from the
 byte count and seconds dd itself prints, in MB/s (10^6 bytes/s), not taken from dd's rounded,

@@ -10,7 +10,7 @@ measurement is only meaningful without preallocation). Write patterns end with `
 so the data is on the target when fio stops its clock.
 
 Patterns that read get an unmeasured prepare command that writes the same files with the same
-buffer contents (compressibility included), so the runner can drop caches before the
+buffer contents (compressibility included), so fsbench can drop caches before the
 measured read.
 """
 
@@ -75,7 +75,7 @@ class Fio:
     buffer_compress_chunk: the compress chunk ("4k").
     fallocate: none (default), native, posix or keep.
     end_fsync: fsync at the end of the job; None means yes for patterns that write.
-    timeout: seconds before the runner kills the measured command.
+    timeout: seconds before fsbench kills the measured command.
     """
 
     name: ClassVar[str] = "fio"

@@ -14,7 +14,7 @@ reread, ...). Every group needs the file written by `-i 0`; only the tests asked
 
 Phased (the default, table and throughput mode): the figures come from the storage, not from what
 the write left in the page cache. The write group runs first, with its flush timed (`-e`) and the
-file kept (`-w`); then each other group runs as its own command on that file, and the runner
+file kept (`-w`); then each other group runs as its own command on that file, and fsbench
 applies the cache policy before every phase. The same holds on every filesystem (O_DIRECT, `-I`,
 is what --cache=direct adds; not every filesystem honours it: btrfs writes compressed files
 through the cache, zfs-fuse and OpenZFS before 2.3 ignore it). IOzone's re-tests (reread,
@@ -275,13 +275,13 @@ class Iozone:
         doubling); bounds not given take IOzone's defaults 4K, 16M, 64K, 512M.
     flush: include fsync/fflush in the timing (`-e`); default on.
     direct: O_DIRECT (`-I`).
-    phased: one command per `-i` group, the file kept between them, so the runner empties the
+    phased: one command per `-i` group, the file kept between them, so fsbench empties the
         caches before each (see the module's docstring); default on, off in auto mode.
     cpu: CPU utilisation (`-+u`), reported as iozone.<test>.cpu in %.
     processes: throughput mode with this many processes (`-l N -u N -F ...`); needs one record
         size and one file size (per process) and no record_rewrite, frewrite or freread.
     dedup_percent: percent of dedupable data in the written buffers (`-+w`), 0-100.
-    timeout: seconds before the runner kills the measured command.
+    timeout: seconds before fsbench kills the measured command.
     """
 
     name: ClassVar[str] = "iozone"
@@ -507,7 +507,7 @@ class Iozone:
 
     def parse(self, output: str) -> list[Metric]:
         """iozone.<test> in MB/s (and iozone.<test>.cpu in % with cpu) per row or process count;
-        nothing from a silent phase (its output is still checked). The runner parses a phased
+        nothing from a silent phase (its output is still checked). fsbench parses a phased
         run's output phase by phase, each with its phase."""
         metrics = self._parse_table(output) if self.processes is None else self._parse_throughput(output)
         return [] if self.silent else metrics

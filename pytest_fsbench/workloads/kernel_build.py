@@ -3,7 +3,7 @@
 Unmeasured preparation: remove any previous tree, extract the source tarball into
 `<workdir>/linux` and run `make -C <src> <config>`. Measured: `make -C <src> -j<jobs> [target]`
 wrapped in `/usr/bin/time -f <TIME_FORMAT>`, whose single marked line on stderr carries wall,
-user and system seconds and make's exit status. The runner only hands `parse` the output text,
+user and system seconds and make's exit status. fsbench only hands `parse` the output text,
 so the marker (`fsbench-time:`) is what tells the timing apart from the build log.
 """
 

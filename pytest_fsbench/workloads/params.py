@@ -1,6 +1,6 @@
 """A workload's parameters as its benchmark cases take them: `--NAME` on the command line (or
 `fsbench_NAME` in the ini file) and a fixture of the same name (dashes -> underscores). Each
-workload module declares its own PARAMS; the cases plugin (pytest_fsbench.cases) turns them into
+workload module declares its own PARAMS; the cases plugin (pytest_fsbench.benchmark_params) turns them into
 options, checks, parametrisation and the README's tables (pytest_fsbench.docs)."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest
+from conftest import execute_pytest
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.filesystems.md import MD_LEVELS
@@ -40,7 +40,7 @@ def option(args: list[str], flag: str) -> list[str]:
 
 def collected_cases(tmp_path: Path, args: list[str]) -> dict[tuple[str, str], str]:
     """{(fs, layout): the kernel its cases run under} of the bench's dd cases, as pytest collects them."""
-    proc = run_pytest([*args, "--collect-only", "-q", f"--store={tmp_path / 'fsbench.db'}",
+    proc = execute_pytest([*args, "--collect-only", "-q", f"--store={tmp_path / 'fsbench.db'}",
                        f"--image-dir={tmp_path / 'images'}", "benchmarks/test_dd.py"], cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     ids = re.findall(r"::test_dd_\w+\[(\S+)-1M\]", proc.stdout)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fsbench_leftovers, run_pytest, sigint_default
+from conftest import fsbench_leftovers, execute_pytest, sigint_default
 from pytest_fsbench.store import Store
 
 pytestmark = pytest.mark.root
@@ -43,7 +43,7 @@ def stored(tmp_path: Path) -> tuple[list, dict]:
 
 def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
     junit = tmp_path / "junit.xml"
-    proc = run_pytest(["benchmarks/test_dd.py", "--fs=ext4,btrfs,zfs", "--layout=single,raid1",
+    proc = execute_pytest(["benchmarks/test_dd.py", "--fs=ext4,btrfs,zfs", "--layout=single,raid1",
                        f"--junitxml={junit}", *small(tmp_path)], cwd=REPO)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:]
@@ -74,7 +74,7 @@ def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
 
 
 def test_threshold_fails_the_case_with_a_clear_message(tmp_path, no_leftovers):
-    proc = run_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4,btrfs",
+    proc = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4,btrfs",
                        "--threshold=btrfs:dd.write>=1000000MB/s", "--threshold=dd.write>=0.001MB/s",
                        *small(tmp_path)], cwd=REPO)
     assert proc.returncode == 1
@@ -91,8 +91,8 @@ def test_threshold_marker(tmp_path, no_leftovers):
         "from pytest_fsbench.workloads.dd import DdWrite\n"
         "@pytest.mark.fsbench_threshold('dd.write>=1000000MB/s')\n"
         "def test_fast(fsbench):\n"
-        "    fsbench.run(DdWrite(total_size='16M'))\n")
-    proc = run_pytest(["test_marked.py", "--fs=ext4", *plugin_options(tmp_path)], cwd=tmp_path)
+        "    fsbench.measure(DdWrite(total_size='16M'))\n")
+    proc = execute_pytest(["test_marked.py", "--fs=ext4", *plugin_options(tmp_path)], cwd=tmp_path)
     assert proc.returncode == 1 and "ext4-single dd.write" in proc.stdout and "< 1e+06 MB/s" in proc.stdout
 
 
@@ -170,7 +170,7 @@ def two_disks(tmp_path):
 
 
 def test_real_devices_get_the_plan_and_are_wiped_after_each_case(tmp_path, two_disks, no_leftovers):
-    proc = run_pytest(["benchmarks/test_dd.py", "--fs=btrfs,zfs", "--layout=single,raid1,raid10",
+    proc = execute_pytest(["benchmarks/test_dd.py", "--fs=btrfs,zfs", "--layout=single,raid1,raid10",
                        f"--devices={','.join(two_disks)}", "--dd-size=32M", "--runs=1", "--warmup=0",
                        f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-3000:]
@@ -184,7 +184,7 @@ def test_real_devices_get_the_plan_and_are_wiped_after_each_case(tmp_path, two_d
 
 def test_dangerous_device_is_refused_before_anything_runs(tmp_path, two_disks, no_leftovers):
     subprocess.run(["mkfs.ext4", "-q", two_disks[1]], check=True)
-    proc = run_pytest(["benchmarks/test_dd.py", "--fs=btrfs", "--layout=raid1",
+    proc = execute_pytest(["benchmarks/test_dd.py", "--fs=btrfs", "--layout=raid1",
                        f"--devices={','.join(two_disks)}"], cwd=REPO)
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"ERROR: {two_disks[1]} holds an ext4 filesystem signature; pass --wipe-devices" in proc.stderr

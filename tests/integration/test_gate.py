@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest
+from conftest import execute_pytest
 from pytest_fsbench.store import Store
 
 pytestmark = pytest.mark.root
@@ -38,7 +38,7 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     """Outcomes that noise cannot change: the same configuration against a baseline made ten
     times faster (a regression, however this session drifts) or ten times slower."""
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6"]
-    saved = run_pytest([*args, "--save=base"], cwd=REPO)
+    saved = execute_pytest([*args, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     assert ("fsbench: saved session 1 as baseline 'base': it holds 1 session (1); --compare=base gates against it"
             in saved.stdout)
@@ -52,7 +52,7 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     scale_baseline(db, 1, 10.0)
     scale_baseline(db, 2, 0.1)
 
-    worse = run_pytest([*args, "--compare=1", "--fail-on-regression=5%"], cwd=REPO)
+    worse = execute_pytest([*args, "--compare=1", "--fail-on-regression=5%"], cwd=REPO)
     assert worse.returncode == 1, worse.stdout[-3000:]
     assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in worse.stdout
     line = next(l for l in worse.stdout.splitlines() if l.startswith("btrfs-single regression: dd.write bs=1M"))
@@ -71,13 +71,13 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     assert "<h2>The gate</h2>" in html and "<td>failed</td>" in html and "btrfs-single regression: dd.write" in html
     assert "sequential gate looking at 6, 10, 15, 20, 30 runs" in worse.stdout
 
-    better = run_pytest([*args, "--compare=2", "--fail-on-regression=5%"], cwd=REPO)
+    better = execute_pytest([*args, "--compare=2", "--fail-on-regression=5%"], cwd=REPO)
     assert better.returncode == 0, better.stdout[-3000:]
     assert "0 worse, 1 better, 0 not significant" in better.stdout
     assert "btrfs-single within bounds: dd.write" in better.stdout
 
     # another size is another case: a gate that matched nothing fails, naming what did not match
-    other = run_pytest([*[a for a in args if not a.startswith(("--dd-size", "--runs"))], "--dd-size=32M",
+    other = execute_pytest([*[a for a in args if not a.startswith(("--dd-size", "--runs"))], "--dd-size=32M",
                         "--compare=2", "--fail-on-regression=5%", "--runs=3"], cwd=REPO)
     assert other.returncode == 1, other.stdout[-3000:]
     assert ("fsbench: --fail-on-regression gated nothing: no case here has samples in baseline '2' (its cases: "
@@ -91,7 +91,7 @@ def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_lefto
     sessions 2x slower and 2x faster (too spread out for anything to be decided). --drift=baseline:
     the gate uses these sessions' own spread (the store's made-up history is no machine's drift)."""
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6", "--drift=baseline"]
-    saved = run_pytest([*args, "--save=measured"], cwd=REPO)
+    saved = execute_pytest([*args, "--save=measured"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     db = tmp_path / "fsbench.db"
     for name, factors in (("far", (100.0, 120.0)), ("wide", (0.5, 2.0))):
@@ -103,19 +103,19 @@ def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_lefto
             store.save_baseline(name, session)
             store.close()
 
-    far = run_pytest([*args, "--compare=far", "--fail-on-regression=5%"], cwd=REPO)
+    far = execute_pytest([*args, "--compare=far", "--fail-on-regression=5%"], cwd=REPO)
     assert far.returncode == 1, far.stdout[-3000:]
     assert "comparing with far (2 sessions (2, 3): gate on their spread)" in far.stdout
     line = next(l for l in far.stdout.splitlines() if l.startswith("btrfs-single regression: dd.write"))
     assert "n=2 sessions (12 runs)/6 worse" in line and "[90% CI " in line and " p=" in line
 
-    wide = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%", "--inconclusive=fail",
+    wide = execute_pytest([*args, "--compare=wide", "--fail-on-regression=5%", "--inconclusive=fail",
                        f"--junitxml={tmp_path / 'wide.xml'}"], cwd=REPO)
     assert wide.returncode == 1, wide.stdout[-3000:]
     line = next(l for l in wide.stdout.splitlines() if l.startswith("btrfs-single inconclusive: dd.write"))
     assert "cannot tell whether it is within the 5% allowed" in line and "baseline sessions" in line
     # the default: an undecided gate passes, visibly: the summary, a warning and a junit property say so
-    passing = run_pytest([*args, "--compare=wide", "--fail-on-regression=5%", f"--junitxml={tmp_path / 'j.xml'}"],
+    passing = execute_pytest([*args, "--compare=wide", "--fail-on-regression=5%", f"--junitxml={tmp_path / 'j.xml'}"],
                          cwd=REPO)
     assert passing.returncode == 0, passing.stdout[-3000:]
     assert "fsbench gate (--inconclusive=pass)" in passing.stdout
@@ -129,7 +129,7 @@ def test_paired_rounds_in_one_session(tmp_path, no_leftovers):
     """Two configurations measured round by round, each round on fresh targets and in alternating
     order, compared paired: zstd level 15 forced on incompressible data costs btrfs most of its
     write throughput. With an even number of rounds the reference finishes last."""
-    done = run_pytest([*common(tmp_path), "--fs=btrfs", "--fs-opt=btrfs:compress=no", "--runs=6",
+    done = execute_pytest([*common(tmp_path), "--fs=btrfs", "--fs-opt=btrfs:compress=no", "--runs=6",
                        "--paired=btrfs:compress-force=zstd:15", "--fail-on-regression=5%"], cwd=REPO)
     assert done.returncode == 1, done.stdout[-3000:]
     assert ("fsbench: paired: btrfs-single-compress-force=zstd:15 against btrfs-single-compress=no, "
@@ -155,7 +155,7 @@ def test_one_baseline_session_is_gated_on_the_machines_drift(tmp_path, no_leftov
     compared on that drift, and the header states the smallest slowdown it can catch and, when
     that exceeds the rule, how to gate within one session instead."""
     args = [*common(tmp_path), "--fs=btrfs", "--runs=4"]
-    saved = run_pytest(args, cwd=REPO)
+    saved = execute_pytest(args, cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     db = tmp_path / "fsbench.db"
     for factor in (0.96, 1.04, 0.98, 1.02, 1.0):
@@ -165,7 +165,7 @@ def test_one_baseline_session_is_gated_on_the_machines_drift(tmp_path, no_leftov
     store = Store(db)
     store.save_baseline("base", 2)
     store.close()
-    gated = run_pytest([*args, "--compare=base", "--fail-on-regression=1%"], cwd=REPO)
+    gated = execute_pytest([*args, "--compare=base", "--fail-on-regression=1%"], cwd=REPO)
     assert "comparing with base (1 session (2): gate on this machine's drift between sessions)" in gated.stdout
     assert "fsbench: this machine's drift between sessions: sd " in gated.stdout
     assert "pooled from 1 series of 6 sessions (5 degrees of freedom)" in gated.stdout
@@ -206,9 +206,9 @@ def test_a_costly_mount_option_fails_the_gate(tmp_path, no_leftovers):
     """A real effect: zstd at level 15 forced on incompressible data costs most of btrfs's write
     throughput, far beyond any drift between two sessions."""
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6"]
-    saved = run_pytest([*args, "--save=base"], cwd=REPO)
+    saved = execute_pytest([*args, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
-    slower = run_pytest([*args, "--fs-opt=btrfs:compress-force=zstd:15", "--compare=base",
+    slower = execute_pytest([*args, "--fs-opt=btrfs:compress-force=zstd:15", "--compare=base",
                          "--fail-on-regression=5%"], cwd=REPO)
     assert slower.returncode == 1, slower.stdout[-3000:]
     assert "FAILED benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]" in slower.stdout
@@ -218,10 +218,10 @@ def test_a_costly_mount_option_fails_the_gate(tmp_path, no_leftovers):
 
 
 def test_compare_needs_a_known_baseline(tmp_path):
-    proc = run_pytest([*common(tmp_path), "--compare=nothing-saved"], cwd=REPO)
+    proc = execute_pytest([*common(tmp_path), "--compare=nothing-saved"], cwd=REPO)
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert "no baseline or session 'nothing-saved'" in proc.stderr
-    proc = run_pytest([*common(tmp_path), "--fail-on-regression=5%"], cwd=REPO)
+    proc = execute_pytest([*common(tmp_path), "--fail-on-regression=5%"], cwd=REPO)
     assert "--fail-on-regression needs something to compare with: add --compare NAME" in proc.stderr
 
 
@@ -267,7 +267,7 @@ def test_kill_9_then_resume_loses_and_repeats_nothing(tmp_path, no_leftovers):
     before = run_ids(db)
     assert subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True).returncode == 0
 
-    resumed = run_pytest([*args, "--resume"], cwd=REPO)
+    resumed = execute_pytest([*args, "--resume"], cwd=REPO)
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     assert "finished in session 1 before it was interrupted" in resumed.stdout
     after = runs_per_case(db)
@@ -279,7 +279,7 @@ def test_kill_9_then_resume_loses_and_repeats_nothing(tmp_path, no_leftovers):
     con = sqlite3.connect(db)
     assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "complete")]
     con.close()
-    again = run_pytest([*args, "--resume=1"], cwd=REPO)
+    again = execute_pytest([*args, "--resume=1"], cwd=REPO)
     assert again.returncode == pytest.ExitCode.USAGE_ERROR, again.stdout[-2000:]
     assert ("--resume=1: session 1 is complete; only an interrupted session can be resumed"
             in again.stderr), again.stderr
@@ -292,18 +292,18 @@ def test_a_session_that_measured_nothing_is_recorded_empty_and_gates_nothing(tmp
     db = tmp_path / "fsbench.db"
     args = ["benchmarks/test_iozone.py", "-k", "not throughput", "--fs=ext4", "--data=zeros", "--iozone-record=64K",
             f"--image-dir={tmp_path / 'images'}", f"--store={db}"]
-    done = run_pytest(args, cwd=REPO)
+    done = execute_pytest(args, cwd=REPO)
     assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout[-2000:]
     con = sqlite3.connect(db)
     assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "empty")]
     con.close()
-    refused = run_pytest([*args, "--resume=1"], cwd=REPO)
+    refused = execute_pytest([*args, "--resume=1"], cwd=REPO)
     assert "--resume=1: session 1 is empty; only an interrupted session can be resumed" in refused.stderr
 
 
 def test_control_runs_beside_every_run_and_leaves_nothing(tmp_path, no_leftovers):
     db = tmp_path / "fsbench.db"
-    done = run_pytest([*common(tmp_path), "--fs=ext4", "--runs=2", "--control"], cwd=REPO)
+    done = execute_pytest([*common(tmp_path), "--fs=ext4", "--runs=2", "--control"], cwd=REPO)
     assert done.returncode == 0, done.stdout[-3000:]
     con = sqlite3.connect(db)
     per_run = con.execute("SELECT r.warmup, COUNT(m.name) FROM runs r LEFT JOIN metrics m ON m.run_id = r.id AND "

@@ -16,11 +16,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import one_target, run_pytest, sigint_default
+from conftest import one_target, execute_pytest, sigint_default
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems.md import MD_LEVELS
 from pytest_fsbench.kernels import DEBIAN_UML
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 
 pytestmark = [pytest.mark.root,
@@ -51,16 +51,16 @@ def test_md_layouts_in_a_guest_kernel(tmp_path, no_leftovers, fs, layout):
     spec = CaseSpec(fs, layout, kernel="uml")
     with one_target(tmp_path, spec, kernels="uml") as target:
         array = f"/dev/md/{target.manifest['commands'][0].split('/dev/md/')[1].split()[0]}"
-        mdstat = target.run(["cat", "/proc/mdstat"]).stdout
+        mdstat = target.execute(["cat", "/proc/mdstat"]).stdout
         level = "raid" + MD_LEVELS[layout]
         assert f"active {level} " in mdstat, mdstat
         assert f"[{'U' * spec.devices_needed}]" in mdstat or layout == "raid0", mdstat
-        detail = target.run(["mdadm", "--detail", array])
+        detail = target.execute(["mdadm", "--detail", array])
         assert detail.returncode == 0 and f"Raid Level : {level}" in detail.stdout, detail.output
-        assert target.run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == fs
+        assert target.execute(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == fs
         assert target.manifest["kernel"]["runs_under"] == "uml"
-        written = target.measure(DdWrite(total_size="16M"), run, "drop")
-        read = target.measure(DdRead(total_size="16M"), run, "drop")
+        written = target.measure(DdWrite(total_size="16M"), execute, "drop")
+        read = target.measure(DdRead(total_size="16M"), execute, "drop")
         assert "host sync+drop_caches" in written.cache
         assert next(m.value for m in written.metrics if m.name == "dd.write") > 0
         assert next(m.value for m in read.metrics if m.name == "dd.read") > 0
@@ -74,7 +74,7 @@ def test_md_layouts_in_a_guest_kernel(tmp_path, no_leftovers, fs, layout):
 
 
 def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftovers):
-    done = run_pytest(["benchmarks/test_dd.py", "--kernel=uml", "--fs=ext4", "--layout=raid5", "--runs=2",
+    done = execute_pytest(["benchmarks/test_dd.py", "--kernel=uml", "--fs=ext4", "--layout=raid5", "--runs=2",
                        f"--report={tmp_path / 'r.html'}", *small(tmp_path)], cwd=REPO)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "2 passed" in done.stdout and "skipped" not in done.stdout.split("short test summary")[-1]
@@ -95,7 +95,7 @@ def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftov
 
 
 def test_a_kernel_against_itself_is_a_paired_interleaved_comparison(tmp_path, no_leftovers):
-    done = run_pytest(["benchmarks/test_dd.py", "-k", "dd_write", "--fs=ext2", "--runs=5",
+    done = execute_pytest(["benchmarks/test_dd.py", "-k", "dd_write", "--fs=ext2", "--runs=5",
                        f"--kernel=uml,uml:again={DEBIAN_UML}", *small(tmp_path)], cwd=REPO)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "paired: uml-again-ext2-single against uml-ext2-single, 5 interleaved rounds" in done.stdout

@@ -9,7 +9,7 @@ import pytest
 from conftest import one_target
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.probe import probe
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 from pytest_fsbench.workloads.dd import DdWrite
 
 pytestmark = pytest.mark.root
@@ -20,9 +20,9 @@ VERSION = {"jfs": "mkfs.jfs version", "reiserfs": "mkfs.reiserfs 3"}  # what eac
 @pytest.mark.parametrize("fs", list(VERSION))
 def test_in_a_guest_kernel(tmp_path, uml_boots, no_leftovers, fs, layout):
     with one_target(tmp_path, CaseSpec(fs, layout, kernel="uml"), kernels="uml") as target:
-        assert target.run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == fs
+        assert target.execute(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == fs
         assert VERSION[fs] in target.manifest["applied"]["version"]
-        written = target.measure(DdWrite(total_size="16M"), run, "drop").metrics
+        written = target.measure(DdWrite(total_size="16M"), execute, "drop").metrics
         assert next(m.value for m in written if m.name == "dd.write") > 0
 
 

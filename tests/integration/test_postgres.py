@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest, sigint_default
+from conftest import execute_pytest, sigint_default
 from pytest_fsbench.store import Store
 
 pytestmark = pytest.mark.root
@@ -75,7 +75,7 @@ def test_an_interrupted_session_resumes_in_the_shared_store(tmp_path, postgres_s
         [session] = store.sessions()
         assert session.status == "interrupted"
         kept = store.measured_runs(session.id)
-        resumed = run_pytest([*args, "--resume"], cwd=REPO)
+        resumed = execute_pytest([*args, "--resume"], cwd=REPO)
         assert resumed.returncode == 0, resumed.stdout[-3000:]
         assert f"resuming session {session.id}" in resumed.stdout
         assert [s.status for s in store.sessions()] == ["complete"]
@@ -87,7 +87,7 @@ def test_an_interrupted_session_resumes_in_the_shared_store(tmp_path, postgres_s
 def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_leftovers):
     url = postgres_server.new_database()
     local = tmp_path / "offline.db"
-    first = run_pytest([*session_args(tmp_path, "p", str(local)), "-k", "dd_write"], cwd=REPO)
+    first = execute_pytest([*session_args(tmp_path, "p", str(local)), "-k", "dd_write"], cwd=REPO)
     assert first.returncode == 0, first.stdout[-3000:]
     pushed = fsbench("push", "last", f"--store={local}", f"--to={url}")
     assert pushed.returncode == 0, pushed.stderr
@@ -109,20 +109,20 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
         return [*session_args(tmp_path, "q", url, runs), "-k", "dd_write", "--compare=base"]
 
     here = here_args()
-    refused = run_pytest(here, cwd=REPO)
+    refused = execute_pytest(here, cwd=REPO)
     assert refused.returncode == pytest.ExitCode.USAGE_ERROR
     line = next(ln for ln in refused.stderr.splitlines() if "ERROR" in ln)
     assert "its sessions ran on rack-2" in line and "--across-hosts" in line
     assert not list((tmp_path / "q").glob("*.img")) and not (tmp_path / "q").exists()
 
-    across = run_pytest([*here, "--across-hosts", "--save=base"], cwd=REPO)
+    across = execute_pytest([*here, "--across-hosts", "--save=base"], cwd=REPO)
     assert across.returncode == 0, across.stdout[-3000:]
     assert "fsbench comparison with base" in across.stdout
     shared = Store(url)
     [_, saved] = shared.sessions()  # the refused run recorded no session
     shared.close()
     # a name the fleet shares holds every machine's sessions: each machine compares with its own
-    own = run_pytest(here_args(runs=2), cwd=REPO)
+    own = execute_pytest(here_args(runs=2), cwd=REPO)
     assert own.returncode == 0, own.stdout[-3000:]
     assert f"fsbench: comparing with base (session {saved.id})" in own.stdout
     compared = fsbench("compare", "last@rack-2", f"last@{os.uname().nodename}", f"--store={url}")
@@ -159,7 +159,7 @@ def test_a_server_that_refuses_is_one_line_before_anything_is_built(tmp_path, po
 
 
 def test_a_password_in_the_url_is_refused_without_being_shown(tmp_path):
-    done = run_pytest([*session_args(tmp_path, "y", "postgresql://fsbench:hunter2@127.0.0.1/fsbench")], cwd=REPO)
+    done = execute_pytest([*session_args(tmp_path, "y", "postgresql://fsbench:hunter2@127.0.0.1/fsbench")], cwd=REPO)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "hunter2" not in done.stdout + done.stderr
     assert "--store=postgresql://fsbench@127.0.0.1/fsbench: put the password in PGPASSFILE" in done.stderr

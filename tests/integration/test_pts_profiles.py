@@ -38,7 +38,7 @@ def install(profile: str, home: Path, extra_path: str = "") -> Path:
     return src
 
 
-def run(profile: str, home: Path, *args: str, timeout: float = 900) -> str:
+def execute(profile: str, home: Path, *args: str, timeout: float = 900) -> str:
     env = {**os.environ, "HOME": str(home), "LOG_FILE": str(home / "log"), "NUM_CPU_CORES": "2",
            "TEST_EXTENDS": str(extended(home))}
     subprocess.run([str(home / profile), *args], cwd=home, env=env, timeout=timeout)
@@ -62,7 +62,7 @@ def test_dd_profile_writes_and_reads(home):
     src = install("fsbench-dd", home)
     for args in (["--test=write", "--bs=1048576", "--size-mib=128", "--data=random", "--cache=direct"],
                  ["--test=read", "--bs=1048576", "--size-mib=128", "--data=zeros", "--cache=drop"]):
-        found = values(src, run("fsbench-dd", home, *args), " ".join(args))
+        found = values(src, execute("fsbench-dd", home, *args), " ".join(args))
         assert len(found) == 1 and found[0] and found[0] > 0
     assert (home / "pts-test-version").read_text().strip().replace(".", "").isdigit()
     assert not list(Path("/dev/shm").glob("fsbench-dd.*")), "the staged random data is removed"
@@ -82,7 +82,7 @@ def test_dd_profile_refuses_a_bad_argument(home):
 def test_iozone_profile_parses_the_test_chosen(home, test, tag):
     src = install("fsbench-iozone", home)
     args = ["-e", "-r", "1m", "-s", "64m", *test.split(), tag, "#BUFFERED"]
-    found = values(src, run("fsbench-iozone", home, *args), " ".join(args))
+    found = values(src, execute("fsbench-iozone", home, *args), " ".join(args))
     assert len(found) == 1, f"exactly one parser matches {tag}"
     assert found[0] and found[0] > 0
 
@@ -91,7 +91,7 @@ def test_iozone_profile_parses_the_test_chosen(home, test, tag):
                     reason="bonnie++ not installed (./fsbench.sh setup installs it)")
 def test_bonnie_profile_reports_its_block_tests(home):
     src = install("fsbench-bonnie", home)
-    output = run("fsbench-bonnie", home, "--size-mib=1024", "--files-k=1")
+    output = execute("fsbench-bonnie", home, "--size-mib=1024", "--files-k=1")
     parsers = pts_template.parsers(str(src / "results-definition.xml"))
     by_test = {p["AppendToArgumentsDescription"]: pts_template.value(p, output) for p in parsers}
     assert by_test["Test: Sequential Block Write"] > 0 and by_test["Test: Sequential Rewrite"] > 0
@@ -101,7 +101,7 @@ def test_bonnie_profile_reports_its_block_tests(home):
 def test_filebench_profile_runs_a_quick_personality(home):
     binary = Path(find_filebench())
     src = install("fsbench-filebench", home, extra_path=f"{binary.parent}:")
-    output = run("fsbench-filebench", home, "--personality=varmail", "--runtime=5", "--file-set=quick")
+    output = execute("fsbench-filebench", home, "--personality=varmail", "--runtime=5", "--file-set=quick")
     ops, mbs, latency = values(src, output, "")
     assert ops > 0 and mbs >= 0 and latency > 0
 
@@ -111,6 +111,6 @@ def test_filebench_profile_runs_a_quick_personality(home):
                     reason="no /usr/src/linux-source-*.tar.* (./fsbench.sh setup installs Debian's linux-source)")
 def test_kernel_build_profile_times_make(home):
     src = install("fsbench-kernel-build", home)
-    output = run("fsbench-kernel-build", home, "--config=tinyconfig", "--jobs=cores", timeout=1800)
+    output = execute("fsbench-kernel-build", home, "--config=tinyconfig", "--jobs=cores", timeout=1800)
     (seconds,) = values(src, output, "")
     assert seconds and seconds > 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest
+from conftest import execute_pytest
 from pytest_fsbench.pts import launcher, results
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
@@ -72,7 +72,7 @@ def test_each_profile_installs_offline_and_runs_on_its_target(pts_home, tmp_path
     name = f"fsbench-test-{profile.removeprefix('fsbench-')}"
     db = tmp_path / "fsbench.db"
     given = [f"--pts-options={options}"] if options else []
-    done = run_pytest([f"--fs={filesystems}", "--layout=single", "-k", "test_pts", "--runs=1", "--warmup=0",
+    done = execute_pytest([f"--fs={filesystems}", "--layout=single", "-k", "test_pts", "--runs=1", "--warmup=0",
                        f"--pts-profile={profile}", *given, f"--pts-result={name}",
                        "--pts-system-tools", f"--store={db}", f"--image-dir={tmp_path / 'images'}"],
                       cwd=REPO, timeout=1800)

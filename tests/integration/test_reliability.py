@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest, sigint_default
+from conftest import execute_pytest, sigint_default
 from pytest_fsbench import daemons, processes
 from pytest_fsbench.filesystems.zfs import ZFS_FUSE
 from pytest_fsbench.probe import probe
@@ -144,10 +144,10 @@ def test_1_daemon_dies(fsbench):
     Path(os.environ["FSBENCH_READY"]).write_text(fsbench.session.token)
     while not Path(os.environ["FSBENCH_GO"]).exists():
         time.sleep(0.1)
-    fsbench.run(DdWrite(total_size="16M"))
+    fsbench.measure(DdWrite(total_size="16M"))
 
 def test_2_next_case(fsbench):
-    fsbench.run(DdWrite(total_size="16M"))
+    fsbench.measure(DdWrite(total_size="16M"))
 """
 
 
@@ -222,7 +222,7 @@ def test_two_interrupts_in_a_row_leave_a_session_to_resume(tmp_path, no_leftover
     assert measured_runs(db) < 6
     assert not list((tmp_path / "images").iterdir()), "images or the scratch left behind"
 
-    resumed = run_pytest([*args, "--resume"], cwd=REPO)
+    resumed = execute_pytest([*args, "--resume"], cwd=REPO)
     assert resumed.returncode == 0, resumed.stdout[-3000:]
     assert query(db, "SELECT id, status FROM sessions") == [(1, "complete")]
     assert query(db, "SELECT status, stopped_by FROM cases") == [("done", "runs")]

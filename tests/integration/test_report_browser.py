@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from matplotlib import image
 
-from conftest import run_pytest
+from conftest import execute_pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
@@ -46,7 +46,7 @@ def test_a_real_sessions_report_opens_in_a_browser_with_every_figure(tmp_path, n
     if CHROMIUM is None:
         pytest.skip("needs a browser: Debian package chromium")
     page = tmp_path / "report.html"
-    done = run_pytest(["benchmarks/test_dd.py", "benchmarks/test_iozone.py", "-k", "not throughput",
+    done = execute_pytest(["benchmarks/test_dd.py", "benchmarks/test_iozone.py", "-k", "not throughput",
                        "--fs=ext4,btrfs", "--layout=single", "--runs=2", "--warmup=0", "--dd-size=32M",
                        "--iozone-record=64K,1M", "--iozone-file=32M", "--iozone-tests=write,read",
                        f"--store={tmp_path / 'fsbench.db'}", f"--image-dir={tmp_path / 'images'}",

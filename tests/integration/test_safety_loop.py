@@ -15,7 +15,7 @@ import pytest
 
 from pytest_fsbench import safety
 from pytest_fsbench.errors import UnsafeDevice
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 
 pytestmark = [
     pytest.mark.root,
@@ -39,9 +39,9 @@ class Loops:
         with open(image, "wb") as f:
             f.truncate(SIZE)  # sparse
         if table:  # written to the image before attaching: this kernel cannot re-read tables
-            run(["sfdisk", "-q", str(image)], input=table)
+            execute(["sfdisk", "-q", str(image)], input=table)
         flags = (["-r"] if read_only else []) + (["-P"] if partscan else [])
-        device = run(["losetup", "-f", "--show", *flags, str(image)]).stdout.strip()
+        device = execute(["losetup", "-f", "--show", *flags, str(image)]).stdout.strip()
         assert device.startswith("/dev/loop"), device
         self.devices.append(device)
         return device
@@ -49,13 +49,13 @@ class Loops:
     def mount(self, device: str) -> Path:
         point = self.tmp / f"mnt{len(self.mounts)}"
         point.mkdir()
-        run(["mount", device, str(point)])
+        execute(["mount", device, str(point)])
         self.mounts.append(point)
         return point
 
     def cleanup(self) -> None:
         for point in reversed(self.mounts):
-            run(["umount", str(point)], check=False)
+            execute(["umount", str(point)], check=False)
         for device in reversed(self.devices):
             _detach(device)
         leftovers = [d for d in self.devices if not _gone(d, self.tmp)]
@@ -65,7 +65,7 @@ class Loops:
 
 def _detach(device: str) -> None:
     for _ in range(20):  # a transient opener (blkid, the kernel) can make losetup -d fail briefly
-        if run(["losetup", "-d", device], check=False).returncode == 0:
+        if execute(["losetup", "-d", device], check=False).returncode == 0:
             return
         time.sleep(0.1)
 
@@ -83,7 +83,7 @@ def _gone(device: str, tmp: Path) -> bool:
 
 def _backing_file(device: str) -> str:
     """What `losetup -a` says `device` is attached to ('' when it is not listed)."""
-    for line in run(["losetup", "-a"]).stdout.splitlines():
+    for line in execute(["losetup", "-a"]).stdout.splitlines():
         if line.startswith(f"{device}:"):
             return line
     return ""
@@ -107,12 +107,12 @@ def _refused(paths: list[str], **kwargs) -> str:
 
 
 def _blkid(device: str) -> int:
-    return run(["blkid", "-p", device], check=False).returncode
+    return execute(["blkid", "-p", device], check=False).returncode
 
 
 def test_ext4_signature_refused_then_accepted_with_wipe_and_wiped(loops):
     device = loops.attach()
-    run(["mkfs.ext4", "-q", device])
+    execute(["mkfs.ext4", "-q", device])
     message = _refused([device])
     assert message == (f"{device} holds an ext4 filesystem signature; pass --wipe-devices to let "
                        "fsbench overwrite it, or pick another device")
@@ -120,14 +120,14 @@ def test_ext4_signature_refused_then_accepted_with_wipe_and_wiped(loops):
 
     [info] = safety.check_devices([device], wipe=True)
     assert info.signatures == ("ext4",)
-    run(["wipefs", "--all", "--quiet", device])  # what the device provider does when a case ends
+    execute(["wipefs", "--all", "--quiet", device])  # what the device provider does when a case ends
     assert _blkid(device) == 2  # blkid: nothing found
     assert safety.check_devices([device])[0].signatures == ()
 
 
 def test_mounted_loop_refused_even_with_wipe(loops):
     device = loops.attach()
-    run(["mkfs.ext4", "-q", device])
+    execute(["mkfs.ext4", "-q", device])
     point = loops.mount(device)
     assert _refused([device], wipe=True) == f"{device} is mounted at {point}; unmount it first"
 
@@ -135,7 +135,7 @@ def test_mounted_loop_refused_even_with_wipe(loops):
 def test_mount_invisible_to_mountinfo_is_caught_by_exclusive_open(loops, tmp_path):
     # as if mounted in another mount namespace: mountinfo does not list it, the kernel holds it
     device = loops.attach()
-    run(["mkfs.ext4", "-q", device])
+    execute(["mkfs.ext4", "-q", device])
     loops.mount(device)
     empty = tmp_path / "empty-mountinfo"
     empty.write_text("")
@@ -146,9 +146,9 @@ def test_mount_invisible_to_mountinfo_is_caught_by_exclusive_open(loops, tmp_pat
 def test_mounted_partition_refused_even_with_wipe(loops):
     device = loops.attach(partscan=True, table="label: gpt\n,\n")
     # this kernel has no partition-table parsers; partx adds the partition with BLKPG instead
-    run(["partx", "-a", device])
+    execute(["partx", "-a", device])
     partition = f"{device}p1"
-    run(["mkfs.ext4", "-q", partition])
+    execute(["mkfs.ext4", "-q", partition])
     point = loops.mount(partition)
     message = _refused([device], wipe=True)
     name = Path(partition).name

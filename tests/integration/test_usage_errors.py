@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_pytest
+from conftest import execute_pytest
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
 
@@ -23,7 +23,7 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     """The one ERROR line of a pytest run that must stop before building anything."""
     images = tmp_path / "images"
     defaults = [f"--image-dir={images}", f"--store={tmp_path / 'fsbench.db'}"]  # unless args give their own
-    done = run_pytest(["benchmarks/test_dd.py", *(d for d in defaults if not any(a.startswith(d.split("=")[0])
+    done = execute_pytest(["benchmarks/test_dd.py", *(d for d in defaults if not any(a.startswith(d.split("=")[0])
                                                                                  for a in args)), *args], cwd=cwd)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:] + done.stderr[-2000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
@@ -136,7 +136,7 @@ def test_a_value_only_the_tool_can_judge_is_one_line_before_anything_is_measured
 
 
 def test_kernel_config_make_does_not_know(tmp_path):
-    done = run_pytest(["benchmarks/test_kernel_build.py", "--kernel-config=fooconfig",
+    done = execute_pytest(["benchmarks/test_kernel_build.py", "--kernel-config=fooconfig",
                        f"--image-dir={tmp_path / 'images'}"], cwd=REPO)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "'fooconfig' is not a kernel configuration target make knows" in done.stderr
@@ -145,7 +145,7 @@ def test_kernel_config_make_does_not_know(tmp_path):
 
 def test_image_dir_that_is_a_file(tmp_path):
     (tmp_path / "afile").write_text("keep me")
-    done = run_pytest(["benchmarks/test_dd.py", f"--image-dir={tmp_path / 'afile'}"], cwd=REPO)
+    done = execute_pytest(["benchmarks/test_dd.py", f"--image-dir={tmp_path / 'afile'}"], cwd=REPO)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "is not a directory; name a directory" in done.stderr
     assert (tmp_path / "afile").read_text() == "keep me"
@@ -157,7 +157,7 @@ def test_image_dir_on_a_read_only_filesystem(tmp_path):
     readonly.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=1M", "fsbench-test-ro", str(readonly)], check=True)
     try:
-        done = run_pytest(["benchmarks/test_dd.py", f"--image-dir={readonly / 'images'}",
+        done = execute_pytest(["benchmarks/test_dd.py", f"--image-dir={readonly / 'images'}",
                            f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
     finally:
         subprocess.run(["umount", str(readonly)], check=True)
@@ -175,7 +175,7 @@ def test_a_store_that_cannot_be_used_is_refused_before_anything_is_built(tmp_pat
         store.mkdir()
     else:
         store.write_bytes(content)
-    done = run_pytest(["benchmarks/test_dd.py", f"--store={store}", f"--image-dir={tmp_path / 'images'}"], cwd=REPO)
+    done = execute_pytest(["benchmarks/test_dd.py", f"--store={store}", f"--image-dir={tmp_path / 'images'}"], cwd=REPO)
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert message in done.stderr
     assert content is None or store.read_bytes() == content
@@ -231,7 +231,7 @@ def test_case(fsbench_spec):
 
 def test_saving_a_session_that_measured_nothing_fails(tmp_path):
     (tmp_path / "test_skip.py").write_text(ALL_SKIP)
-    done = run_pytest(["test_skip.py", f"--store={tmp_path / 'fsbench.db'}", "--save=base"], cwd=tmp_path)
+    done = execute_pytest(["test_skip.py", f"--store={tmp_path / 'fsbench.db'}", "--save=base"], cwd=tmp_path)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
     assert "fsbench: not saved as baseline 'base': no case was measured" in done.stdout
     con = sqlite3.connect(tmp_path / "fsbench.db")
@@ -258,7 +258,7 @@ def test_a_device_too_small_for_the_workload_is_refused_before_anything_is_writt
 
 @pytest.mark.root
 def test_a_threshold_that_applied_to_nothing_fails_the_session(tmp_path, no_leftovers):
-    done = run_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
+    done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
                        "--threshold=dd.read>=1MB/s", "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
                        f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
@@ -367,7 +367,7 @@ def test_a_target_too_small_for_the_workload_is_refused_before_it_runs(tmp_path,
     """A 768 MiB bonnie++ file fits a 1G image, but on btrfs (copy-on-write) the rewrite needs
     room for a second copy, which the filesystem on it does not have: found once the target
     tells its free space, before the first run."""
-    done = run_pytest(["benchmarks/test_bonnie.py", "--fs=btrfs", "--image-size=1G", "--bonnie-size=768",
+    done = execute_pytest(["benchmarks/test_bonnie.py", "--fs=btrfs", "--image-size=1G", "--bonnie-size=768",
                        f"--image-dir={tmp_path / 'images'}", f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
     assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
     assert "btrfs-single: bonnie needs about 1.6G on the target and btrfs-single has" in done.stdout

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from lxml import etree, html
 
-from conftest import run_pytest
+from conftest import execute_pytest
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
@@ -102,9 +102,9 @@ def test_every_view_says_the_same(tmp_path, no_leftovers):
     store, during, after = tmp_path / "fsbench.db", tmp_path / "during.html", tmp_path / "after.html"
     common = ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=8M", "--runs=6", "--image-size=512M",
               f"--image-dir={tmp_path / 'images'}", f"--store={store}"]
-    saved = run_pytest([*common, "--save=base"], cwd=REPO)
+    saved = execute_pytest([*common, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
-    done = run_pytest([*common, "--compare=base", "--fail-on-regression=5%", "--paired=ext4:mount=sync",
+    done = execute_pytest([*common, "--compare=base", "--fail-on-regression=5%", "--paired=ext4:mount=sync",
                        f"--report={during}"], cwd=REPO)
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-2000:]  # the gate decides which
     lines = done.stdout.splitlines()

@@ -22,7 +22,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import run_pytest, sigint_default
+from conftest import execute_pytest, sigint_default
 from pytest_fsbench.cache_check import FROM_CACHE_BELOW, SHARE
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
@@ -31,7 +31,7 @@ from pytest_fsbench.probe import probe
 from pytest_fsbench.kernels import debian_kernel, parse_kernels
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 from pytest_fsbench.vm import vm_missing
 from pytest_fsbench.workloads.bonnie import Bonnie
 from pytest_fsbench.workloads.dbench import Dbench
@@ -81,7 +81,7 @@ def vm_session(tmp_path_factory):
     specs = (XFS_RAID1, EXT4_RAID5, ZFS_RAID10)
     settings = Settings(("xfs", "ext4", "zfs"), ("raid1", "raid5", "raid10"), specs, kernels=parse_kernels("vm"),
                         image_dir=tmp / "images", image_size=1 << 30)
-    session = FsbenchSession(settings, probe(), run, run_root=tmp / "run")
+    session = FsbenchSession(settings, probe(), execute, run_root=tmp / "run")
     try:
         try:
             reasons = session.targets.unavailable(XFS_RAID1)  # boots the guest
@@ -92,7 +92,7 @@ def vm_session(tmp_path_factory):
         yield session
     finally:
         session.close()
-        assert not qemu_of(str(session.targets.rundir)), "the guest outlived its session"
+        assert not qemu_of(str(session.targets.session_dir)), "the guest outlived its session"
         assert not list((tmp / "images").glob("*.img")), "the guest's disk images outlived its session"
 
 
@@ -156,15 +156,15 @@ def iostat_rows(text: str) -> dict[str, list[dict[str, int]]]:
 
 def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
     with built(vm_session, XFS_RAID1) as target:
-        mdstat = target.run(["cat", "/proc/mdstat"]).stdout
+        mdstat = target.execute(["cat", "/proc/mdstat"]).stdout
         assert "active raid1 " in mdstat and "[UU]" in mdstat, mdstat
         assert [d.path for d in target.devices] == ["/dev/vda", "/dev/vdb"]  # virtio disks, not loop devices
-        assert target.run(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == "xfs"
+        assert target.execute(["findmnt", "-n", "-o", "FSTYPE", str(target.mountpoint)]).stdout.strip() == "xfs"
         kernel = target.manifest["kernel"]
         assert kernel["runs_under"] == "vm" and kernel["accelerator"] in ("kvm", "tcg")
         assert kernel["release"] == debian_kernel().name.removeprefix("vmlinuz-")
-        written = target.measure(DdWrite(total_size="64M", direct=True), run, "drop")
-        read = target.measure(DdRead(total_size="64M"), run, "drop")
+        written = target.measure(DdWrite(total_size="64M", direct=True), execute, "drop")
+        read = target.measure(DdRead(total_size="64M"), execute, "drop")
         assert "host cache bypassed (QEMU cache=none)" in written.cache
         assert metric(written, "dd.write") > 0 and metric(read, "dd.read") > 0
         assert metric(written, "disk.write") >= 64 * 1.048576  # reached the array's members, both of them
@@ -175,35 +175,35 @@ def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
 
 def test_md_raid5_with_ext4_on_disks_the_last_case_used(vm_session):
     with built(vm_session, EXT4_RAID5) as target:
-        signatures = target.run(["blkid", "-p", "/dev/vdc"]).stdout
+        signatures = target.execute(["blkid", "-p", "/dev/vdc"]).stdout
         assert "linux_raid_member" in signatures  # this case's array, on a disk the last case wiped
-        assert "active raid5 " in target.run(["cat", "/proc/mdstat"]).stdout
-        assert metric(target.measure(DdWrite(total_size="32M"), run, "drop"), "dd.write") > 0
+        assert "active raid5 " in target.execute(["cat", "/proc/mdstat"]).stdout
+        assert metric(target.measure(DdWrite(total_size="32M"), execute, "drop"), "dd.write") > 0
     assert vm_session.targets.vm_guest(parse_kernels("vm")[0]).boots == 1  # one guest for every case
 
 
 def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
     needs_openzfs(vm_session)
     with built(vm_session, ZFS_RAID10) as target:
-        status = target.run(["zpool", "status", "-P"]).stdout
+        status = target.execute(["zpool", "status", "-P"]).stdout
         assert status.count("mirror-") == 2 and "/dev/vda1" in status, status
         assert target.manifest["applied"]["version"].startswith("zfs-2.")  # OpenZFS, not zfs-fuse's 0.7
         assert "recordsize\t16M" in target.manifest["applied"]["properties"]
         assert target.manifest["kernel"]["openzfs"].startswith("2.")
-        written = target.measure(DdWrite(total_size="64M", data="50%"), run, "drop")
+        written = target.measure(DdWrite(total_size="64M", data="50%"), execute, "drop")
         assert metric(written, "fs.compressratio") > 1.5
         assert "pool export/import" in written.cache  # the ARC emptied the only way it can be
 
 
 def test_fio_writes_and_rereads_in_the_virtual_machine(vm_session):
     with built(vm_session, XFS_RAID1) as target:
-        written = target.measure(Fio(rw="write", bs="128k", size="32M"), run, "drop")
+        written = target.measure(Fio(rw="write", bs="128k", size="32M"), execute, "drop")
         from_the_disks(written, "fio.write.bw")
         assert metric(written, "fio.write.iops") > 0 and metric(written, "fio.write.clat_p99") > 0
         # a read pattern: its file written once, unmeasured; the cache emptied before the timed reads
-        reread = target.measure(Fio(rw="randread", bs="4k", size="32M", runtime=3), run, "drop")
+        reread = target.measure(Fio(rw="randread", bs="4k", size="32M", runtime=3), execute, "drop")
         from_the_disks(reread, "fio.read.bw")
-        direct = target.measure(Fio(rw="read", bs="1m", size="32M"), run, "direct")
+        direct = target.measure(Fio(rw="read", bs="1m", size="32M"), execute, "direct")
         assert "O_DIRECT" in direct.cache and '"direct" : "1"' in direct.completed.stdout
         from_the_disks(direct, "fio.read.bw")
 
@@ -211,17 +211,17 @@ def test_fio_writes_and_rereads_in_the_virtual_machine(vm_session):
 def test_phased_iozone_in_the_virtual_machine(vm_session):
     with built(vm_session, XFS_RAID1) as target:
         done = target.measure(Iozone(tests=("write", "read", "random_read"), record="64k", file="32M", cpu=True),
-                              run, "drop")
+                              execute, "drop")
         assert "(before each of 3 phases)" in done.cache  # write, then each read group on the kept file
         from_the_disks(done, "iozone.write", "iozone.read", "iozone.random_read")
         assert metric(done, "iozone.write.cpu") > 0
-        both = target.measure(Iozone(tests=("write", "read"), record="64k", file="16M", processes=2), run, "drop")
+        both = target.measure(Iozone(tests=("write", "read"), record="64k", file="16M", processes=2), execute, "drop")
         from_the_disks(both, "iozone.write", "iozone.read")
 
 
 def test_dbench_in_the_virtual_machine(vm_session):
     with built(vm_session, EXT4_RAID5) as target:
-        done = target.measure(Dbench(clients=2, seconds=10), run, "drop")
+        done = target.measure(Dbench(clients=2, seconds=10), execute, "drop")
         assert metric(done, "dbench.throughput") > 0 and metric(done, "dbench.max_latency") > 0
         assert not shares(done)  # dbench says no byte counts, so none of its figures is checked
         assert metric(done, "disk.write") > 0  # the clients' files reached the array's disks
@@ -229,7 +229,7 @@ def test_dbench_in_the_virtual_machine(vm_session):
 
 def test_bonnie_in_the_virtual_machine(vm_session):
     with built(vm_session, EXT4_RAID5) as target:
-        done = target.measure(Bonnie(size_mb=64, files_k=1), run, "drop")
+        done = target.measure(Bonnie(size_mb=64, files_k=1), execute, "drop")
         from_the_disks(done, "bonnie.block_write", "bonnie.block_rewrite")
         assert metric(done, "bonnie.rand_create") > 0 or metric(done, "bonnie.seq_create") > 0
 
@@ -239,7 +239,7 @@ def test_filebench_in_the_virtual_machine(vm_session):
     if binary is None:
         pytest.skip(MISSING_REASON)
     with built(vm_session, XFS_RAID1) as target:
-        done = target.measure(Filebench.from_installation("varmail", runtime=5, binary=binary), run, "drop")
+        done = target.measure(Filebench.from_installation("varmail", runtime=5, binary=binary), execute, "drop")
         assert metric(done, "filebench.ops_per_s") > 0 and metric(done, "filebench.mb_per_s") > 0
 
 
@@ -253,7 +253,7 @@ def test_every_filesystem_driver_and_md_layout_measures_in_the_virtual_machine(v
         if vm_session.targets.unavailable(spec):
             continue  # ZFS without OpenZFS in the guest: the test above says why
         with built(vm_session, spec) as target:
-            from_the_disks(target.measure(Fio(rw="write", bs="1m", size="16M"), run, "drop"), "fio.write.bw")
+            from_the_disks(target.measure(Fio(rw="write", bs="1m", size="16M"), execute, "drop"), "fio.write.bw")
         measured.append(spec.fs)
     assert set(measured) >= set(FILESYSTEMS) - {"zfs"}, measured
 
@@ -263,19 +263,19 @@ def test_openzfs_pools_of_every_layout_with_their_options(vm_session, layout):
     needs_openzfs(vm_session)
     spec = CaseSpec("zfs", layout, ZFS_LAYOUTS[layout], kernel="vm")
     with built(vm_session, spec) as target:
-        status = target.run(["zpool", "status", "-P"]).stdout
+        status = target.execute(["zpool", "status", "-P"]).stdout
         assert top_level_vdevs(status) == ZFS_VDEVS[layout], status
         assert status.count("/dev/vd") == spec.devices_needed, status
-        ashift = target.run(["zpool", "get", "-H", "-o", "value", "ashift"]).stdout.strip()
+        ashift = target.execute(["zpool", "get", "-H", "-o", "value", "ashift"]).stdout.strip()
         assert ashift == spec.option("ashift") or (spec.option("ashift") is None and ashift == "0")
         applied = target.manifest["applied"]["properties"]
         assert all(f"{key}\t{value}\tlocal" in applied for key, value in spec.options if key not in ("ashift", "xattr"))
-        written = target.measure(DdWrite(total_size="16M", data="50%"), run, "drop")
+        written = target.measure(DdWrite(total_size="16M", data="50%"), execute, "drop")
         assert metric(written, "fs.compressratio") > 1.5  # every algorithm finds the zeros of half of each block
         if spec.option("dedup") == "on":  # two more copies of the file: their blocks are stored once
             copy = f"cp {target.mountpoint}/fsbench/dd.dat {target.mountpoint}/fsbench/copy"
-            target.run(["sh", "-c", f"{copy}1 && {copy}2 && zpool sync"])
-            ratio = target.run(["zpool", "list", "-H", "-o", "dedupratio"]).stdout.strip()
+            target.execute(["sh", "-c", f"{copy}1 && {copy}2 && zpool sync"])
+            ratio = target.execute(["zpool", "list", "-H", "-o", "dedupratio"]).stdout.strip()
             assert float(ratio.rstrip("x")) >= 2.9, ratio
 
 
@@ -283,12 +283,12 @@ def test_openzfs_log_and_cache_vdevs_on_disks_of_their_own(vm_session):
     needs_openzfs(vm_session)
     with built(vm_session, ZFS_LOG_CACHE) as target:
         assert len(target.devices) == 5  # the mirror's two, the log's two, the cache's one
-        status = target.run(["zpool", "status", "-P"]).stdout
+        status = target.execute(["zpool", "status", "-P"]).stdout
         logs, cache = status.split("\tlogs")[1].split("\tcache")
         assert top_level_vdevs(logs) == ["mirror-1"] and "/dev/vdc1" in logs and "/dev/vdd1" in logs, status
         assert "/dev/vde1" in cache, status
-        target.measure(DdWrite(total_size="16M"), run, "drop")
-        rows = iostat_rows(target.run(["zpool", "iostat", "-vp"]).stdout)
+        target.measure(DdWrite(total_size="16M"), execute, "drop")
+        rows = iostat_rows(target.execute(["zpool", "iostat", "-vp"]).stdout)
         # sync=always: every write went through the intent log, which is the log mirror's
         assert rows["logs"][0]["name"] == "mirror-1" and rows["logs"][0]["wops"] > 0, rows
 
@@ -296,11 +296,11 @@ def test_openzfs_log_and_cache_vdevs_on_disks_of_their_own(vm_session):
 def test_openzfs_special_vdev_takes_the_metadata(vm_session):
     needs_openzfs(vm_session)
     with built(vm_session, ZFS_SPECIAL) as target:
-        status = target.run(["zpool", "status", "-P"]).stdout
+        status = target.execute(["zpool", "status", "-P"]).stdout
         special = status.split("\tspecial")[1]
         assert top_level_vdevs(special) == ["mirror-1"] and "/dev/vdb1" in special and "/dev/vdc1" in special, status
-        target.measure(DdWrite(total_size="16M"), run, "drop")
-        rows = iostat_rows(target.run(["zpool", "iostat", "-vp"]).stdout)
+        target.measure(DdWrite(total_size="16M"), execute, "drop")
+        rows = iostat_rows(target.execute(["zpool", "iostat", "-vp"]).stdout)
         assert rows["special"][0]["alloc"] > 0, rows  # the file's metadata: indirect blocks, dnodes
         assert rows["data"][1]["alloc"] >= 16 << 20, rows  # its data, on the pool's own disk
 
@@ -320,12 +320,12 @@ def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(v
     kernel = parse_kernels("vm")[0]
     with pytest.raises(GuestError) as error:
         with built(vm_session, XFS_RAID1) as target:
-            target.run(["sh", "-c", "echo c > /proc/sysrq-trigger"])
+            target.execute(["sh", "-c", "echo c > /proc/sysrq-trigger"])
     said = str(error.value)
     assert said.startswith("guest kernel vm (run): ") and "its console ended:" in said, said
     assert "it panicked: " in said and "sysrq triggered crash" in said, said  # the kernel's own words
     with built(vm_session, XFS_RAID1) as target:
-        assert "active raid1 " in target.run(["cat", "/proc/mdstat"]).stdout
+        assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
     assert vm_session.targets.vm_guest(kernel).boots == 2
 
 
@@ -340,7 +340,7 @@ def test_openzfs_cases_and_a_kernel_against_itself_through_pytest(tmp_path):
     reason = vm_unavailable()
     if reason:
         pytest.skip(reason)
-    done = run_pytest(["benchmarks/test_dd.py", "-k", "dd and write", "--kernel", f"vm,vm:again={debian_kernel()}",
+    done = execute_pytest(["benchmarks/test_dd.py", "-k", "dd and write", "--kernel", f"vm,vm:again={debian_kernel()}",
                        "--fs=zfs", "--fs-opt", "zfs:compression=lz4", "--data=50%", "--runs=5",
                        *small(tmp_path, "16M")], cwd=REPO, timeout=1500)
     (tmp_path / "stdout").write_text(done.stdout)
@@ -378,7 +378,7 @@ def test_every_workloads_benchmark_case_runs_in_one_virtual_machine_through_pyte
     reason = vm_unavailable()
     if reason:
         pytest.skip(reason)
-    done = run_pytest([*WORKLOAD_CASES, "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=1", "-rs",
+    done = execute_pytest([*WORKLOAD_CASES, "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=1", "-rs",
                        *small(tmp_path)], cwd=REPO, timeout=2400)
     (tmp_path / "stdout").write_text(done.stdout)
     assert done.returncode == 0, done.stdout[-3000:]
@@ -438,18 +438,18 @@ def two_disks(tmp_path):
             image = tmp_path / f"disk{i}.img"
             image.write_bytes(b"")
             os.truncate(image, 1 << 30)
-            devices.append(run(["losetup", "--find", "--show", str(image)]).stdout.strip())
+            devices.append(execute(["losetup", "--find", "--show", str(image)]).stdout.strip())
         yield devices
     finally:
         for device in devices:
-            run(["losetup", "--detach", device], check=False)
+            execute(["losetup", "--detach", device], check=False)
 
 
 def test_devices_are_passed_through_to_the_virtual_machine(tmp_path, two_disks):
     reason = vm_unavailable()
     if reason:
         pytest.skip(reason)
-    done = run_pytest(["benchmarks/test_dd.py", "-k", "dd and write", "--kernel=vm", "--fs=xfs", "--layout=raid1",
+    done = execute_pytest(["benchmarks/test_dd.py", "-k", "dd and write", "--kernel=vm", "--fs=xfs", "--layout=raid1",
                        f"--devices={','.join(two_disks)}", "--runs=2", *small(tmp_path, "16M")], cwd=REPO, timeout=900)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "1 passed" in done.stdout, done.stdout[-3000:]

@@ -9,10 +9,10 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.probe import probe
 from pytest_fsbench.metrics import Direction
-from pytest_fsbench.runner import execute
+from pytest_fsbench.measurement import measure_run
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 from pytest_fsbench.workloads.bonnie import Bonnie
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 from pytest_fsbench.workloads.filebench import MISSING_REASON, Filebench, find_filebench
@@ -29,7 +29,7 @@ MiB = 1 << 20
 def session(tmp_path_factory):
     settings = Settings(tuple(FILESYSTEMS), ("single",), (), image_dir=tmp_path_factory.mktemp("images"),
                         image_size=4 << 30)
-    fsbench = FsbenchSession(settings, probe(), run, run_root=tmp_path_factory.mktemp("run"))
+    fsbench = FsbenchSession(settings, probe(), execute, run_root=tmp_path_factory.mktemp("run"))
     yield fsbench
     fsbench.close()
 
@@ -62,8 +62,8 @@ def check_throughput(metrics, prefix: str, count: int) -> None:
 
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 def test_iozone(target):
-    metrics = execute(Iozone(tests=("write", "rewrite", "read", "random_read", "random_write", "stride_read"),
-                             record=("64K", "1M"), file="32M", flush=True, cpu=True), target, run).metrics
+    metrics = measure_run(Iozone(tests=("write", "rewrite", "read", "random_read", "random_write", "stride_read"),
+                             record=("64K", "1M"), file="32M", flush=True, cpu=True), target, execute).metrics
     check_throughput(metrics, "iozone.", 12)
     assert by_name(metrics)[("iozone.write", (("file", "32M"), ("record", "64K")))].unit == "MB/s"
     assert any(m.name == "iozone.write.cpu" and m.unit == "%" for m in metrics)
@@ -77,17 +77,17 @@ def shares(metrics) -> dict[str, float]:
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 def test_iozone_figures_come_from_the_storage_unless_warm(target):
     workload = Iozone(tests=("write", "read", "reread"), record="1M", file="64M")
-    stored = shares(execute(workload, target, run).metrics)
+    stored = shares(measure_run(workload, target, execute).metrics)
     assert stored["iozone.write"] >= 50 and stored["iozone.read"] >= 50, stored
     assert stored["iozone.reread"] < 50, stored  # IOzone's re-test reads what its read just read
-    warm = shares(execute(workload, target, run, cache="warm").metrics)
+    warm = shares(measure_run(workload, target, execute, cache="warm").metrics)
     assert warm["iozone.read"] < 50, warm
 
 
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 def test_iozone_throughput_mode(target):
-    metrics = execute(Iozone(tests=("write", "read"), record="64K", file="16M", processes=2, flush=True),
-                      target, run).metrics
+    metrics = measure_run(Iozone(tests=("write", "read"), record="64K", file="16M", processes=2, flush=True),
+                      target, execute).metrics
     check_throughput(metrics, "iozone.", 2)  # only the tests asked for are reported
     assert all(m.params["processes"] == "2" for m in metrics if m.name.startswith("iozone."))
 
@@ -95,7 +95,7 @@ def test_iozone_throughput_mode(target):
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 @pytest.mark.parametrize("rw", ["write", "randread"])
 def test_fio(target, rw):
-    metrics = execute(Fio(rw=rw, bs="64k", size="32M", buffer_compress_percentage=0), target, run).metrics
+    metrics = measure_run(Fio(rw=rw, bs="64k", size="32M", buffer_compress_percentage=0), target, execute).metrics
     direction = "write" if "write" in rw else "read"
     check_throughput(metrics, f"fio.{direction}.bw", 1)
     units = {m.name: m.unit for m in metrics}
@@ -105,7 +105,7 @@ def test_fio(target, rw):
 
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 def test_bonnie(target):
-    metrics = execute(Bonnie(size_mb=1024, files_k=16), target, run).metrics
+    metrics = measure_run(Bonnie(size_mb=1024, files_k=16), target, execute).metrics
     block = {m.name: m for m in metrics if m.name.startswith("bonnie.block_") and m.name.count(".") == 1}
     assert set(block) <= {"bonnie.block_write", "bonnie.block_rewrite", "bonnie.block_read"} and block
     assert all(m.unit == "MB/s" and m.value > 0 for m in block.values())
@@ -119,7 +119,7 @@ def test_filebench(target):
     binary = find_filebench()
     if binary is None:
         pytest.skip(MISSING_REASON)
-    metrics = execute(Filebench.from_installation("varmail", "quick", runtime=5, binary=binary), target, run).metrics
+    metrics = measure_run(Filebench.from_installation("varmail", "quick", runtime=5, binary=binary), target, execute).metrics
     units = {m.name: m.unit for m in metrics}
     assert units["filebench.ops_per_s"] == "ops/s" and units["filebench.mb_per_s"] == "MB/s"
     assert all(m.value > 0 for m in metrics if m.name == "filebench.ops_per_s")
@@ -131,7 +131,7 @@ def test_kernel_build(target):
     source = find_kernel_source()
     if availability_errors(source):
         pytest.skip("; ".join(availability_errors(source)))
-    metrics = execute(KernelBuild(source=source, config="tinyconfig"), target, run).metrics
+    metrics = measure_run(KernelBuild(source=source, config="tinyconfig"), target, execute).metrics
     seconds = next(m for m in metrics if m.name == "kernel_build.seconds")
     assert seconds.unit == "s" and seconds.direction is Direction.LOWER and seconds.value > 0
     check_counters(metrics)
@@ -146,7 +146,7 @@ def test_kernel_build(target):
     (CaseSpec("zfs", "single", (("compression", "gzip"),)), "random", 0.9, 1.1),
 ], indirect=["target"], ids=["btrfs-zstd-50%", "btrfs-zstd-random", "zfs-gzip-50%", "zfs-gzip-random"])
 def test_compression_ratio_follows_the_data(target, data, low, high):
-    metrics = by_name(execute(DdWrite(total_size="64M", data=data), target, run).metrics)
+    metrics = by_name(measure_run(DdWrite(total_size="64M", data=data), target, execute).metrics)
     ratio = metrics[("fs.compressratio", ())]
     assert low <= ratio.value <= high, f"{target.id} with {data} data compressed {ratio.value:.2f}x"
     assert metrics[("cpu.system", ())].unit == "%"
@@ -154,7 +154,7 @@ def test_compression_ratio_follows_the_data(target, data, low, high):
 
 @pytest.mark.parametrize("target", [CaseSpec("btrfs", "single", (("compress", "zstd"),))], indirect=True)
 def test_fio_compressibility(target):
-    metrics = by_name(execute(Fio(rw="write", bs="1M", size="64M", buffer_compress_percentage=50), target, run).metrics)
+    metrics = by_name(measure_run(Fio(rw="write", bs="1M", size="64M", buffer_compress_percentage=50), target, execute).metrics)
     assert 1.6 <= metrics[("fs.compressratio", ())].value <= 2.4
 
 
@@ -163,13 +163,13 @@ def test_fio_compressibility(target):
 @pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
 @pytest.mark.parametrize("cache", ["drop", "remount", "direct"])
 def test_emptied_caches_make_reads_reach_the_devices(target, cache):
-    metrics = by_name(execute(DdRead(total_size="64M"), target, run, cache).metrics)
+    metrics = by_name(measure_run(DdRead(total_size="64M"), target, execute, cache).metrics)
     assert metrics[("disk.read", ())].value >= 64 * MiB / 1e6 * 0.9, f"{cache}: the read was served from memory"
 
 
 @pytest.mark.parametrize("target", ["ext4", "btrfs"], indirect=True)
 def test_warm_reads_come_from_memory(target):
-    metrics = by_name(execute(DdRead(total_size="64M"), target, run, "warm").metrics)
+    metrics = by_name(measure_run(DdRead(total_size="64M"), target, execute, "warm").metrics)
     assert metrics[("disk.read", ())].value < 64 * MiB / 1e6 * 0.1
 
 
@@ -179,18 +179,18 @@ def test_a_data_set_stays_in_memory_when_the_cache_policy_empties_the_page_cache
     from pathlib import Path
 
     from pytest_fsbench import datagen
-    from pytest_fsbench.runner import empty_page_cache, hold, release_datasets
+    from pytest_fsbench.measurement import empty_page_cache, hold, release_datasets
 
     data = tmp_path / "data.dat"
     datagen.write_data(str(data), 16 * MiB, datagen.parse_data("random"))
 
     def resident() -> int:
-        return int(run(["fincore", "-b", "-n", "-o", "RES", str(data)]).stdout.split()[0])
+        return int(execute(["fincore", "-b", "-n", "-o", "RES", str(data)]).stdout.split()[0])
 
     hold(data)
-    empty_page_cache(run)
+    empty_page_cache(execute)
     assert resident() == 16 * MiB
     release_datasets(tmp_path)
-    empty_page_cache(run)
+    empty_page_cache(execute)
     assert resident() < 16 * MiB
     assert Path(data).exists()

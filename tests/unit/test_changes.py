@@ -60,7 +60,7 @@ def nightly(path: Path | str, nights: int = 12, host: str = "nightly-1", seed: i
     return path
 
 
-def run(capsys, *args: str) -> tuple[int, str, str]:
+def execute(capsys, *args: str) -> tuple[int, str, str]:
     status = cli.main(["changes", *args])
     out, err = capsys.readouterr()
     return status, out, err
@@ -72,7 +72,7 @@ def change_lines(out: str) -> list[str]:
 
 def test_the_step_is_found_at_session_8_with_what_differed_and_nothing_else(tmp_path, capsys):
     db = nightly(tmp_path / "s.db")
-    status, out, err = run(capsys, f"--store={db}", "--host=nightly-1")
+    status, out, err = execute(capsys, f"--store={db}", "--host=nightly-1")
     assert status == 0 and err == ""
     assert "host nightly-1: 12 complete sessions (1-12); 2 series" in out
     [change] = change_lines(out)
@@ -103,7 +103,7 @@ def test_detect_gives_a_view_the_same(tmp_path):
 def test_a_figure_marks_the_change_between_sessions_7_and_8(tmp_path, capsys):
     db = nightly(tmp_path / "s.db")
     for name in ("h.svg", "h.png"):
-        status, out, _ = run(capsys, f"--store={db}", "--host=nightly-1", f"--figure={tmp_path / name}")
+        status, out, _ = execute(capsys, f"--store={db}", "--host=nightly-1", f"--figure={tmp_path / name}")
         assert status == 0 and f"fsbench changes: wrote {tmp_path / name}" in out
         assert (tmp_path / name).stat().st_size > 1000
     assert 'id="change-0-0"' in (tmp_path / "h.svg").read_text()
@@ -126,19 +126,19 @@ def test_other_machines_and_unfinished_sessions_are_not_in_a_series(tmp_path, ca
     crashed = store.start_session("crashed", {}, session_manifest(12, "nightly-1"))
     add_case(store, crashed, READ, "dd.read", 100.0, rng)  # a tenth of the level; the session never ended
     store.close()
-    status, out, _ = run(capsys, f"--store={db}", "--all-hosts")
+    status, out, _ = execute(capsys, f"--store={db}", "--all-hosts")
     assert status == 0
     assert ("host nightly-1: 12 complete sessions (1-12); host rack-2: 6 complete sessions (13-18); "
             "3 series") in out
     assert [line.split(" (")[0] for line in change_lines(out)] == ["  session 8"]
     assert "dd.write [bs=1M,data=random,size=256M] on nightly-1" in out
-    _, alone, _ = run(capsys, f"--store={db}", "--host=rack-2")
+    _, alone, _ = execute(capsys, f"--store={db}", "--host=rack-2")
     assert alone.splitlines()[-1] == "fsbench changes: no change points in 1 series"
 
 
 def test_three_sessions_are_too_few(tmp_path, capsys):
     db = nightly(tmp_path / "s.db", nights=3)
-    status, out, _ = run(capsys, f"--store={db}", "--host=nightly-1")
+    status, out, _ = execute(capsys, f"--store={db}", "--host=nightly-1")
     assert status == 0
     assert out == (f"fsbench changes: host nightly-1: 3 complete sessions in {db}; change points need at "
                    f"least {changes.MIN_SESSIONS}\n")
@@ -146,7 +146,7 @@ def test_three_sessions_are_too_few(tmp_path, capsys):
 
 def test_an_empty_store_says_so(tmp_path, capsys):
     Store(tmp_path / "s.db").close()
-    assert run(capsys, f"--store={tmp_path / 's.db'}", "--all-hosts") == (
+    assert execute(capsys, f"--store={tmp_path / 's.db'}", "--all-hosts") == (
         0, f"fsbench changes: no complete sessions in {tmp_path / 's.db'}\n", "")
 
 
@@ -159,7 +159,7 @@ def test_a_case_added_lately_is_left_out_until_it_has_enough_sessions(tmp_path, 
              np.random.default_rng(4))
     store.finish_session(session, "complete")
     store.close()
-    _, out, _ = run(capsys, f"--store={db}", "--host=nightly-1")
+    _, out, _ = execute(capsys, f"--store={db}", "--host=nightly-1")
     assert "host nightly-1: 7 complete sessions (1-7); 2 series;" in out
     assert "fsbench changes: 1 series with fewer than 5 sessions left out" in out
 
@@ -181,14 +181,14 @@ PVALUE = "give a probability above 0 and below 1, e.g. 0.001"
 ])
 def test_usage_errors_are_one_line_naming_the_value(tmp_path, capsys, args, message):
     db = nightly(tmp_path / "s.db", nights=2)
-    status, out, err = run(capsys, f"--store={db}", *(a.format(tmp=tmp_path) for a in args))
+    status, out, err = execute(capsys, f"--store={db}", *(a.format(tmp=tmp_path) for a in args))
     assert (status, out) == (2, "")
     assert err == "fsbench changes: " + message.format(db=db, tmp=tmp_path) + "\n"
 
 
 def test_a_store_that_does_not_exist_is_named_and_not_made(tmp_path, capsys):
     missing = tmp_path / "none.db"
-    status, out, err = run(capsys, f"--store={missing}", "--host=nightly-1")
+    status, out, err = execute(capsys, f"--store={missing}", "--host=nightly-1")
     assert (status, out) == (2, "")
     assert err.count("\n") == 1 and str(missing) in err
     assert not missing.exists()
@@ -196,14 +196,14 @@ def test_a_store_that_does_not_exist_is_named_and_not_made(tmp_path, capsys):
 
 def test_this_machine_is_the_default_host(tmp_path, capsys):
     db = nightly(tmp_path / "s.db", nights=5, host=platform.node())
-    status, out, _ = run(capsys, f"--store={db}")
+    status, out, _ = execute(capsys, f"--store={db}")
     assert status == 0 and f"host {platform.node()}: 5 complete sessions (1-5)" in out
 
 
 def test_a_teams_postgresql_store_gives_the_same(postgres_server, tmp_path, capsys):
-    _, on_file, _ = run(capsys, f"--store={nightly(tmp_path / 's.db')}", "--host=nightly-1")
+    _, on_file, _ = execute(capsys, f"--store={nightly(tmp_path / 's.db')}", "--host=nightly-1")
     url = nightly(postgres_server.new_database())
-    status, on_server, _ = run(capsys, f"--store={url}", "--host=nightly-1")
+    status, on_server, _ = execute(capsys, f"--store={url}", "--host=nightly-1")
     started = re.compile(r"started \S+")
     assert status == 0 and started.sub("", on_server) == started.sub("", on_file)
     assert [line.split(" (")[0] for line in change_lines(on_server)] == ["  session 8"]

@@ -54,7 +54,7 @@ def test_findmnt_names_the_mount_a_path_is_on():
 
 
 class Recorder:
-    """A runner that answers findmnt with a captured output (the guard's only command)."""
+    """An executor that answers findmnt with a captured output (the guard's only command)."""
 
     def __init__(self, answer: str) -> None:
         self.answer, self.calls = answer, []
@@ -71,9 +71,9 @@ def fake_target(mountpoint: str) -> Target:
 
 def test_the_guard_accepts_a_path_on_the_target_and_records_it():
     target = fake_target("/tmp/fm/mnt")
-    run = Recorder((FINDMNT / "on-target.json").read_text())
-    target.check_holds(Path("/tmp/fm/mnt/pts/local"), run)
-    assert run.calls == [["findmnt", "-J", "-o", "TARGET,SOURCE,FSTYPE", "--target", "/tmp/fm/mnt/pts/local"]]
+    execute = Recorder((FINDMNT / "on-target.json").read_text())
+    target.check_holds(Path("/tmp/fm/mnt/pts/local"), execute)
+    assert execute.calls == [["findmnt", "-J", "-o", "TARGET,SOURCE,FSTYPE", "--target", "/tmp/fm/mnt/pts/local"]]
     assert target.manifest["measured_on"]["source"] == "/dev/loop0"
 
 
@@ -96,12 +96,12 @@ def test_a_registry_whose_daemon_and_sessions_are_gone_is_a_leftover(tmp_path):
     (registry / "daemon").write_text("999998 3.00")
     (registry / "lock").write_text("")
 
-    def run(argv, **kwargs):
+    def execute(argv, **kwargs):
         return Completed(tuple(argv), 0, "", "", 0.0)
 
-    found = find_leftovers(run, tmp_path / "run", daemon_roots=[registry])
+    found = find_leftovers(execute, tmp_path / "run", daemon_roots=[registry])
     assert found.registries == [registry] and found.daemons == []
-    assert remove_leftovers(found, run, daemon_roots=[registry]) == []
+    assert remove_leftovers(found, execute, daemon_roots=[registry]) == []
     assert not registry.exists()
 
 
@@ -109,10 +109,10 @@ def test_a_path_proven_once_is_proven_again_by_its_device_number(tmp_path):
     """findmnt runs once per path; a later check that finds the same device number trusts it, and
     one that finds another device (something mounted over it, or the target gone) asks again."""
     target = fake_target("/tmp/fm/mnt")
-    run = Recorder((FINDMNT / "on-target.json").read_text())
-    target.check_holds(tmp_path, run)
-    target.check_holds(tmp_path, run)
-    assert len(run.calls) == 1 and target.manifest["measured_on"]["source"] == "/dev/loop0"
+    execute = Recorder((FINDMNT / "on-target.json").read_text())
+    target.check_holds(tmp_path, execute)
+    target.check_holds(tmp_path, execute)
+    assert len(execute.calls) == 1 and target.manifest["measured_on"]["source"] == "/dev/loop0"
     target._proven[str(tmp_path)] = (-1, *target._proven[str(tmp_path)][1:])  # as if the path moved
     with pytest.raises(NotOnTarget):
         target.check_holds(tmp_path, Recorder((FINDMNT / "root-disk.json").read_text()))

@@ -1,5 +1,5 @@
 """A daemon a driver declares (zfs-fuse's) is started, shared and stopped by the generic code in
-daemons.py and targets.py, which know no filesystem: here a `sleep` stands in for the daemon."""
+daemons.py and provisioning.py, which know no filesystem: here a `sleep` stands in for the daemon."""
 
 from __future__ import annotations
 

@@ -60,10 +60,10 @@ def test_the_tools_own_cpu_is_its_childrens_over_the_wall_time():
     import psutil
 
     from pytest_fsbench.monitor import snapshot, tool_cpu
-    from pytest_fsbench.system import run
+    from pytest_fsbench.system import execute
 
     before = snapshot([])
-    run(["python3", "-c", "sum(range(30_000_000))"])
+    execute(["python3", "-c", "sum(range(30_000_000))"])
     after = snapshot([])
     [metric] = tool_cpu([(before, after)])
     assert metric.name == "cpu.tool" and metric.unit == "%"

@@ -16,7 +16,7 @@ from pytest_fsbench.host import Host
 from pytest_fsbench.kernels import DEBIAN_UML, Kernel
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Store
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 
 #: this machine's kind: no md, no jfs or reiserfs, zfs-fuse
 HOST = Host("6.18", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}),
@@ -108,14 +108,14 @@ def test_the_store_a_session_would_use(tmp_path):
 
 
 def test_the_image_directory_a_session_would_use(tmp_path):
-    line, ok = doctor.image_dir_line(str(tmp_path / "images"), run)
+    line, ok = doctor.image_dir_line(str(tmp_path / "images"), execute)
     assert ok and line.startswith(f"image dir: {tmp_path / 'images'} (made when a session starts): ")
     assert " free on " in line and not (tmp_path / "images").exists()
     (tmp_path / "afile").write_text("x")
-    line, ok = doctor.image_dir_line(str(tmp_path / "afile"), run)
+    line, ok = doctor.image_dir_line(str(tmp_path / "afile"), execute)
     assert not ok and line == (f"image dir: {tmp_path / 'afile'}: cannot be used: is not a directory; name a "
                                "directory (it is made if missing)")
-    line, ok = doctor.image_dir_line("/proc/fsbench", run)
+    line, ok = doctor.image_dir_line("/proc/fsbench", execute)
     assert not ok and "/proc is not writable here" in line
 
 

@@ -14,7 +14,7 @@ from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.pts import launcher, options, profiles, results
 from pytest_fsbench.pts.export import composite_xml
 from pytest_fsbench.pts.workload import RESULT_MARK, PtsWorkload, install_failure
-from pytest_fsbench.runner import Unsupported
+from pytest_fsbench.measurement import Unsupported
 from pytest_fsbench.store import Store
 from pytest_fsbench.target import NotOnTarget
 from pts_template import schema
@@ -130,7 +130,7 @@ def test_a_profile_is_not_installed_in_a_guest():
         spec: Spec = Spec()
 
     with pytest.raises(Unsupported, match="pts.fsbench-dd is installed and run on the host's kernel only"):
-        dd_workload().installed(GuestTarget(), run=None)
+        dd_workload().installed(GuestTarget(), execute=None)
 
 
 def captured_run() -> str:

@@ -1,5 +1,5 @@
-"""Target building, undo and the measuring loop with a recording runner: every command fsbench
-would run is recorded instead of run (the Runner is injected for this), so the order of build,
+"""Target building, undo and the measuring loop with a recording executor: every command fsbench
+would run is recorded instead of run (the Executor is injected for this), so the order of build,
 measure and teardown — also when a step fails — is checked without root."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.devices import Device
 from pytest_fsbench.errors import CommandError
 from pytest_fsbench.filesystems import driver
-from pytest_fsbench.runner import apply_cache_policy, execute
+from pytest_fsbench.measurement import apply_cache_policy, measure_run
 from pytest_fsbench.system import Completed
 from pytest_fsbench.target import build_target
 from pytest_fsbench.workloads.dd import DdWrite
@@ -24,7 +24,7 @@ DD_OUTPUT = ("16+0 records in\n16+0 records out\n"
 
 
 class Recorder:
-    """A Runner that records argv and answers from canned outputs (by the program's name);
+    """An Executor that records argv and answers from canned outputs (by the program's name);
     `fail` names a program whose first call fails."""
 
     def __init__(self, mountpoint_of=None, fail: str | None = None) -> None:
@@ -66,39 +66,39 @@ class FakeDevices:
 
 
 def test_build_then_teardown_in_reverse(tmp_path):
-    run = Recorder()
+    execute = Recorder()
     spec = CaseSpec("ext4", "single")
-    with build_target(spec, driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-1", tmp_path / "scratch",
-                      execute) as target:
+    with build_target(spec, driver("ext4"), FakeDevices(), execute, tmp_path, "fsbench-t-1", tmp_path / "scratch",
+                      measure_run) as target:
         assert target.mountpoint == tmp_path / "mnt" / "fsbench-t-1" and target.mountpoint.is_dir()
-        built = run.programs()
+        built = execute.programs()
     assert built[:2] == ["mkfs.ext4", "mount"]
-    teardown = run.calls[len(built):]
+    teardown = execute.calls[len(built):]
     assert [c[0] for c in teardown] == ["umount", "losetup"]  # newest first: unmount, then detach
     assert teardown[1] == ["losetup", "--detach", "/dev/loop7"]
     assert not (tmp_path / "mnt" / "fsbench-t-1").exists()
 
 
 def test_a_failed_step_undoes_what_was_done(tmp_path):
-    run = Recorder(fail="mkfs.ext4")
+    execute = Recorder(fail="mkfs.ext4")
     with pytest.raises(CommandError, match="simulated failure"):
-        with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-2",
-                          tmp_path / "scratch", execute):
+        with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), execute, tmp_path, "fsbench-t-2",
+                          tmp_path / "scratch", measure_run):
             raise AssertionError("never reached: the build failed")
-    assert run.programs() == ["mkfs.ext4", "losetup"]  # no mount was made, the device is released
+    assert execute.programs() == ["mkfs.ext4", "losetup"]  # no mount was made, the device is released
     assert not (tmp_path / "mnt" / "fsbench-t-2").exists()
 
 
 def test_measuring_loop_checks_the_target_then_caches_then_measures(tmp_path):
     holder = {}
-    run = Recorder(mountpoint_of=lambda: holder["mountpoint"])
+    execute = Recorder(mountpoint_of=lambda: holder["mountpoint"])
     drop_caches = tmp_path / "drop_caches"
-    with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-3",
-                      tmp_path / "scratch", execute) as target:
+    with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), execute, tmp_path, "fsbench-t-3",
+                      tmp_path / "scratch", measure_run) as target:
         holder["mountpoint"] = target.mountpoint
-        start = len(run.calls)
-        measurement = execute(DdWrite(total_size="16M", data="zeros"), target, run, "drop", drop_caches)
-        measured = [c[0] for c in run.calls[start:]]
+        start = len(execute.calls)
+        measurement = measure_run(DdWrite(total_size="16M", data="zeros"), target, execute, "drop", drop_caches)
+        measured = [c[0] for c in execute.calls[start:]]
         for made in target.mountpoint.iterdir():  # nothing is mounted here: the files sit in the directory
             shutil.rmtree(made)
     assert measured[0] == "findmnt"  # the work directory is on the target, checked first
@@ -112,11 +112,11 @@ def test_measuring_loop_checks_the_target_then_caches_then_measures(tmp_path):
 def test_a_remount_writes_dirty_pages_back_before_it_unmounts(tmp_path):
     """zfs-fuse hangs when the kernel flushes a FUSE mount's dirty pages to it during an export:
     every eviction comes after a sync."""
-    run = Recorder()
-    with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), run, tmp_path, "fsbench-t-4",
-                      tmp_path / "scratch", execute) as target:
-        start = len(run.calls)
-        done = apply_cache_policy("remount", target, run, tmp_path / "drop_caches")
-        order = [c[0] for c in run.calls[start:]]
+    execute = Recorder()
+    with build_target(CaseSpec("ext4", "single"), driver("ext4"), FakeDevices(), execute, tmp_path, "fsbench-t-4",
+                      tmp_path / "scratch", measure_run) as target:
+        start = len(execute.calls)
+        done = apply_cache_policy("remount", target, execute, tmp_path / "drop_caches")
+        order = [c[0] for c in execute.calls[start:]]
         assert order.index("sync") < order.index("umount") < order.index("mount")
         assert done == "remount: umount/mount + sync+drop_caches"

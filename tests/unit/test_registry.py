@@ -80,7 +80,7 @@ def test_a_guest_loads_every_module_a_driver_declares_in_the_drivers_order(monke
         tried.append(argv[-1])
         return Completed(tuple(argv), 0 if argv[-1] != "raid10" else 1, "", "", 0.0)
 
-    monkeypatch.setattr(guest_agent, "run", modprobe)
+    monkeypatch.setattr(guest_agent, "execute", modprobe)
     (tmp_path / "tree" / "6.1").mkdir(parents=True)
     loaded = guest_agent.load_modules(tmp_path / "guest", "6.1", tmp_path / "tree")
     declared_modules = [module for cls in DRIVERS.values() for module in cls.guest_modules]
@@ -158,13 +158,13 @@ def test_a_btrfs_device_the_kernel_already_dropped_is_nothing_to_forget():
 
     # a recorder: here the device is registered again after the unmount (udev scans it), so a kernel that drops
     # it first (a virtual machine's 6.1, before its udev scans) is played by btrfs-progs' own words
-    def run(argv, **_):
+    def execute(argv, **_):
         if argv[:4] == ["btrfs", "device", "scan", "--forget"]:
             raise CommandError(argv, 1, "ERROR: cannot unregister device '/dev/vda': No such file or directory")
         return Completed(tuple(argv), 0, "", "", 0.0)
 
     ctx = BuildContext("fsbench-1-abcd-1", ("/dev/vda",), "/mnt/t", "/tmp/dev")
-    undo = UndoStack(run)
+    undo = UndoStack(execute)
     for step in driver("btrfs").plan(CaseSpec("btrfs", "single"), ctx):
         undo.push(*step.undo, gone=step.gone)
     assert undo.unwind() == []

@@ -80,7 +80,7 @@ class FakeSysfs:
 
 
 class Recorder:
-    """Stands in for system.run: answers blkid/wipefs from a table and records every call."""
+    """Stands in for system.execute: answers blkid/wipefs from a table and records every call."""
 
     def __init__(self, blkid: tuple[int, str] = (2, ""), wipefs: str = ""):
         self.blkid, self.wipefs = blkid, wipefs
@@ -120,10 +120,10 @@ def _swaps(tmp_path: Path, *names: str) -> str:
     return str(path)
 
 
-def _refusal(paths, tmp_path, fake, *, mounts=(), swaps=(), wipe=False, run=None) -> str:
-    recorder = run or Recorder()
+def _refusal(paths, tmp_path, fake, *, mounts=(), swaps=(), wipe=False, execute=None) -> str:
+    recorder = execute or Recorder()
     with pytest.raises(UnsafeDevice) as caught:
-        safety.check_devices(paths, wipe=wipe, run=recorder, sysfs=str(fake.root),
+        safety.check_devices(paths, wipe=wipe, execute=recorder, sysfs=str(fake.root),
                              mountinfo=_mountinfo(tmp_path, *mounts), swaps=_swaps(tmp_path, *swaps))
     message = str(caught.value)
     assert "\n" not in message
@@ -143,11 +143,11 @@ def test_disk_with_holders_is_refused_even_with_wipe(tmp_path, fake, blockdevs):
     dev = blockdevs[0]
     fake.add("md0", slaves=("sdx",))
     fake.add("sdx", rdev=os.stat(dev).st_rdev, holders=("md0",))
-    run = Recorder()
-    message = _refusal([dev], tmp_path, fake, wipe=True, run=run)
+    execute = Recorder()
+    message = _refusal([dev], tmp_path, fake, wipe=True, execute=execute)
     assert message.startswith(f"{dev} (sdx) is held by md0")
     assert "stop md0 first" in message
-    assert run.calls == []  # refused before any probing
+    assert execute.calls == []  # refused before any probing
 
 
 def test_partition_with_holders_is_refused(tmp_path, fake, blockdevs):
@@ -284,7 +284,7 @@ def test_device_missing_from_sysfs_is_refused(tmp_path, fake, blockdevs):
 def test_unreadable_mountinfo_refuses_everything(tmp_path, fake, blockdevs):
     fake.add("sdx", rdev=os.stat(blockdevs[0]).st_rdev)
     with pytest.raises(UnsafeDevice, match="cannot tell what is mounted"):
-        safety.check_devices([blockdevs[0]], run=Recorder(), sysfs=str(fake.root),
+        safety.check_devices([blockdevs[0]], execute=Recorder(), sysfs=str(fake.root),
                              mountinfo=str(tmp_path / "absent"), swaps=str(tmp_path / "absent"))
 
 
@@ -294,21 +294,21 @@ def test_unreadable_mountinfo_refuses_everything(tmp_path, fake, blockdevs):
 def test_signature_is_refused_without_wipe(tmp_path, fake, blockdevs):
     dev = blockdevs[0]
     fake.add("sdx", rdev=os.stat(dev).st_rdev)
-    run = Recorder(blkid=(0, "DEVNAME=x\nUUID=1\nTYPE=ext4\nUSAGE=filesystem\n"),
+    execute = Recorder(blkid=(0, "DEVNAME=x\nUUID=1\nTYPE=ext4\nUSAGE=filesystem\n"),
                    wipefs=json.dumps({"signatures": [{"type": "ext4", "offset": "0x438"}]}))
-    message = _refusal([dev], tmp_path, fake, run=run)
+    message = _refusal([dev], tmp_path, fake, execute=execute)
     assert message == (f"{dev} (sdx) holds an ext4 filesystem signature; pass --wipe-devices to let "
                        "fsbench overwrite it, or pick another device")
-    assert run.calls[0] == ["blkid", "-p", "-o", "export", dev]
-    assert run.calls[1] == ["wipefs", "--no-act", "--json", dev]
+    assert execute.calls[0] == ["blkid", "-p", "-o", "export", dev]
+    assert execute.calls[1] == ["wipefs", "--no-act", "--json", dev]
 
 
 def test_partition_table_is_described(tmp_path, fake, blockdevs):
     dev = blockdevs[0]
     fake.add("sdx", rdev=os.stat(dev).st_rdev)
     wipefs = {"signatures": [{"type": "gpt"}, {"type": "gpt"}, {"type": "PMBR"}]}
-    run = Recorder(blkid=(0, "PTUUID=abc\nPTTYPE=gpt\n"), wipefs=json.dumps(wipefs))
-    message = _refusal([dev], tmp_path, fake, run=run)
+    execute = Recorder(blkid=(0, "PTUUID=abc\nPTTYPE=gpt\n"), wipefs=json.dumps(wipefs))
+    message = _refusal([dev], tmp_path, fake, execute=execute)
     assert "holds a gpt partition table (signatures found: gpt, PMBR); pass --wipe-devices" in message
 
 
@@ -316,16 +316,16 @@ def test_ambivalent_blkid_result_uses_the_wipefs_list(tmp_path, fake, blockdevs)
     dev = blockdevs[0]
     fake.add("sdx", rdev=os.stat(dev).st_rdev)
     wipefs = {"signatures": [{"type": "zfs_member"}, {"type": "linux_raid_member"}]}
-    run = Recorder(blkid=(8, ""), wipefs=json.dumps(wipefs))
-    message = _refusal([dev], tmp_path, fake, run=run)
+    execute = Recorder(blkid=(8, ""), wipefs=json.dumps(wipefs))
+    message = _refusal([dev], tmp_path, fake, execute=execute)
     assert "holds a zfs_member signature (signatures found: zfs_member, linux_raid_member)" in message
 
 
 def test_failed_probe_refuses(tmp_path, fake, blockdevs):
     dev = blockdevs[0]
     fake.add("sdx", rdev=os.stat(dev).st_rdev)
-    run = Recorder(blkid=(4, "blkid: error: /dev/x: Permission denied\n"))
-    message = _refusal([dev], tmp_path, fake, run=run, wipe=True)
+    execute = Recorder(blkid=(4, "blkid: error: /dev/x: Permission denied\n"))
+    message = _refusal([dev], tmp_path, fake, execute=execute, wipe=True)
     assert "cannot be probed for signatures (blkid: blkid: error: /dev/x: Permission denied)" in message
 
 
@@ -336,7 +336,7 @@ def test_missing_blkid_refuses(tmp_path, fake, blockdevs):
     def missing(argv, **kwargs):
         raise CommandError(argv, None, "", f"program not found: {argv[0]}")
 
-    message = _refusal([dev], tmp_path, fake, run=missing, wipe=True)
+    message = _refusal([dev], tmp_path, fake, execute=missing, wipe=True)
     assert "cannot be probed for signatures (blkid: program not found: blkid); install util-linux" in message
 
 
@@ -374,8 +374,8 @@ def test_accepted_device_info(tmp_path, fake, blockdevs, never_open_devices):
     fake.add("sdx", rdev=os.stat(dev).st_rdev, sectors=4096)
     (fake.root / "devices" / "virtual" / "block" / "sdx" / "device").mkdir()
     (fake.root / "devices" / "virtual" / "block" / "sdx" / "device" / "model").write_text("ST300DM  \n")
-    run = Recorder(blkid=(0, "TYPE=ext4\nUSAGE=filesystem\n"), wipefs='{"signatures": [{"type": "ext4"}]}')
-    [info] = safety.check_devices([dev], wipe=True, run=run, sysfs=str(fake.root),
+    execute = Recorder(blkid=(0, "TYPE=ext4\nUSAGE=filesystem\n"), wipefs='{"signatures": [{"type": "ext4"}]}')
+    [info] = safety.check_devices([dev], wipe=True, execute=execute, sysfs=str(fake.root),
                                   mountinfo=_mountinfo(tmp_path), swaps=_swaps(tmp_path))
     assert info == safety.DeviceInfo(dev, "sdx", 4096 * 512, "ST300DM", os.stat(dev).st_rdev, ("ext4",))
     assert never_open_devices == [dev]

@@ -56,20 +56,20 @@ def test_o_names_the_file_and_must_be_one_that_can_be_written(tmp_path):
 
 def recorded_session(store: Path) -> Callable[[list[str], Path], int]:
     """A stand-in for pytest: the stored report session, recorded as this study's arguments."""
-    def run_pytest(args: list[str], cwd: Path) -> int:
+    def execute_pytest(args: list[str], cwd: Path) -> int:
         store.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(DATA / "sessions.db", store)
         with sqlite3.connect(store) as db:
             db.execute("UPDATE sessions SET args = ? WHERE id = 2", (json.dumps({"argv": args}),))
         return 0
-    return run_pytest
+    return execute_pytest
 
 
 def test_the_study_writes_its_page_beside_the_store_and_says_where(tmp_path, monkeypatch, capsys):
     plan = launch.Plan([], 1, 1, 1.0, "test", 1, 1, tmp_path, 1 << 40)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(launch, "plan", lambda *args: plan)
-    monkeypatch.setattr(launch, "run_pytest", recorded_session(tmp_path / "fsbench-results" / "fsbench.db"))
+    monkeypatch.setattr(launch, "execute_pytest", recorded_session(tmp_path / "fsbench-results" / "fsbench.db"))
     assert cli.main(["study", "compression"]) == 0
     page = tmp_path / "fsbench-results" / "study-compression.html"
     assert f"fsbench study: wrote {page}: " in capsys.readouterr().out

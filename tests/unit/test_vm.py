@@ -22,7 +22,7 @@ from pytest_fsbench.matrix import build_matrix
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store import Series, SeriesKey, Store
 from pytest_fsbench.workloads.dd import DdWrite
-from pytest_fsbench.runner import dataset_files
+from pytest_fsbench.measurement import dataset_files
 from pytest_fsbench.tables import results_table
 from pytest_fsbench.vm import (accelerator, agent_command, check_emulation, disk_images, emulation, mixed_emulation,
                                planned_emulation, qemu_options, vng_argv)

@@ -24,8 +24,8 @@ from .host import Host
 from .kernels import Kernel
 from .mounts import mounts_under
 from .settings import Settings
-from .runner import execute, release_datasets
-from .system import Runner
+from .measurement import measure_run, release_datasets
+from .system import Executor
 from .errors import CommandError
 from .target import Target, build_target
 from .undo import UndoStack
@@ -39,22 +39,22 @@ PREFLIGHT_IMAGE = 512 << 20
 
 
 class Targets:
-    def __init__(self, settings: Settings, host: Host, run: Runner, token: str, run_root: Path,
+    def __init__(self, settings: Settings, host: Host, execute: Executor, token: str, run_root: Path,
                  started: str) -> None:
         self.settings = settings
         self.host = host
-        self.run = run
+        self.execute = execute
         self.token = token
         self.started = started
-        self.rundir = run_root / token
+        self.session_dir = run_root / token
         # data sets and workload files: on disk beside the images, named so cleanup finds them
         self.scratch = settings.image_dir / f"fsbench-{token}-scratch"
-        self.daemons = {daemon.program: SharedDaemon(daemon, run, token) for daemon in DAEMONS}
+        self.daemons = {daemon.program: SharedDaemon(daemon, execute, token) for daemon in DAEMONS}
         self.kernels = {kernel.label: kernel for kernel in settings.kernels}
         self._guest_facts: dict[str, GuestFacts] = {}
         self._boot_failures: dict[str, GuestError] = {}
         self._control: str | None = None
-        self._control_undo = UndoStack(run)
+        self._control_undo = UndoStack(execute)
         self._kernel_manifests: dict[str, dict[str, object]] = {}
         self._vms: dict[str, VmGuest] = {}
         self._booting = 0.0  # the session's time waiting for virtual machines to boot
@@ -63,16 +63,16 @@ class Targets:
     def provider(self) -> DeviceProvider:
         if self.settings.devices:
             sizes = {info.path: info.size_bytes for info in self.settings.device_infos}
-            return BlockDevices(self.settings.devices, sizes, self.run)
-        return LoopDevices(self.settings.image_dir, self.settings.image_size, self.run)
+            return BlockDevices(self.settings.devices, sizes, self.execute)
+        return LoopDevices(self.settings.image_dir, self.settings.image_size, self.execute)
 
     def control_device(self) -> str:
         """--control's loop device, on a sparse image beside the case images (direct I/O): made at
         its first use, kept for the session, removed by close() (and by fsbench cleanup: its
         names carry the session's token)."""
         if self._control is None:
-            self._prepare_rundir()
-            provider = LoopDevices(self.settings.image_dir, CONTROL_IMAGE, self.run)
+            self._prepare_session_dir()
+            provider = LoopDevices(self.settings.image_dir, CONTROL_IMAGE, self.execute)
             [device] = provider.acquire(1, f"fsbench-{self.token}-control", self._control_undo)
             self._control = device.path
         return self._control
@@ -91,9 +91,9 @@ class Targets:
             assert facts is not None
             self._guest_facts[kernel.label] = facts
         if kernel.label not in self._guest_facts:
-            self._prepare_rundir()
+            self._prepare_session_dir()
             try:
-                self._guest_facts[kernel.label] = boot_facts(kernel, self.rundir / f"probe-{kernel.label}")
+                self._guest_facts[kernel.label] = boot_facts(kernel, self.session_dir / f"probe-{kernel.label}")
             except GuestError as exc:
                 if exc.cause is not None:
                     self._boot_failures[kernel.label] = exc
@@ -127,10 +127,10 @@ class Targets:
         return guest
 
     def _start_vm(self, kernel: Kernel) -> VmGuest:
-        self._prepare_rundir()
+        self._prepare_session_dir()
         guest = self._vms.get(kernel.label)
         if guest is None:
-            guest = VmGuest(kernel, self.rundir / f"vm-{kernel.label}", self.settings.image_dir,
+            guest = VmGuest(kernel, self.session_dir / f"vm-{kernel.label}", self.settings.image_dir,
                             self.settings.image_size, f"fsbench-{self.token}-{kernel.label}", self.scratch,
                             devices=self.settings.devices)
             self._vms[kernel.label] = guest
@@ -146,9 +146,9 @@ class Targets:
         """What a guest case's manifest says of its kernel (hashed once per session)."""
         if kernel.label not in self._kernel_manifests:
             if kernel.vm:
-                self._kernel_manifests[kernel.label] = vm_manifest(self.vm_guest(kernel), self.run)
+                self._kernel_manifests[kernel.label] = vm_manifest(self.vm_guest(kernel), self.execute)
             else:
-                self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel), self.run)
+                self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel), self.execute)
         return self._kernel_manifests[kernel.label]
 
     def guest_notes(self) -> list[str]:
@@ -222,21 +222,21 @@ class Targets:
                         f"(it died or was killed), taking {shared.daemon.loses} with it")
         return None
 
-    def _prepare_rundir(self) -> None:
-        if self.rundir.exists():
+    def _prepare_session_dir(self) -> None:
+        if self.session_dir.exists():
             return
         for _ in range(5):  # another session's close may remove the empty run root meanwhile
             with contextlib.suppress(FileNotFoundError):
-                self.rundir.mkdir(parents=True)
+                self.session_dir.mkdir(parents=True)
                 break
         state = {"pid": os.getpid(), "process": processes.identity(), "token": self.token,
                  "image_dir": str(self.settings.image_dir), "started": self.started}
-        (self.rundir / "state.json").write_text(json.dumps(state))
+        (self.session_dir / "state.json").write_text(json.dumps(state))
 
     @contextlib.contextmanager
     def target(self, spec: CaseSpec, host_manifest: dict[str, object]) -> Iterator[Target]:
         """A freshly built, mounted target for the case; torn down on exit, always."""
-        self._prepare_rundir()
+        self._prepare_session_dir()
         self._count += 1
         name = f"fsbench-{self.token}-{self._count}"
         if spec.in_guest and self.kernels[spec.kernel].vm:
@@ -250,7 +250,7 @@ class Targets:
             return
         if spec.in_guest:
             kernel = self.kernels[spec.kernel]
-            with guest_target(kernel, spec, self.rundir / f"guest-{self._count}", self.settings.image_dir,
+            with guest_target(kernel, spec, self.session_dir / f"guest-{self._count}", self.settings.image_dir,
                               self.settings.image_size, name, self.scratch) as target:
                 target.manifest["host"] = host_manifest
                 target.manifest["kernel"] = self.kernel_manifest(kernel)
@@ -259,8 +259,8 @@ class Targets:
         daemons = self.daemons_of(spec)
         for shared in daemons:
             shared.ensure()
-        with build_target(spec, driver(spec.fs, self.host), self.provider(), self.run, self.rundir, name,
-                          self.scratch, measure=execute) as target:
+        with build_target(spec, driver(spec.fs, self.host), self.provider(), self.execute, self.session_dir, name,
+                          self.scratch, measure=measure_run) as target:
             target.manifest["host"] = host_manifest
             try:
                 yield target
@@ -272,14 +272,14 @@ class Targets:
         """Build the case's target once on small scratch images with the commands a measured case
         gives its tools, and tear it down: the tool's failure when it rejects them, else None.
         Its names carry the session's token (fsbench cleanup finds them after a kill -9)."""
-        self._prepare_rundir()
+        self._prepare_session_dir()
         self._count += 1
         for shared in self.daemons_of(spec):
             shared.ensure()
-        provider = LoopDevices(self.settings.image_dir, PREFLIGHT_IMAGE, self.run)
+        provider = LoopDevices(self.settings.image_dir, PREFLIGHT_IMAGE, self.execute)
         try:
-            with build_target(spec, driver(spec.fs, self.host), provider, self.run, self.rundir,
-                              f"fsbench-{self.token}-preflight{self._count}", self.scratch, measure=execute):
+            with build_target(spec, driver(spec.fs, self.host), provider, self.execute, self.session_dir,
+                              f"fsbench-{self.token}-preflight{self._count}", self.scratch, measure=measure_run):
                 return None
         except CommandError as exc:
             return exc
@@ -295,7 +295,7 @@ class Targets:
             log.warning("removing --control's device: %s", error)
         release_datasets(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
-        if self.rundir.exists() and not mounts_under(self.rundir):
-            shutil.rmtree(self.rundir, ignore_errors=True)
+        if self.session_dir.exists() and not mounts_under(self.session_dir):
+            shutil.rmtree(self.session_dir, ignore_errors=True)
             with contextlib.suppress(OSError):
-                self.rundir.parent.rmdir()  # the run root, when no other session has a directory there
+                self.session_dir.parent.rmdir()  # the run root, when no other session has a directory there

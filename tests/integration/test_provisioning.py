@@ -13,10 +13,10 @@ from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.probe import probe
-from pytest_fsbench.runner import execute
+from pytest_fsbench.measurement import measure_run
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
-from pytest_fsbench.system import run
+from pytest_fsbench.system import execute
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 
 pytestmark = pytest.mark.root
@@ -33,20 +33,20 @@ def session(tmp_path_factory):
     specs = tuple(CaseSpec(fs, layout) for fs in FILESYSTEMS for layout in LAYOUT_DEVICES)
     settings = Settings(FILESYSTEMS, tuple(LAYOUT_DEVICES), specs,
                         image_dir=tmp_path_factory.mktemp("images"), image_size=512 << 20)
-    fsbench = FsbenchSession(settings, probe(), run, run_root=tmp_path_factory.mktemp("run"))
+    fsbench = FsbenchSession(settings, probe(), execute, run_root=tmp_path_factory.mktemp("run"))
     yield fsbench
     fsbench.close()
 
 
 def fstype(mountpoint: Path) -> str:
-    return run(["findmnt", "-n", "-o", "FSTYPE", str(mountpoint)]).stdout.strip()
+    return execute(["findmnt", "-n", "-o", "FSTYPE", str(mountpoint)]).stdout.strip()
 
 
 def check_layout(spec: CaseSpec, target) -> None:
     if spec.fs == "btrfs":
-        assert BTRFS_DATA[spec.layout] + ":" in run(["btrfs", "filesystem", "df", str(target.mountpoint)]).stdout
+        assert BTRFS_DATA[spec.layout] + ":" in execute(["btrfs", "filesystem", "df", str(target.mountpoint)]).stdout
     elif spec.fs == "zfs":
-        status = run(["zpool", "status", target.context.name]).stdout
+        status = execute(["zpool", "status", target.context.name]).stdout
         vdevs = [line.split()[0] for line in status.splitlines() if line.strip().startswith(("mirror-", "raidz1-"))]
         assert vdevs == ZPOOL_VDEVS[spec.layout]
         assert status.count("/dev/loop") + status.count(" loop") == spec.devices_needed
@@ -67,8 +67,8 @@ def test_build_write_read_teardown(session, fs, layout, no_leftovers):
         assert len(target.devices) == spec.devices_needed
         assert all(d.direct_io for d in target.devices), "loop devices must use direct I/O"
         check_layout(spec, target)
-        write = execute(DdWrite(total_size="32M"), target, run).metrics
-        read = execute(DdRead(total_size="32M"), target, run).metrics
+        write = measure_run(DdWrite(total_size="32M"), target, execute).metrics
+        read = measure_run(DdRead(total_size="32M"), target, execute).metrics
         assert [m.name for m in write if m.unit == "MB/s"] == ["dd.write"]
         assert write[0].value > 0 and read[0].value > 0 and read[0].name == "dd.read"
         # what dd wrote reached the member devices (at least once; RAID writes more)
@@ -87,7 +87,7 @@ def test_failed_build_is_undone(session, no_leftovers):
     with pytest.raises(Exception, match="mkfs.btrfs"):
         with session.target(spec):
             pass
-    listing = json.loads(run(["losetup", "--json", "--list"]).stdout or "{}")
+    listing = json.loads(execute(["losetup", "--json", "--list"]).stdout or "{}")
     assert not [e for e in listing.get("loopdevices", []) if str(session.settings.image_dir) in (e.get("back-file") or "")]
 
 
@@ -97,6 +97,6 @@ def test_zfs_cache_eviction_keeps_the_data(session, no_leftovers):
         pytest.skip("no ZFS here")
     with session.target(spec) as target:
         (target.mountpoint / "kept").write_text("still here")
-        target.evict_caches(run)
+        target.evict_caches(execute)
         assert (target.mountpoint / "kept").read_text() == "still here"
         assert subprocess.run(["zpool", "list", target.context.name], capture_output=True).returncode == 0

@@ -1,4 +1,4 @@
-"""Run one workload on a target: unmeasured preparation, cache policy, the measured command
+"""One measured run of a workload on a target: unmeasured preparation, cache policy, the measured command
 with CPU and disk counters around it, parsing, and the filesystem's achieved compression.
 A failing, killed or unparsable tool raises; it never yields a number."""
 
@@ -16,7 +16,7 @@ import numpy as np
 from . import cache_check, datagen, monitor
 from .errors import FsbenchError, UsageError
 from .metrics import MB, Direction, Metric
-from .system import Completed, Runner
+from .system import Completed, Executor
 from .target import Target
 from .workloads.base import Workload
 
@@ -44,14 +44,14 @@ def check_cache_policy(policy: str) -> str:
     return policy
 
 
-def empty_page_cache(run: Runner, drop_caches: Path = DROP_CACHES) -> str:
+def empty_page_cache(execute: Executor, drop_caches: Path = DROP_CACHES) -> str:
     """Write dirty pages back, then drop the kernel's clean page, dentry and inode caches."""
-    run(["sync"])
+    execute(["sync"])
     drop_caches.write_text("3\n")
     return "sync+drop_caches"
 
 
-def apply_cache_policy(policy: str, target: Target, run: Runner, drop_caches: Path = DROP_CACHES) -> str:
+def apply_cache_policy(policy: str, target: Target, execute: Executor, drop_caches: Path = DROP_CACHES) -> str:
     """Empty caches as the policy says; return what was done, for the record."""
     if policy == "warm":
         return "warm: caches left as they were"
@@ -59,10 +59,10 @@ def apply_cache_policy(policy: str, target: Target, run: Runner, drop_caches: Pa
     if policy == "remount" or target.driver.evict_on_every_run:
         # written back first: zfs-fuse hangs when the kernel flushes a FUSE mount's dirty pages to
         # it while its pool is being exported
-        run(["sync"])
-        target.evict_caches(run)
+        execute(["sync"])
+        target.evict_caches(execute)
         done.append(target.driver.evict_description)
-    done.append(empty_page_cache(run, drop_caches))
+    done.append(empty_page_cache(execute, drop_caches))
     if policy == "direct":
         done.append("O_DIRECT")
     return f"{policy}: " + " + ".join(done)
@@ -78,8 +78,8 @@ def for_policy(workload: Workload, policy: str) -> Workload:
     return direct()
 
 
-def compression_ratio(target: Target, run: Runner) -> list[Metric]:
-    ratio = target.compression_ratio(run)
+def compression_ratio(target: Target, execute: Executor) -> list[Metric]:
+    ratio = target.compression_ratio(execute)
     return [] if ratio is None else [Metric("fs.compressratio", ratio, "x", Direction.HIGHER)]
 
 
@@ -131,19 +131,19 @@ def release_datasets(directory: Path) -> None:
         _HELD.pop(key).close()
 
 
-def prepare(workload: Workload, target: Target, run: Runner, workdir: Path, scratch: Path) -> None:
+def prepare(workload: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path) -> None:
     """Unmeasured set-up: the workload's files and data sets, its commands for every run, and those
     it needs once on a target (e.g. the file a read test re-reads), not again on later runs."""
     for filename, text in workload.files().items():
         (scratch / filename).write_text(text)
     ensure_datasets(workload, target, scratch)
     for argv in workload.prepare_argvs(workdir, scratch):
-        run(argv, timeout=workload.timeout)
+        execute(argv, timeout=workload.timeout)
     once = getattr(workload, "prepare_once_argvs", lambda *_: [])(workdir, scratch)
     key = (workload.name, tuple(sorted(workload.params().items())))
     if once and key not in target.prepared:
         for argv in once:
-            run(argv, timeout=workload.timeout)
+            execute(argv, timeout=workload.timeout)
         target.prepared.add(key)
 
 
@@ -159,10 +159,10 @@ def _phases(workload: Workload) -> list[Workload]:
     return list(getattr(workload, "phases", lambda: [workload])())
 
 
-def _measure_phase(phase: Workload, target: Target, run: Runner, workdir: Path, scratch: Path) -> PhaseResult:
+def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path) -> PhaseResult:
     devices = target.member_devices()
     before = monitor.snapshot(devices)
-    completed = run(phase.argv(workdir, scratch), timeout=phase.timeout)
+    completed = execute(phase.argv(workdir, scratch), timeout=phase.timeout)
     after = monitor.snapshot(devices)
     return PhaseResult(completed, phase.parse(completed.output), before, after)
 
@@ -189,7 +189,7 @@ def _checked(workload: Workload, results: list[PhaseResult], ratio: list[Metric]
     return found
 
 
-def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop",
+def measure_run(workload: Workload, target: Target, execute: Executor, cache: str = "drop",
             drop_caches: Path = DROP_CACHES, below: Callable[[], str] | None = None) -> Measurement:
     """Prepare, then for each phase of the workload (most have one) apply the cache policy and run
     its measured command with the disk and CPU counters around it; parse, and check each figure
@@ -203,28 +203,28 @@ def execute(workload: Workload, target: Target, run: Runner, cache: str = "drop"
     """
     workload = for_policy(workload, cache)
     workdir = target.workdir()
-    target.check_holds(workdir, run)
+    target.check_holds(workdir, execute)
     target.scratch.mkdir(parents=True, exist_ok=True)
     prepare_seconds = cache_seconds = 0.0
     results: list[PhaseResult] = []
     with tempfile.TemporaryDirectory(prefix="run-", dir=target.scratch) as name:
         scratch = Path(name)
         start = time.monotonic()
-        prepare(workload, target, run, workdir, scratch)
+        prepare(workload, target, execute, workdir, scratch)
         prepare_seconds += time.monotonic() - start
         for phase in _phases(workload):
             start = time.monotonic()
-            done = apply_cache_policy(cache, target, run, drop_caches)
+            done = apply_cache_policy(cache, target, execute, drop_caches)
             if below is not None and cache != "warm":
                 done += " + " + below()
             cache_seconds += time.monotonic() - start
-            results.append(_measure_phase(phase, target, run, workdir, scratch))
+            results.append(_measure_phase(phase, target, execute, workdir, scratch))
         cleaning = time.monotonic()
     prepare_seconds += time.monotonic() - cleaning  # the run's scratch directory removed
     if len(results) > 1:
         done += f" (before each of {len(results)} phases)"
     metrics = [m for r in results for m in r.metrics]
-    ratio = compression_ratio(target, run)
+    ratio = compression_ratio(target, execute)
     metrics += _checked(workload, results, ratio)
     metrics += monitor.cpu_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
     metrics += monitor.tool_cpu([(r.before, r.after) for r in results])
