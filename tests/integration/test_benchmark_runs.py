@@ -96,6 +96,19 @@ def test_threshold_marker(tmp_path, no_leftovers):
     assert proc.returncode == 1 and "ext4-single dd.write" in proc.stdout and "< 1e+06 MB/s" in proc.stdout
 
 
+
+def test_a_test_written_with_the_former_name_run_still_measures(tmp_path, no_leftovers):
+    (tmp_path / "test_former.py").write_text(
+        "from pytest_fsbench.workloads.dd import DdWrite\n"
+        "def test_old(fsbench):\n"
+        "    samples = fsbench.run(DdWrite(total_size='16M'))\n"
+        "    [write] = [values for name, values in samples.items() if name.startswith('dd.write[')]\n"
+        "    assert len(write) == 2 and min(write) > 0\n")
+    proc = execute_pytest(["test_former.py", "--fs=ext4", *plugin_options(tmp_path)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout[-2000:]
+    assert "DeprecationWarning: fsbench.run(workload) is fsbench.measure(workload) now" in proc.stdout
+
+
 SLOW_CASE = """
 import os, time
 from pathlib import Path
