@@ -36,7 +36,10 @@ MODULES = ("loop", *GUEST_MODULES)
 #: a virtual machine's kernel: what the drivers declare and the filesystems Debian's kernel keeps as
 #: modules; OpenZFS (16M records are OpenZFS 2.1's zfs_max_recordsize=16M; 2.2 on allows them)
 VM_MODULES = (*GUEST_MODULES, "ext4", "xfs", "btrfs")
-ZFS_MODULE = ("zfs", "zfs_max_recordsize=16777216")
+#: records up to 16M (2.1's default limit is 1M); no L2ARC rebuilt at a pool's import, so the
+#: export/import that empties the ARC before a run empties a cache vdev too (OpenZFS 2.0 on
+#: keeps L2ARC across imports)
+ZFS_MODULE = ("zfs", "zfs_max_recordsize=16777216", "l2arc_rebuild_enabled=0")
 #: a virtual machine's scratch: in its memory (tmpfs), where its copies of the data sets are
 LOCAL_SCRATCH = Path("/dev/shm/fsbench-scratch")
 LINUX_REBOOT_CMD_POWER_OFF = 0x4321FEDC
