@@ -295,10 +295,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "fsbench_spec" in metafunc.fixturenames:
         specs = metafunc.config.stash[SESSION].settings.specs
         metafunc.parametrize("fsbench_spec", specs, ids=[spec.id for spec in specs])
-    if "fsbench_run" in metafunc.fixturenames:
+    if "fsbench_conditions" in metafunc.fixturenames:
         conditions = metafunc.config.stash[SESSION].settings.conditions()
         if conditions != [Conditions()]:
-            metafunc.parametrize("fsbench_run", conditions, ids=[c.id for c in conditions])
+            metafunc.parametrize("fsbench_conditions", conditions, ids=[c.id for c in conditions])
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
