@@ -231,7 +231,9 @@ def test_bonnie_in_the_virtual_machine(vm_session):
     with built(vm_session, EXT4_RAID5) as target:
         done = target.measure(Bonnie(size_mb=64, files_k=1), execute, "drop")
         from_the_disks(done, "bonnie.block_write", "bonnie.block_rewrite")
-        assert metric(done, "bonnie.rand_create") > 0 or metric(done, "bonnie.seq_create") > 0
+        # a file test bonnie++ finds too fast to time ("+++++") is left out, never a zero
+        creates = [m.value for m in done.metrics if m.name in ("bonnie.seq_create", "bonnie.rand_create")]
+        assert all(value > 0 for value in creates), creates
 
 
 def test_filebench_in_the_virtual_machine(vm_session):
@@ -325,7 +327,7 @@ def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(v
         with built(vm_session, XFS_RAID1) as target:
             target.execute(["sh", "-c", "echo c > /proc/sysrq-trigger"])
     said = str(error.value)
-    assert said.startswith("guest kernel vm (run): ") and "its console ended:" in said, said
+    assert said.startswith("guest kernel vm (execute): ") and "its console ended:" in said, said
     assert "it panicked: " in said and "sysrq triggered crash" in said, said  # the kernel's own words
     with built(vm_session, XFS_RAID1) as target:
         assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
