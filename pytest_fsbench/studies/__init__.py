@@ -182,12 +182,12 @@ def _where(a_rows: list, b_rows: list) -> str:
     return f"; {place}" + (", emulated (TCG)" if any(emulated(r) for r in a_rows + b_rows) else "")
 
 
-def apart_before(check: Check, specs: list, emulated: set[str]) -> bool:
+def apart_before(check: Check, specs: list, emulated_ids: set[str]) -> bool:
     """Whether, before the session, the check's two sides fall on cases of which one side's are
-    all emulated (their ids in emulated) and the other's all not: judge will not compare them."""
+    all emulated (their ids in emulated_ids) and the other's all not: judge will not compare them."""
     def kinds(selector: dict) -> set[bool]:
         of_case = {k: v for k, v in selector.items() if k in ("fs", "layout", "options")}
-        return {spec.id in emulated for spec in specs
+        return {spec.id in emulated_ids for spec in specs
                 if matches(of_case, {"fs": spec.fs, "layout": spec.layout, "options": dict(spec.options)})}
 
     a, b = kinds(check.a), kinds(check.b)
