@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,47 @@ def sigint_default() -> None:
     it into KeyboardInterrupt even when this suite runs with SIGINT ignored (as a background job
     of a non-interactive shell does: the child would inherit the ignore)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_session(args: list[str], cwd: Path) -> subprocess.Popen:
+    """pytest in a child process of its own group (its guest kernels run in groups of their own),
+    for a test that kills it: SIGINT at its default, output piped."""
+    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                            preexec_fn=sigint_default)
+
+
+def sweep() -> str:
+    """`fsbench cleanup`, as a user runs it after a killed session; its output."""
+    done = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def gone_soon(still_there, seconds: float = 30) -> bool:
+    """Whether still_there() turns false within seconds (processes take a moment to be reaped)."""
+    deadline = time.monotonic() + seconds
+    while still_there() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return not still_there()
+
+
+@pytest.fixture
+def two_disks(tmp_path):
+    """Two loop devices standing in for a user's spare disks (fsbench does not make them)."""
+    devices = []
+    try:
+        for i in range(2):
+            image = tmp_path / f"disk{i}.img"
+            image.write_bytes(b"")
+            os.truncate(image, 1 << 30)
+            devices.append(subprocess.run(["losetup", "--find", "--show", str(image)],
+                                          capture_output=True, text=True, check=True).stdout.strip())
+        yield devices
+    finally:
+        for device in devices:
+            subprocess.run(["losetup", "--detach", device], check=False)
 
 
 def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -165,23 +165,6 @@ def test_killed_run_is_cleaned_up_by_fsbench_cleanup(tmp_path, no_leftovers, fs,
     assert "nothing left behind" in again.stdout
 
 
-@pytest.fixture
-def two_disks(tmp_path):
-    """Two loop devices standing in for a user's spare disks (fsbench does not make them)."""
-    devices = []
-    try:
-        for i in range(2):
-            image = tmp_path / f"disk{i}.img"
-            image.write_bytes(b"")
-            os.truncate(image, 1 << 30)
-            devices.append(subprocess.run(["losetup", "--find", "--show", str(image)],
-                                          capture_output=True, text=True, check=True).stdout.strip())
-        yield devices
-    finally:
-        for device in devices:
-            subprocess.run(["losetup", "--detach", device], check=False)
-
-
 def test_real_devices_get_the_plan_and_are_wiped_after_each_case(tmp_path, two_disks, no_leftovers):
     proc = execute_pytest(["benchmarks/test_dd.py", "--fs=btrfs,zfs", "--layout=single,raid1,raid10",
                        f"--devices={','.join(two_disks)}", "--dd-size=32M", "--runs=1", "--warmup=0",

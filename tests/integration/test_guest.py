@@ -8,15 +8,13 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from conftest import one_target, execute_pytest, sigint_default
+from conftest import execute_pytest, gone_soon, one_target, start_session, sweep
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems.md import MD_LEVELS
 from pytest_fsbench.kernels import DEBIAN_UML
@@ -108,11 +106,8 @@ def test_a_kernel_against_itself_is_a_paired_interleaved_comparison(tmp_path, no
 
 
 def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path, no_leftovers):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "benchmarks/test_dd.py", "-k", "dd_write",
-         "--kernel=uml", "--fs=ext4", "--layout=raid1", "--runs=30", *small(tmp_path)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        preexec_fn=sigint_default)
+    proc = start_session(["benchmarks/test_dd.py", "-k", "dd_write", "--kernel=uml", "--fs=ext4", "--layout=raid1",
+                          "--runs=30", *small(tmp_path)], REPO)
     marker = f"/run/fsbench/{proc.pid}-"
     deadline = time.monotonic() + 300
     while not list((tmp_path / "images").glob("*.img")):
@@ -123,13 +118,8 @@ def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path, no_left
     proc.communicate(timeout=60)
     time.sleep(1)
     left = guests_of(marker)  # UML's helper processes outlive its killed main one (here, always so far)
-    swept = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True,
-                           timeout=300)
-    assert swept.returncode == 0, swept.stdout + swept.stderr
-    assert "removing guests: " in swept.stdout or not left, swept.stdout
-    deadline = time.monotonic() + 30
-    while guests_of(marker) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not guests_of(marker)
+    swept = sweep()
+    assert "removing guests: " in swept or not left, swept
+    assert gone_soon(lambda: guests_of(marker))
     assert not list((tmp_path / "images").glob("*.img"))
     assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))

@@ -15,14 +15,13 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import psutil
 import pytest
 
-from conftest import execute_pytest, sigint_default
+from conftest import execute_pytest, gone_soon, start_session, sweep
 from pytest_fsbench.cache_check import FROM_CACHE_BELOW, SHARE
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
@@ -405,11 +404,8 @@ def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path):
     reason = vm_unavailable()
     if reason:
         pytest.skip(reason)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "benchmarks/test_dd.py", "-k", "dd_write",
-         "--kernel=vm", "--fs=xfs", "--layout=raid1", "--runs=30", *small(tmp_path)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        preexec_fn=sigint_default)
+    proc = start_session(["benchmarks/test_dd.py", "-k", "dd_write", "--kernel=vm", "--fs=xfs", "--layout=raid1",
+                          "--runs=30", *small(tmp_path)], REPO)
     marker = f"/run/fsbench/{proc.pid}-"
     deadline = time.monotonic() + 300
     while not (list((tmp_path / "images").glob("*.img")) and qemu_of(marker)):
@@ -423,31 +419,10 @@ def test_a_killed_sessions_guest_is_removed_by_fsbench_cleanup(tmp_path):
     os.killpg(proc.pid, signal.SIGKILL)  # the session only: its guest runs in a group of its own
     proc.communicate(timeout=60)
     assert qemu_of(marker), "a killed session's guest is still there until fsbench cleanup"
-    swept = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], capture_output=True, text=True,
-                           timeout=300)
-    assert swept.returncode == 0, swept.stdout + swept.stderr
-    deadline = time.monotonic() + 30
-    while qemu_of(marker) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not qemu_of(marker)
+    sweep()
+    assert gone_soon(lambda: qemu_of(marker))
     assert not list((tmp_path / "images").glob("*.img"))
     assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))
-
-
-@pytest.fixture
-def two_disks(tmp_path):
-    """Two loop devices standing in for a user's spare disks (fsbench does not make them)."""
-    devices = []
-    try:
-        for i in range(2):
-            image = tmp_path / f"disk{i}.img"
-            image.write_bytes(b"")
-            os.truncate(image, 1 << 30)
-            devices.append(execute(["losetup", "--find", "--show", str(image)]).stdout.strip())
-        yield devices
-    finally:
-        for device in devices:
-            execute(["losetup", "--detach", device], check=False)
 
 
 def test_devices_are_passed_through_to_the_virtual_machine(tmp_path, two_disks):
