@@ -26,6 +26,8 @@ from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .baseline import compare_pairs
 from .databases import is_url, redact
 from .store import Store
+from .daemons import serialized
+from .filesystems import DAEMONS
 from .system import execute
 from .tables import comparison_lines
 
@@ -59,14 +61,15 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
-    found = find_leftovers(execute, Path(args.run_root))
+    execute_serialized = serialized(execute, DAEMONS)  # live sessions' daemons serve them too
+    found = find_leftovers(execute_serialized, Path(args.run_root))
     if found.empty():
         print("fsbench cleanup: nothing left behind by earlier runs")
         return 0
     print("\n".join(f"{'would remove' if args.dry_run else 'removing'} {line}" for line in found.lines()))
     if args.dry_run:
         return 0
-    errors = remove_leftovers(found, execute)
+    errors = remove_leftovers(found, execute_serialized)
     for error in errors:
         print(f"fsbench cleanup: could not remove: {error}", file=sys.stderr)
     return 1 if errors else 0

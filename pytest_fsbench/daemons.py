@@ -9,6 +9,11 @@ machine-wide, under /run/fsbench/<program>: `users/<token>` names each live sess
 running), and `lock` (flock) serialises starting, stopping and registering; the directory goes
 with its last user. A daemon fsbench started stops when its last user is gone; one that was
 already running (the system's) is never stopped.
+
+A daemon may serve some programs' commands only one at a time: zfs-fuse deadlocks (every FUSE
+request of every pool waits for ever) when one session's zpool or zfs command runs while another
+session's pool is exported, imported or destroyed. `serialized` gives sessions and cleanup an
+executor that holds the registry's `commands` lock (flock) around each such command.
 """
 
 from __future__ import annotations
@@ -18,13 +23,13 @@ import fcntl
 import os
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import processes
-from .errors import ToolMissing
-from .system import Executor
+from .errors import CommandError, ToolMissing
+from .system import DEFAULT_TIMEOUT, Completed, Executor
 
 #: each daemon's registry is a directory here, named after its program
 DAEMONS_ROOT = Path("/run/fsbench")
@@ -40,6 +45,7 @@ class Daemon:
     start: tuple[str, ...]  # starts it in the background; PIDFILE in it stands for the pid file's path
     answers: tuple[str, ...]  # succeeds while the daemon serves
     loses: str  # what the daemon's death takes with it, for the failure of the case it served
+    serializes: tuple[str, ...] = ()  # programs whose commands it must serve one at a time
 
     @property
     def root(self) -> Path:
@@ -82,8 +88,61 @@ def remove_if_unused(root: Path) -> None:
     (root / "daemon").unlink(missing_ok=True)
     (root / "daemon.pid").unlink(missing_ok=True)
     (root / "lock").unlink(missing_ok=True)
+    (root / "commands").unlink(missing_ok=True)
     with contextlib.suppress(OSError):
         root.rmdir()
+
+
+def serialized(execute: Executor, declared: Iterable[Daemon]) -> Executor:
+    """`execute`, but a command of a program a declared daemon serves one at a time waits for the
+    machine-wide `commands` lock of that daemon's registry and holds it while it runs. Without a
+    registry no session uses fsbench's daemon, and the command runs at once."""
+    serializing = {program: daemon.root for daemon in declared for program in daemon.serializes}
+
+    def execute_serialized(argv: list[str], *, timeout: float = DEFAULT_TIMEOUT, check: bool = True,
+                           input: str | None = None) -> Completed:
+        root = serializing.get(Path(str(argv[0])).name) if argv else None
+        if root is None:
+            return execute(argv, timeout=timeout, check=check, input=input)
+        with commands_lock(root, argv, timeout):
+            return execute(argv, timeout=timeout, check=check, input=input)
+
+    return execute_serialized
+
+
+@contextlib.contextmanager
+def commands_lock(root: Path, argv: list[str], timeout: float) -> Iterator[None]:
+    """Hold root's `commands` lock, waiting at most timeout seconds for it (a CommandError
+    then, naming the command); nothing to hold when the registry is gone."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            handle = open(root / "commands", "a")
+        except FileNotFoundError:  # no registry: no session uses the daemon
+            yield
+            return
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    handle.close()
+                    raise CommandError([str(a) for a in argv], None, "",
+                                       f"waited {timeout:g}s for another fsbench session's {root.name} "
+                                       f"command to end (its daemon serves them one at a time)") from None
+                time.sleep(0.05)
+        try:
+            current = os.stat(root / "commands").st_ino
+        except FileNotFoundError:
+            current = None
+        if current == os.fstat(handle.fileno()).st_ino:
+            break
+        handle.close()  # the registry was removed and made again meanwhile: lock the new file
+    try:
+        yield
+    finally:
+        handle.close()
 
 
 def live_users(root: Path, prune: bool = False) -> list[str]:

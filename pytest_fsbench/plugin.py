@@ -25,6 +25,8 @@ from .session import FsbenchSession
 from .settings import CONTROL_MB, OPTIONS, Conditions, Settings, settings_from
 from .databases import redact
 from .store import StoreError, check_store_place
+from .daemons import serialized
+from .filesystems import DAEMONS
 from .system import execute
 from .target import Target
 
@@ -101,7 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
                             "(e.g. 'btrfs-raid10'); it is deselected when --fs/--layout/--fs-opt leave one out")
     try:
         settings = check_real_devices(settings_from_config(config))
-        session = FsbenchSession(settings, probe(), execute)
+        session = FsbenchSession(settings, probe(), serialized(execute, DAEMONS))
         if settings.resume or settings.compare or settings.save:
             session.open_store()  # a bad --resume/--compare is a usage error before collection
     except UsageError as exc:

@@ -6,6 +6,7 @@ import contextlib
 import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,9 @@ from pathlib import Path
 import pytest
 
 from pytest_fsbench.cleanup import stale
+from pytest_fsbench.daemons import serialized
+from pytest_fsbench.filesystems import DAEMONS
+from pytest_fsbench.system import execute
 
 DATA = Path(__file__).parent / "data"
 
@@ -77,8 +81,9 @@ def fsbench_leftovers(include_live: bool = False) -> list[str]:
     for entry in json.loads(listing or "{}").get("loopdevices", []):
         if "fsbench-" in (entry.get("back-file") or ""):
             found.append(f"{entry['name']} -> {entry['back-file']}")
-    pools = subprocess.run(["zpool", "list", "-H", "-o", "name"], capture_output=True, text=True).stdout
-    found += [f"zpool {p}" for p in pools.split() if p.startswith("fsbench-")]
+    if shutil.which("zpool"):
+        pools = serialized(execute, DAEMONS)(["zpool", "list", "-H", "-o", "name"], check=False, timeout=60).stdout
+        found += [f"zpool {p}" for p in pools.split() if p.startswith("fsbench-")]
     return [item for item in found if include_live or stale(item.split()[-1] + "-")]
 
 

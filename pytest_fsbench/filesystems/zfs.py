@@ -35,9 +35,11 @@ FUSE_MAX_ASHIFT = 13
 OPENZFS_REMEDY = "run it on OpenZFS in a virtual machine with --kernel=host+vm (or --kernel=vm)"
 POOL_PROPERTIES = ("ashift",)
 #: zfs-fuse's daemon serves every pool on the machine; without a kstat mount, which would be one
-#: more mount to leave behind
+#: more mount to leave behind. It takes zpool and zfs commands one at a time: run at once by two
+#: sessions (an export or destroy beside another pool's import or listing) they deadlock it, and
+#: every pool's mount then waits for ever
 ZFS_FUSE = Daemon("zfs-fuse", start=("zfs-fuse", "--pidfile", PIDFILE, "--no-kstat-mount"),
-                  answers=("zpool", "list", "-H"), loses="the pool")
+                  answers=("zpool", "list", "-H"), loses="the pool", serializes=("zpool", "zfs"))
 
 
 def _recordsize(value: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import execute_pytest, sigint_default
+from conftest import execute_pytest, sigint_default, sweep
 from pytest_fsbench import daemons, processes
 from pytest_fsbench.filesystems.zfs import ZFS_FUSE
 from pytest_fsbench.probe import probe
@@ -49,11 +49,19 @@ def interrupt_what_a_failed_test_started(no_leftovers):
     """A test that fails while its sessions run interrupts them (as Ctrl-C would), so they tear
     their targets down before the leftover check (no_leftovers, set up first, checks last)."""
     yield
+    killed = False
     while STARTED:
         proc = STARTED.pop()
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
-            proc.communicate(timeout=300)
+            try:
+                proc.communicate(timeout=300)
+            except subprocess.TimeoutExpired:  # stuck (on a hung daemon's mount): killed, then swept
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate(timeout=60)
+                killed = True
+    if killed:
+        sweep()
 
 
 def wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 180) -> None:

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import subprocess
+import sys
 import threading
+
+import pytest
 
 from pytest_fsbench import daemons
 from pytest_fsbench.cleanup import DAEMON_ROOTS
 from pytest_fsbench.daemons import PIDFILE, Daemon, SharedDaemon
+from pytest_fsbench.errors import CommandError
 from pytest_fsbench.filesystems import DAEMONS, DRIVERS, TOOLS, driver
 from pytest_fsbench.filesystems.zfs import ZFS_FUSE
 from pytest_fsbench.host import Host
@@ -72,3 +76,36 @@ def test_a_declared_daemon_is_started_once_shared_and_stopped_by_its_last_user(m
         if machine.process is not None and machine.process.poll() is None:
             machine.process.kill()
             machine.process.wait()
+
+
+def test_zfs_fuse_takes_zpool_and_zfs_commands_one_at_a_time():
+    assert ZFS_FUSE.serializes == ("zpool", "zfs")
+
+
+def test_a_serialized_program_waits_for_the_registrys_commands_lock_and_others_do_not(monkeypatch, tmp_path):
+    monkeypatch.setattr(daemons, "DAEMONS_ROOT", tmp_path)
+    daemon = Daemon("svcd", start=("svcd",), answers=("svcctl", "ping"), loses="its data", serializes=("svcctl",))
+    executed: list[list[str]] = []
+
+    def record(argv, **kwargs) -> Completed:
+        executed.append(argv)
+        return Completed(tuple(argv), 0, "", "", 0.0)
+
+    execute = daemons.serialized(record, [daemon])
+    execute(["svcctl", "status"])  # no registry: no session uses the daemon, nothing to wait for
+    daemon.root.mkdir()
+    # another session's command holds the lock: a process of its own, as a session is
+    hold = f"import fcntl, time; f = open({str(daemon.root / 'commands')!r}, 'a'); fcntl.flock(f, fcntl.LOCK_EX); " \
+           "print('held', flush=True); time.sleep(60)"
+    holder = subprocess.Popen([sys.executable, "-c", hold], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        with pytest.raises(CommandError, match="waited 0.3s for another fsbench session's svcd command"):
+            execute(["/usr/sbin/svcctl", "destroy", "pool"], timeout=0.3)
+        execute(["losetup", "--list"], timeout=0.3)  # not the daemon's: runs at once
+    finally:
+        holder.kill()
+        holder.wait()
+    execute(["svcctl", "destroy", "pool"], timeout=5)
+    assert executed == [["svcctl", "status"], ["losetup", "--list"], ["svcctl", "destroy", "pool"]]
+
