@@ -119,8 +119,8 @@ def commands_lock(root: Path, argv: list[str], timeout: float) -> Iterator[None]
         try:
             handle = open(root / "commands", "a")
         except FileNotFoundError:  # no registry: no session uses the daemon
-            yield
-            return
+            handle = None
+            break
         while True:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -142,7 +142,8 @@ def commands_lock(root: Path, argv: list[str], timeout: float) -> Iterator[None]
     try:
         yield
     finally:
-        handle.close()
+        if handle is not None:
+            handle.close()
 
 
 def live_users(root: Path, prune: bool = False) -> list[str]:
