@@ -155,7 +155,7 @@ class Bench:
         """Refuse a workload that will not fit on the target, before it runs for minutes and
         fails with ENOSPC."""
         needed = getattr(workload, "space_needed", lambda cow: None)(self.target.driver.copy_on_write)
-        free = self.target.free_bytes()
+        free = self.target.free_bytes(self.session.execute)
         if needed is not None and needed > free:
             pytest.fail(f"{self.target.id}: {workload.name} needs about {human_size(needed)} on the target and "
                         f"{self.target.id} has {human_size(free)} free; raise --image-size (now "

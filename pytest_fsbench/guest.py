@@ -299,7 +299,8 @@ class GuestTarget:
         timeout = getattr(workload, "timeout", 3600.0) * phases + REQUEST_MARGIN
         return self.guest.call("measure", workload, cache, timeout=timeout)
 
-    def free_bytes(self) -> int:
+    def free_bytes(self, execute: Executor | None = None) -> int:
+        """Bytes free on the target, as the guest sees them (the host's executor is not used)."""
         return int(self.guest.call("free"))
 
     def execute(self, argv: list[str], timeout: float = 600.0) -> Completed:

@@ -96,8 +96,11 @@ class Target:
             raise FsbenchError(f"{self.id}: this target was built without a way to measure it")
         return self.measurer(workload, self, execute, cache)
 
-    def free_bytes(self) -> int:
-        return shutil.disk_usage(self.mountpoint).free
+    def free_bytes(self, execute: Executor) -> int:
+        """Bytes free on the target, asked of df with a timeout: statfs of a FUSE mount whose
+        daemon hangs waits for ever, a command is killed after its timeout."""
+        listing = execute(["df", "--output=avail", "--block-size=1", str(self.mountpoint)], timeout=60).stdout
+        return int(listing.split()[-1])
 
     def member_devices(self) -> list[str]:
         """The devices that carry the target's I/O (the disks under an md array or pool)."""
