@@ -67,17 +67,22 @@ def locked(root: Path) -> Iterator[None]:
         except FileNotFoundError:  # the directory went away between mkdir and open
             continue
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            current = os.stat(root / "lock").st_ino
-        except FileNotFoundError:
-            current = None
-        if current == os.fstat(handle.fileno()).st_ino:
+        if still_there(handle, root / "lock"):
             break
         handle.close()
     try:
         yield
     finally:
         handle.close()  # closing releases the flock
+
+
+def still_there(handle, path: Path) -> bool:
+    """Whether the open file is still the one at path (a registry removed and made again
+    meanwhile holds a new file there, which is the one to lock)."""
+    try:
+        return os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        return False
 
 
 def remove_if_unused(root: Path) -> None:
@@ -121,29 +126,30 @@ def commands_lock(root: Path, argv: list[str], timeout: float) -> Iterator[None]
         except FileNotFoundError:  # no registry: no session uses the daemon
             handle = None
             break
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    handle.close()
-                    raise CommandError([str(a) for a in argv], None, "",
-                                       f"waited {timeout:g}s for another fsbench session's {root.name} "
-                                       f"command to end (its daemon serves them one at a time)") from None
-                time.sleep(0.05)
-        try:
-            current = os.stat(root / "commands").st_ino
-        except FileNotFoundError:
-            current = None
-        if current == os.fstat(handle.fileno()).st_ino:
+        while not flocked(handle):
+            if time.monotonic() > deadline:
+                handle.close()
+                raise CommandError([str(a) for a in argv], None, "",
+                                   f"waited {timeout:g}s for another fsbench session's {root.name} "
+                                   f"command to end (its daemon serves them one at a time)")
+            time.sleep(0.05)
+        if still_there(handle, root / "commands"):
             break
-        handle.close()  # the registry was removed and made again meanwhile: lock the new file
+        handle.close()
     try:
         yield
     finally:
         if handle is not None:
             handle.close()
+
+
+def flocked(handle) -> bool:
+    """Take the file's exclusive flock if nobody holds it."""
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def live_users(root: Path, prune: bool = False) -> list[str]:
