@@ -3,7 +3,7 @@
     pytest --fs=btrfs --fs-opt btrfs:compress=zstd -k fio --data=50% --fio-rw=write,randwrite
 """
 
-from pytest_fsbench.datagen import parse_data
+from pytest_fsbench.workloads.datagen import parse_data
 from pytest_fsbench.workloads.fio import Fio
 
 

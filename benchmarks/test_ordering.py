@@ -11,7 +11,7 @@ raid10 writes significantly faster than ext4 on one disk.
 
 import pytest
 
-from pytest_fsbench.assertions import assert_better
+from pytest_fsbench.verdicts.assertions import assert_better
 
 ORDERINGS = [
     # (metric, test contains, expected better case, expected worse case)

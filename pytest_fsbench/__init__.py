@@ -1,3 +1,67 @@
-"""fsbench: reproducible, gateable filesystem benchmarks as pytest tests."""
+"""fsbench: reproducible, gateable filesystem benchmarks as pytest tests.
+
+The package by concern, from the top (each subpackage's own docstring says what it owns and what
+it may import; tests/unit/test_layers.py keeps the direction):
+
+- the pytest glue and the CLI, at the top level: plugin.py (hooks, options, fixtures), bench.py
+  (the `fsbench` fixture's measure), session.py, settings.py and options.py (the one table of
+  options), matrix.py and benchmark_params.py (the cases), provisioning.py (where a session's
+  targets come from), cli.py, doctor.py and docs.py;
+- studies/ (the published studies re-run), views/ (tables, figures, report, export), pts/ (the
+  Phoronix Test Suite face);
+- verdicts/ (statistics, the gate, baselines, drift, change points);
+- kernels/ (the host's kernel, UML guests and virtual machines);
+- measure/ (one measured run);
+- targets/ (building and tearing down one target, its devices);
+- filesystems/ and workloads/ (the drivers and the tools, mostly data);
+- store/ (the one place results are stored);
+- the ground: system/ (commands, processes, daemons, host facts), errors.py, sizes.py, case.py,
+  metrics.py.
+"""
+
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
 
 __version__ = "0.1.0"
+
+#: where each module a user's test file may import by its former path lives now
+MOVED = {f"pytest_fsbench.{old}": f"pytest_fsbench.{new}" for old, new in {
+    "processes": "system.processes", "daemons": "system.daemons", "host": "system.host",
+    "databases": "store.databases",
+    "guest": "kernels.guest", "guest_agent": "kernels.guest_agent", "vm": "kernels.vm", "probe": "kernels.probe",
+    "measurement": "measure.run", "monitor": "measure.monitor", "cache_check": "measure.cache_check",
+    "progress": "measure.progress", "datagen": "workloads.datagen",
+    "target": "targets.target", "devices": "targets.devices", "safety": "targets.safety", "mounts": "targets.mounts",
+    "undo": "targets.undo", "cleanup": "targets.cleanup", "preflight": "targets.preflight",
+    "stats": "verdicts.stats", "sequential": "verdicts.sequential", "repeat": "verdicts.repeat",
+    "gate": "verdicts.gate", "baseline": "verdicts.baseline", "drift": "verdicts.drift",
+    "changes": "verdicts.changes", "thresholds": "verdicts.thresholds", "assertions": "verdicts.assertions",
+    "report": "views.report", "figures": "views.figures", "tables": "views.tables",
+    "export": "views", "export.json": "views.json_export",
+}.items()}
+
+
+class _FormerPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports a module by its former path as the module itself (one object, two names), with a
+    DeprecationWarning naming the new path."""
+
+    def find_spec(self, name, path=None, target=None):
+        return importlib.util.spec_from_loader(name, self) if name in MOVED else None
+
+    def create_module(self, spec):
+        warnings.warn(f"{spec.name} is now {MOVED[spec.name]}; import it from there", DeprecationWarning,
+                      stacklevel=2)
+        module = importlib.import_module(MOVED[spec.name])
+        spec.loader_state = module.__spec__
+        return module
+
+    def exec_module(self, module):
+        # the import system gave the module the former name's spec; it keeps its own
+        module.__spec__ = module.__spec__.loader_state
+
+
+if not any(isinstance(finder, _FormerPaths) for finder in sys.meta_path):
+    sys.meta_path.append(_FormerPaths())

@@ -11,24 +11,24 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from . import cache_check
-from .gate import Judgement
+from .measure import cache_check
+from .verdicts.gate import Judgement
 from .metrics import CONTROL, Direction, Metric, is_headline, mb_per_s
-from .progress import Progress, run_line
-from .repeat import stop_reason
-from .measurement import Unsupported, check_cache_policy
+from .measure.progress import Progress, run_line
+from .verdicts.repeat import stop_reason
+from .measure.run import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import CONTROL_MB, Conditions
-from .baseline import CONTROL_UNIT, PAIRED_WITH, pair_up
+from .verdicts.baseline import CONTROL_UNIT, PAIRED_WITH, pair_up
 from .case import CaseSpec
-from .stats import Comparison, summarize
-from .store import Series, canonical, now
-from .target import Target
+from .verdicts.stats import Comparison, summarize
+from .store.results import Series, canonical, now
+from .targets.target import Target
 from .errors import FsbenchError, UsageError
 from .sizes import human_size
-from .store import StoreError
-from .thresholds import Threshold, check_measurable, parse_threshold
-from .vm import emulation
+from .store.results import StoreError
+from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
+from .store.facts import emulation
 from .workloads import KNOWN_METRICS
 from .workloads.base import Workload
 from .workloads.dd import parse_dd

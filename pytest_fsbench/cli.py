@@ -11,25 +11,25 @@ import tempfile
 from pathlib import Path
 from typing import NoReturn
 
-from .cleanup import find_leftovers, remove_leftovers
-from .guest import GuestError, boot_facts
-from .probe import probe
-from .vm import vm_boot_facts, vm_missing
+from .targets.cleanup import find_leftovers, remove_leftovers
+from .kernels.guest import GuestError, boot_facts
+from .kernels.probe import probe
+from .kernels.vm import vm_boot_facts, vm_missing
 from .session import RUN_ROOT
 from . import docs, doctor, studies
 from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
-from .export.json import export_session
+from .views.json_export import export_session
 from .options import add_to_argparse, directory_for_files, file_to_write
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
-from .baseline import compare_pairs
-from .databases import is_url, redact
-from .store import Store
-from .daemons import serialized
+from .verdicts.baseline import compare_pairs
+from .store.databases import is_url, redact
+from .store.results import Store
+from .system.daemons import serialized
 from .filesystems import DAEMONS
-from .system import execute
-from .tables import comparison_lines
+from .system.commands import execute
+from .views.tables import comparison_lines
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -137,7 +137,7 @@ def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[li
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from . import report  # matplotlib only for the commands that draw
+    from .views import report  # matplotlib only for the commands that draw
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
     output = output_path(args.output)
     figures = None
@@ -189,7 +189,7 @@ def study_output(output: str | None, name: str, store: Path | str) -> Path:
 
 def cmd_study(args: argparse.Namespace) -> int:
     """List the studies, or re-run one through the pytest face and write its report."""
-    from . import report
+    from .views import report
     from .studies import page as study_page
     if args.name is None:
         for s in studies.studies().values():
@@ -327,15 +327,16 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_changes(args: argparse.Namespace) -> int:
     """Where each case's headline median changed level across the sessions, and what differed."""
-    from . import changes  # Otava and matplotlib only for this command
+    from .verdicts import changes  # Otava and matplotlib only for this command
+    from .views import change_points
     host = changes.chosen_host(args.host, args.all_hosts)
     max_p = changes.max_pvalue(args.max_pvalue)
-    figure = changes.figure_path(args.figure) if args.figure else None
+    figure = change_points.figure_path(args.figure) if args.figure else None
     store = open_store(args)
     found = changes.analyse(store, host, max_p)
-    print("\n".join(changes.lines(found, store.path)))
+    print("\n".join(change_points.lines(found, store.path)))
     if figure is not None and found.changes:
-        print(f"fsbench changes: wrote {changes.write_figure(found.changes, figure)}")
+        print(f"fsbench changes: wrote {change_points.write_figure(found.changes, figure)}")
     elif figure is not None:
         print(f"fsbench changes: no change points, so no figure in {figure}")
     return 0

@@ -10,17 +10,17 @@ import textwrap
 from pathlib import Path
 
 from .case import LAYOUT_DEVICES, CaseSpec
-from .databases import check_store_place
+from .store.databases import check_store_place
 from .errors import FsbenchError, UsageError
 from .filesystems import FILESYSTEMS, driver
-from .guest import GuestFacts
-from .host import Host
-from .kernels import Kernel
+from .kernels.guest import GuestFacts
+from .system.host import Host
+from .kernels.kernel import Kernel
 from .options import directory_for_files
 from .pts.workload import ONLY_ON_HOST
 from .sizes import human_size
-from .store import Store
-from .system import Executor
+from .store.results import Store
+from .system.commands import Executor
 from .workloads import WORKLOAD_MODULES, missing_tools
 
 #: the page width rows are wrapped to (a continuation lines up under its row's text)

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from .case import LAYOUT_DEVICES, CaseSpec
 from .errors import UsageError
 from .filesystems import DRIVERS, FILESYSTEMS, driver
-from .host import Host
-from .kernels import Kernel
+from .system.host import Host
+from .kernels.kernel import Kernel
 from .sizes import parse_size
 
 

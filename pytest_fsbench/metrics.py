@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -91,3 +92,24 @@ def is_headline(name: str) -> bool:
 def mb_per_s(nbytes: float, seconds: float) -> float:
     """Throughput in MB/s (10^6 bytes/s)."""
     return nbytes / seconds / MB
+
+
+SUMMARY_UNITS = ("MB/s", "ops/s", "s", "x control")  # x control: a figure over its run's --control
+
+
+def in_summary(name: str, unit: str) -> bool:
+    """The tables show each workload's headline figures; every metric is in the store."""
+    return unit in SUMMARY_UNITS and is_headline(name) and "flowop" not in name
+
+
+def params_text(params_json: str) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(json.loads(params_json).items()))
+
+
+def metric_label(metric: str, params_json: str) -> str:
+    """A figure as the gate's lines and the exports name it: dd.write bs=1M,data=random,size=8M."""
+    return f"{metric} {params_text(params_json)}".rstrip()
+
+
+def short_test(test: str) -> str:
+    return test.split("::")[-1]

@@ -14,21 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from . import preflight, progress, tables
+from .targets import preflight
+from .measure import progress
+from .views import tables
 from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
-from .probe import probe
+from .kernels.probe import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
-from .assertions import SessionResults
+from .verdicts.assertions import SessionResults
 from .session import FsbenchSession
 from .settings import CONTROL_MB, OPTIONS, Conditions, Settings, settings_from
-from .databases import redact
-from .store import StoreError, check_store_place
-from .daemons import serialized
+from .store.databases import redact
+from .store.results import StoreError, check_store_place
+from .system.daemons import serialized
 from .filesystems import DAEMONS
-from .system import execute
-from .target import Target
+from .system.commands import execute
+from .targets.target import Target
 
 SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
@@ -87,7 +89,7 @@ def check_path_spelling(args: tuple[str, ...], options=OPTIONS) -> None:
 def check_real_devices(settings: Settings) -> Settings:
     if not settings.devices:
         return settings
-    from . import safety  # pyudev is only needed for real devices
+    from .targets import safety  # pyudev is only needed for real devices
 
     try:
         infos = safety.check_devices(list(settings.devices), wipe=settings.wipe)
@@ -174,7 +176,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     """The session's HTML report (--report); what went wrong, as problems of the session."""
-    from . import report  # matplotlib is imported only by a session that writes a report
+    from .views import report  # matplotlib is imported only by a session that writes a report
 
     if not fsbench.recorded:  # no case was collected: no session was recorded
         if reporter is not None:
@@ -320,7 +322,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if not fsbench.settings.device_infos or reporter is None:
         return
-    from .safety import format_plan
+    from .targets.safety import format_plan
 
     specs = {item.callspec.params["fsbench_spec"] for item in cases}
     infos = fsbench.settings.device_infos

@@ -14,22 +14,22 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import processes
+from .system import processes
 from .case import CaseSpec
-from .daemons import SharedDaemon
-from .devices import BlockDevices, DeviceProvider, LoopDevices
+from .system.daemons import SharedDaemon
+from .targets.devices import BlockDevices, DeviceProvider, LoopDevices
 from .filesystems import DAEMONS, driver
-from .guest import GuestError, GuestFacts, boot_facts, built_in, guest_target, kernel_manifest
-from .host import Host
-from .kernels import Kernel
-from .mounts import mounts_under
+from .kernels.guest import GuestError, GuestFacts, boot_facts, built_in, guest_target, kernel_manifest
+from .system.host import Host
+from .kernels.kernel import Kernel
+from .targets.mounts import mounts_under
 from .settings import Settings
-from .measurement import measure_run, release_datasets
-from .system import Executor
+from .measure.run import measure_run, release_datasets
+from .system.commands import Executor
 from .errors import CommandError
-from .target import Target, build_target
-from .undo import UndoStack
-from .vm import VmGuest, vm_manifest, vm_missing
+from .targets.target import Target, build_target
+from .targets.undo import UndoStack
+from .kernels.vm import VmGuest, vm_manifest, vm_missing
 
 log = logging.getLogger("fsbench.targets")
 #: the --control device's sparse image: room for its write with some to spare

@@ -11,16 +11,21 @@ import secrets
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import __version__, processes
+from . import __version__
+from .system import processes
 from .case import CaseSpec
-from .host import Host
+from .system.host import Host
 from .settings import Settings
-from .baseline import Baseline
-from .gate import Gate
-from .databases import redact_args
+from .verdicts import drift
+from .verdicts.baseline import Baseline
+from .verdicts.drift import Drift
+from .kernels.vm import planned_emulation
+from .store.facts import check_emulation, emulations
+from .verdicts.gate import Gate
+from .store.databases import redact_args
 from .errors import UsageError
-from .store import Store
-from .system import Executor
+from .store.results import Store
+from .system.commands import Executor
 from .provisioning import Targets
 
 RUN_ROOT = Path("/run/fsbench")
@@ -148,7 +153,7 @@ class FsbenchSession:
                 self._session_id = store.start_session(self.token, {"argv": redact_args(settings.args)},
                                                        self.host_manifest())
             if settings.compare:
-                self.baseline = Baseline.resolve(store, settings, self._session_id)
+                self.baseline = resolve_baseline(store, settings, self._session_id)
                 self.gate = gate_for(settings, self.baseline)
                 self.gate.check_can_fire(settings.compare)
         except BaseException:
@@ -229,6 +234,45 @@ class FsbenchSession:
         if self._store is not None:
             self._store.close()
         self.targets.close()
+
+
+def same_host(store: Store, settings: Settings, current: int, ids: list[int]) -> list[int]:
+    """The baseline's sessions of this machine (a name a fleet shares holds every machine's);
+    all of them with --across-hosts. Only other machines' is refused: a different disk, CPU or
+    kernel is a different experiment."""
+    if settings.across_hosts:
+        return ids
+    hosts = store.hosts([current, *ids])
+    mine = [i for i in ids if hosts[i] in (hosts[current], "")]  # a session recorded without a host: unknown
+    if ids and not mine:
+        others = sorted({hosts[i] for i in ids})
+        raise UsageError(f"--compare {settings.compare}: its sessions ran on {', '.join(others)} and this one runs on "
+                         f"{hosts[current]}; a different machine is a different experiment: compare with a baseline "
+                         "saved on this machine, or pass --across-hosts to compare across machines anyway")
+    return mine
+
+
+def resolve_baseline(store: Store, settings: Settings, current: int) -> Baseline:
+    """The baseline --compare names, of this machine's sessions before this one, checked that a
+    gate on it can fire."""
+    ids = [i for i in store.baseline_sessions(settings.compare, before=current) if i != current]
+    ids = same_host(store, settings, current, ids)
+    theirs: dict[str, str | None] = {}
+    for session_id in ids:
+        theirs.update(emulations(store.case_manifests(session_id)))
+    check_emulation(theirs, planned_emulation(settings.specs, settings.kernels), f"--compare {settings.compare}")
+    machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
+               if settings.drift == "machine" else None)
+    baseline = baseline_from_settings(store, settings, ids, machine)
+    baseline.check()
+    return baseline
+
+
+def baseline_from_settings(store: Store, settings: Settings, session_ids: list[int],
+                           machine: Drift | None = None) -> Baseline:
+    repeat = settings.repeat
+    return Baseline(store, settings.compare or "", session_ids, alpha=settings.alpha,
+                    looks=repeat.looks if repeat.sequential else (), control=settings.control, drift=machine)
 
 
 def gate_for(settings: Settings, baseline: Baseline | None) -> Gate:

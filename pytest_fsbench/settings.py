@@ -11,25 +11,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gate, matrix
+from .verdicts import gate
+from . import matrix
 from .case import CaseSpec
-from .databases import is_url, redact
-from .datagen import parse_data
+from .store.databases import is_url, redact
+from .workloads.datagen import parse_data
 from .filesystems import FILESYSTEMS, GUEST_FILESYSTEMS
-from .host import Host
-from .probe import probe
-from .kernels import HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
+from .system.host import Host
+from .kernels.probe import probe
+from .kernels.kernel import HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice
 from .options import name, path
 from .options import percent_below_100, positive, positive_seconds, whole
 from .pts import options as pts_options
 from .pts.profiles import profiles as pts_profiles
-from .repeat import RepeatPolicy
-from .stats import min_rounds_for
-from .measurement import CACHE_POLICIES
+from .verdicts.repeat import RepeatPolicy
+from .verdicts.stats import min_rounds_for
+from .measure.run import CACHE_POLICIES
 from .sizes import format_size, human_size
-from .thresholds import Threshold, check_measurable, parse_threshold
+from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
 
 DEFAULT_STORE = "fsbench-results/fsbench.db"
@@ -294,7 +295,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     kernels = value["--kernel"]
     labels = compared(kernels)  # host+uml: one kernel per case, no A/B
     if len(labels) > 1 and any(kernel.vm for kernel in kernels):
-        from .vm import detect_accelerator  # only a vm kernel A/B asks what QEMU can use here
+        from .kernels.vm import detect_accelerator  # only a vm kernel A/B asks what QEMU can use here
 
         check_kernel_mix(kernels, detect_accelerator())
     if len(labels) > 1 and value["--paired"]:

@@ -48,13 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pytest_fsbench.case import CaseSpec  # noqa: E402
 from pytest_fsbench.filesystems import FILESYSTEMS, driver  # noqa: E402
-from pytest_fsbench.probe import probe  # noqa: E402
+from pytest_fsbench.kernels.probe import probe  # noqa: E402
 from pytest_fsbench.metrics import Direction, Metric  # noqa: E402
 from pytest_fsbench.session import FsbenchSession  # noqa: E402
 from pytest_fsbench.settings import Settings  # noqa: E402
-from pytest_fsbench.stats import PAIRED, compare  # noqa: E402
-from pytest_fsbench.system import execute  # noqa: E402
-from pytest_fsbench.target import Target  # noqa: E402
+from pytest_fsbench.verdicts.stats import PAIRED, compare  # noqa: E402
+from pytest_fsbench.system.commands import execute  # noqa: E402
+from pytest_fsbench.targets.target import Target  # noqa: E402
 from pytest_fsbench.workloads import SBIN, bonnie, dbench, dd, fio, iozone  # noqa: E402
 from pytest_fsbench.workloads.base import Workload  # noqa: E402
 
@@ -222,7 +222,7 @@ class ByHand:
         path = self.scratch_root / "datasets" / dataset.filename
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            typed([sys.executable, "-m", "pytest_fsbench.datagen", "--size", str(dataset.size), "--data",
+            typed([sys.executable, "-m", "pytest_fsbench.workloads.datagen", "--size", str(dataset.size), "--data",
                    dataset.data, "--seed", str(dataset.seed), str(path)])
         return path
 

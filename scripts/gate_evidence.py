@@ -71,15 +71,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pytest_fsbench import drift, gate  # noqa: E402
-from pytest_fsbench.baseline import Baseline, control_key  # noqa: E402
-from pytest_fsbench.session import gate_for  # noqa: E402
-from pytest_fsbench.gate import RegressionRule  # noqa: E402
+from pytest_fsbench.verdicts import drift, gate  # noqa: E402
+from pytest_fsbench.verdicts.baseline import Baseline, control_key  # noqa: E402
+from pytest_fsbench.session import baseline_from_settings, gate_for  # noqa: E402
+from pytest_fsbench.verdicts.gate import RegressionRule  # noqa: E402
 from pytest_fsbench.metrics import Direction  # noqa: E402
-from pytest_fsbench.repeat import RepeatPolicy, stop_reason  # noqa: E402
+from pytest_fsbench.verdicts.repeat import RepeatPolicy, stop_reason  # noqa: E402
 from pytest_fsbench.settings import OPTIONS, Settings  # noqa: E402
-from pytest_fsbench.stats import PAIRED, SESSIONS, compare  # noqa: E402
-from pytest_fsbench.store import Series, SeriesKey, SessionRow  # noqa: E402
+from pytest_fsbench.verdicts.stats import PAIRED, SESSIONS, compare  # noqa: E402
+from pytest_fsbench.store.results import Series, SeriesKey, SessionRow  # noqa: E402
 
 
 def shipped(flag: str) -> Any:
@@ -260,7 +260,7 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
         (new, *_), new_control = session(1 + row.change, most)
         new_control = new_control if row.control else None
         machine = drift.from_store(store, HOST) if row.drift == "machine" else None
-        baseline = Baseline.from_settings(store, settings, list(range(held - row.baseline_sessions, held)), machine)
+        baseline = baseline_from_settings(store, settings, list(range(held - row.baseline_sessions, held)), machine)
         runs = measured(settings, baseline, new, new_control)
         cmp = baseline.comparison(as_series(new[:runs]), None if new_control is None else new_control[:runs])
     kind = gate.verdict(cmp, rule.threshold_pct)
@@ -273,7 +273,7 @@ def level_of(row: Row) -> float:
     settings = settings_for(policy, RegressionRule(None, ALLOWED), on_inconclusive, row.drift)
     if row.scenario == "paired" or row.baseline_sessions > 1 or row.drift == "machine":
         return settings.alpha
-    return Baseline.from_settings(MachineStore([]), settings, [0]).test_level(shipped("--runs"))
+    return baseline_from_settings(MachineStore([]), settings, [0]).test_level(shipped("--runs"))
 
 
 def seed(row: Row) -> int:
@@ -399,12 +399,12 @@ def main_simulate(args: argparse.Namespace) -> int:
 
 def main_real(args: argparse.Namespace) -> int:
     from pytest_fsbench.case import CaseSpec
-    from pytest_fsbench.probe import probe
-    from pytest_fsbench.measurement import measure_run
+    from pytest_fsbench.kernels.probe import probe
+    from pytest_fsbench.measure.run import measure_run
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import CONTROL_MB
     from pytest_fsbench.sizes import format_size, parse_size
-    from pytest_fsbench.system import execute
+    from pytest_fsbench.system.commands import execute
     from pytest_fsbench.workloads.dd import DdWrite, parse_dd
 
     work = Path(f"/var/tmp/fsbench-evidence-{os.getpid()}")

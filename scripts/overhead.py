@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_fsbench.store import Store  # noqa: E402
-from pytest_fsbench.tables import time_shares  # noqa: E402
+from pytest_fsbench.store.results import Store  # noqa: E402
+from pytest_fsbench.views.tables import time_shares  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 MATRIX = ["--fs=ext4,xfs,btrfs,zfs", "--layout=single,raid0,raid1,raid10,raid5"]

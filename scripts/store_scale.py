@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pytest_fsbench.baseline import compare_pairs  # noqa: E402
-from pytest_fsbench.databases import is_url  # noqa: E402
-from pytest_fsbench.store import Store, canonical, now  # noqa: E402
+from pytest_fsbench.verdicts.baseline import compare_pairs  # noqa: E402
+from pytest_fsbench.store.databases import is_url  # noqa: E402
+from pytest_fsbench.store.results import Store, canonical, now  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = [(f"test_dd_{op}[{fs}-{layout}-1M]", f"{fs}-{layout}") for op in ("write", "read")
@@ -108,7 +108,7 @@ def main() -> int:
 
 
 def _report_data(store: Store, session: int, base: int) -> None:
-    from pytest_fsbench import report
+    from pytest_fsbench.views import report
 
     report.report_data(store, session, [base])
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench.cleanup import stale
-from pytest_fsbench.daemons import serialized
+from pytest_fsbench.targets.cleanup import stale
+from pytest_fsbench.system.daemons import serialized
 from pytest_fsbench.filesystems import DAEMONS
-from pytest_fsbench.system import execute
+from pytest_fsbench.system.commands import execute
 
 DATA = Path(__file__).parent / "data"
 
@@ -49,8 +49,8 @@ def load_script(name: str):
 def uml_boot_failure() -> str | None:
     """Why Debian's UML kernel cannot boot on this machine (it panicked, e.g. on a CPU whose
     register state it cannot save), or None when it boots or is not there to try."""
-    from pytest_fsbench.guest import GuestError, boot_facts
-    from pytest_fsbench.kernels import DEBIAN_UML, Kernel
+    from pytest_fsbench.kernels.guest import GuestError, boot_facts
+    from pytest_fsbench.kernels.kernel import DEBIAN_UML, Kernel
 
     if os.geteuid() != 0 or not DEBIAN_UML.exists():
         return None
@@ -179,11 +179,11 @@ def one_target(tmp_path: Path, spec, kernels: str = "host"):
     """A session of one case with its target built on a loop image, as the plugin builds it (in
     a guest kernel for a spec of one: kernels names it, as --kernel does); skips with the
     driver's own reason when this machine cannot build it."""
-    from pytest_fsbench.probe import probe
-    from pytest_fsbench.kernels import parse_kernels
+    from pytest_fsbench.kernels.probe import probe
+    from pytest_fsbench.kernels.kernel import parse_kernels
     from pytest_fsbench.session import FsbenchSession
     from pytest_fsbench.settings import Settings
-    from pytest_fsbench.system import execute
+    from pytest_fsbench.system.commands import execute
 
     settings = Settings((spec.fs,), (spec.layout,), (spec,), kernels=parse_kernels(kernels),
                         image_dir=tmp_path / "images", image_size=512 << 20)

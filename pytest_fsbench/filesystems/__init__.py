@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..daemons import Daemon
-from ..host import Host
+from ..system.daemons import Daemon
+from ..system.host import Host
 from .base import BuildContext, Filesystem, Leftover, Step
 
 __all__ = ["BuildContext", "Filesystem", "Step", "driver", "DAEMONS", "DRIVERS", "FILESYSTEMS",

@@ -22,9 +22,8 @@ from pathlib import Path
 from typing import ClassVar
 
 from ..case import LAYOUT_DEVICES, CaseSpec
-from ..daemons import Daemon
-from ..host import Host
-from ..kernels import uml_installed
+from ..system.daemons import Daemon
+from ..system.host import Host, uml_installed
 
 Argv = tuple[str, ...]
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..case import CaseSpec
-from ..host import Host
+from ..system.host import Host
 from .base import MKFS_OPT, MOUNT_OPT, NOT_MOUNTED, Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step
 from .base import mount_option_list
 from .md import (MD_LEFTOVERS, MD_LEVELS, MD_MODULES, MD_TOOLS, block_device, md_create_step, md_lacks,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..case import CaseSpec
-from ..host import Host
+from ..system.host import Host
 from .base import Argv, BuildContext, Leftover, Step
 
 MD_LEVELS = {"raid0": "0", "raid1": "1", "raid10": "10", "raid5": "5"}

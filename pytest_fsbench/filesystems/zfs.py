@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ..case import DEVICE_GROUPS, LAYOUT_DEVICES, CaseSpec
-from ..daemons import PIDFILE, Daemon
-from ..host import Host
+from ..system.daemons import PIDFILE, Daemon
+from ..system.host import Host
 from ..sizes import parse_size
 from .base import Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step, matches, one_of
 

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 from ..errors import CommandError, UsageError
-from ..store import Store
-from ..system import execute
+from ..store.results import Store
+from ..system.commands import execute
 from .export import composite_xml, session_label
 from .launcher import MISSING_REASON, check_result_name, find_pts, result_file, user_path
 from .profiles import base_profiles, profiles, suites

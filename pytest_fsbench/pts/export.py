@@ -19,11 +19,12 @@ from collections import defaultdict
 
 from lxml import etree
 
-from .. import __version__, cache_check
-from ..export.json import paired_index
+from .. import __version__
+from ..measure import cache_check
+from ..views.json_export import paired_index
 from ..metrics import UNITS, Direction, is_headline
-from ..stats import summarize
-from ..store import Store
+from ..verdicts.stats import summarize
+from ..store.results import Store
 
 TITLE_MAX = 50  # PTS's TitleString
 

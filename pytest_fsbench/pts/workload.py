@@ -22,9 +22,9 @@ from lxml import etree
 
 from ..errors import FsbenchError, ParseError
 from ..metrics import Metric
-from ..measurement import Unsupported
-from ..system import Executor
-from ..target import NotOnTarget, Target
+from ..measure.run import Unsupported
+from ..system.commands import Executor
+from ..targets.target import NotOnTarget, Target
 from .launcher import SYSTEM_TOOLS_ENV, check_result_name
 from .results import names_filesystem, read_results, software_filesystem, to_metrics
 

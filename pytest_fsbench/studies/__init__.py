@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..metrics import Direction
-from ..stats import compare, plain, summarize
+from ..verdicts.stats import compare, plain, summarize
 
 STUDY_DIR = Path(__file__).resolve().parent
 SCALES = ("quick", "paper")

@@ -15,13 +15,13 @@ from pathlib import Path
 from ..case import LAYOUT_DEVICES, CaseSpec
 from ..errors import UsageError
 from ..filesystems import driver
-from ..host import Host
-from ..kernels import Kernel, fallback
+from ..system.host import Host
+from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
 from ..options import APPEND
-from ..probe import probe
+from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
-from ..vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
+from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
 from . import Study, apart_before
 
 #: the options a study's user adds to rather than replaces

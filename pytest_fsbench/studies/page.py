@@ -4,9 +4,9 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 
 from __future__ import annotations
 
-from ..report import Report, _e, _table
-from ..stats import plain
-from ..vm import emulation
+from ..views.report import Report, _e, _table
+from ..verdicts.stats import plain
+from ..store.facts import emulation
 from .launch import option_value
 from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text, suspect_note
 

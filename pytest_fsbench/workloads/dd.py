@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..datagen import DataSet, parse_data
+from .datagen import DataSet, parse_data
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec, mb_per_s
 from ..sizes import MARGIN, format_size, parse_size

@@ -16,9 +16,9 @@ from conftest import execute_pytest
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import driver
 from pytest_fsbench.filesystems.md import MD_LEVELS
-from pytest_fsbench.guest import boot_facts
-from pytest_fsbench.probe import probe
-from pytest_fsbench.kernels import DEBIAN_UML, Kernel
+from pytest_fsbench.kernels.guest import boot_facts
+from pytest_fsbench.kernels.probe import probe
+from pytest_fsbench.kernels.kernel import DEBIAN_UML, Kernel
 
 pytestmark = [pytest.mark.root,
               pytest.mark.skipif(not DEBIAN_UML.exists(), reason=f"{DEBIAN_UML} is not installed "

@@ -6,8 +6,8 @@ import pytest
 
 from conftest import one_target
 from pytest_fsbench.case import CaseSpec
-from pytest_fsbench.measurement import measure_run
-from pytest_fsbench.system import execute
+from pytest_fsbench.measure.run import measure_run
+from pytest_fsbench.system.commands import execute
 from pytest_fsbench.workloads.dd import DdWrite
 
 pytestmark = pytest.mark.root

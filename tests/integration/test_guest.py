@@ -17,8 +17,8 @@ import pytest
 from conftest import execute_pytest, gone_soon, one_target, start_session, sweep
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems.md import MD_LEVELS
-from pytest_fsbench.kernels import DEBIAN_UML
-from pytest_fsbench.system import execute
+from pytest_fsbench.kernels.kernel import DEBIAN_UML
+from pytest_fsbench.system.commands import execute
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 
 pytestmark = [pytest.mark.root,

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import one_target
 from pytest_fsbench.case import CaseSpec
-from pytest_fsbench.probe import probe
-from pytest_fsbench.system import execute
+from pytest_fsbench.kernels.probe import probe
+from pytest_fsbench.system.commands import execute
 from pytest_fsbench.workloads.dd import DdWrite
 
 pytestmark = pytest.mark.root

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import execute_pytest, sigint_default
-from pytest_fsbench.store import Store
+from pytest_fsbench.store.results import Store
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]

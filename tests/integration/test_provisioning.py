@@ -12,11 +12,11 @@ import pytest
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.filesystems import driver
-from pytest_fsbench.probe import probe
-from pytest_fsbench.measurement import measure_run
+from pytest_fsbench.kernels.probe import probe
+from pytest_fsbench.measure.run import measure_run
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
-from pytest_fsbench.system import execute
+from pytest_fsbench.system.commands import execute
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 
 pytestmark = pytest.mark.root

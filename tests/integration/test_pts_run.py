@@ -21,7 +21,7 @@ import pytest
 from conftest import execute_pytest
 from pytest_fsbench.pts import launcher, results
 from pytest_fsbench.metrics import Direction, Metric
-from pytest_fsbench.store import Store
+from pytest_fsbench.store.results import Store
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCHER = launcher.find_pts()

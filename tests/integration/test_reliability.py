@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import execute_pytest, sigint_default, sweep
-from pytest_fsbench import daemons, processes
+from pytest_fsbench.system import daemons, processes
 from pytest_fsbench.filesystems.zfs import ZFS_FUSE
-from pytest_fsbench.probe import probe
+from pytest_fsbench.kernels.probe import probe
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]

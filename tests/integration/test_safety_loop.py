@@ -1,4 +1,4 @@
-"""pytest_fsbench.safety against real loop devices made to look dangerous (needs root).
+"""pytest_fsbench.targets.safety against real loop devices made to look dangerous (needs root).
 
 Every loop device here is attached by this module, used only by the name `losetup -f --show`
 returned, and detached (after unmounting) in the fixture teardown even when a test fails; the
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench import safety
+from pytest_fsbench.targets import safety
 from pytest_fsbench.errors import UnsafeDevice
-from pytest_fsbench.system import execute
+from pytest_fsbench.system.commands import execute
 
 pytestmark = [
     pytest.mark.root,

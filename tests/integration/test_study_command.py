@@ -81,8 +81,8 @@ def test_the_compression_study_measures_lz4_against_off_both_in_the_virtual_mach
     virtual machine (zfs-fuse has no lz4), the plan and the page say so, and the findings compare
     the two there. Its own guest: the study is a command of its own (skipped, with the reason,
     where none can boot)."""
-    from pytest_fsbench.kernels import parse_kernels
-    from pytest_fsbench.vm import vm_missing
+    from pytest_fsbench.kernels.kernel import parse_kernels
+    from pytest_fsbench.kernels.vm import vm_missing
 
     reason = vm_missing(parse_kernels("vm")[0])
     if reason:

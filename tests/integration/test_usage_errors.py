@@ -14,7 +14,7 @@ import pytest
 
 from conftest import execute_pytest
 from pytest_fsbench.metrics import Direction, Metric
-from pytest_fsbench.store import Store
+from pytest_fsbench.store.results import Store
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -102,7 +102,7 @@ def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message)
 
 
 def zfs_fuse_only() -> str | None:
-    from pytest_fsbench.probe import probe
+    from pytest_fsbench.kernels.probe import probe
 
     return None if probe().zfs_impl == "zfs-fuse" else "needs zfs-fuse (pool version 23), which lacks these values"
 

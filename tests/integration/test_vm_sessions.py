@@ -22,16 +22,16 @@ import psutil
 import pytest
 
 from conftest import execute_pytest, gone_soon, start_session, sweep
-from pytest_fsbench.cache_check import FROM_CACHE_BELOW, SHARE
+from pytest_fsbench.measure.cache_check import FROM_CACHE_BELOW, SHARE
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
-from pytest_fsbench.guest import GuestError
-from pytest_fsbench.probe import probe
-from pytest_fsbench.kernels import debian_kernel, parse_kernels
+from pytest_fsbench.kernels.guest import GuestError
+from pytest_fsbench.kernels.probe import probe
+from pytest_fsbench.kernels.kernel import debian_kernel, parse_kernels
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
-from pytest_fsbench.system import execute
-from pytest_fsbench.vm import vm_missing
+from pytest_fsbench.system.commands import execute
+from pytest_fsbench.kernels.vm import vm_missing
 from pytest_fsbench.workloads.bonnie import Bonnie
 from pytest_fsbench.workloads.dbench import Dbench
 from pytest_fsbench.workloads.dd import DdRead, DdWrite

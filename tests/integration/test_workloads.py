@@ -7,12 +7,12 @@ import pytest
 
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems import driver
-from pytest_fsbench.probe import probe
+from pytest_fsbench.kernels.probe import probe
 from pytest_fsbench.metrics import Direction
-from pytest_fsbench.measurement import measure_run
+from pytest_fsbench.measure.run import measure_run
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
-from pytest_fsbench.system import execute
+from pytest_fsbench.system.commands import execute
 from pytest_fsbench.workloads.bonnie import Bonnie
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
 from pytest_fsbench.workloads.filebench import MISSING_REASON, Filebench, find_filebench
@@ -178,8 +178,8 @@ def test_a_data_set_stays_in_memory_when_the_cache_policy_empties_the_page_cache
     pages in memory); released, the same drop empties it."""
     from pathlib import Path
 
-    from pytest_fsbench import datagen
-    from pytest_fsbench.measurement import empty_page_cache, hold, release_datasets
+    from pytest_fsbench.workloads import datagen
+    from pytest_fsbench.measure.run import empty_page_cache, hold, release_datasets
 
     data = tmp_path / "data.dat"
     datagen.write_data(str(data), 16 * MiB, datagen.parse_data("random"))

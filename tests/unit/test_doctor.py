@@ -11,12 +11,12 @@ import pytest
 
 from pytest_fsbench import doctor
 from pytest_fsbench.filesystems import TOOLS
-from pytest_fsbench.guest import GuestFacts
-from pytest_fsbench.host import Host
-from pytest_fsbench.kernels import DEBIAN_UML, Kernel
+from pytest_fsbench.kernels.guest import GuestFacts
+from pytest_fsbench.system.host import Host
+from pytest_fsbench.kernels.kernel import DEBIAN_UML, Kernel
 from pytest_fsbench.metrics import Direction, Metric
-from pytest_fsbench.store import Store
-from pytest_fsbench.system import execute
+from pytest_fsbench.store.results import Store
+from pytest_fsbench.system.commands import execute
 
 #: this machine's kind: no md, no jfs or reiserfs, zfs-fuse
 HOST = Host("6.18", frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "fuse"}),

@@ -5,8 +5,8 @@ import pytest
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.filesystems import FILESYSTEMS, TOOLS
-from pytest_fsbench.host import Host
-from pytest_fsbench.kernels import DEBIAN_UML, Kernel
+from pytest_fsbench.system.host import Host
+from pytest_fsbench.kernels.kernel import DEBIAN_UML, Kernel
 from pytest_fsbench.matrix import (
     build_pairs,
     build_matrix, needs_guest, parse_device_list, parse_filesystems, parse_fs_opt, parse_image_size, parse_layouts,

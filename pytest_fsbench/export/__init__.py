@@ -1,1 +1,0 @@
-"""Exports of stored sessions to other tools' formats."""

@@ -1,0 +1,509 @@
+"""The one place results are stored: sessions, cases, runs, metrics and baselines, in an SQLite
+file or on a PostgreSQL server many machines share (databases.py holds the two connections).
+
+Every completed run is committed before the next starts, so a crash loses only the run in
+flight. The schema is versioned and upgraded by the MIGRATIONS in order, the same on both
+databases ({id} and {real} are the column types that differ).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .databases import TYPES, check_store_file, check_store_place, connect
+from ..errors import FsbenchError, UsageError
+from ..metrics import Direction, Metric
+
+__all__ = ["MIGRATIONS", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "canonical", "check_store_file",
+           "check_store_place", "now"]
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: the first schema
+    """
+    CREATE TABLE sessions (
+        id {id}, token TEXT UNIQUE NOT NULL, started TEXT NOT NULL, finished TEXT,
+        status TEXT NOT NULL, args TEXT NOT NULL, manifest TEXT NOT NULL);
+    CREATE TABLE cases (
+        id {id}, session_id INTEGER NOT NULL REFERENCES sessions(id),
+        test TEXT NOT NULL, case_id TEXT NOT NULL, spec TEXT NOT NULL, workload TEXT NOT NULL,
+        workload_params TEXT NOT NULL, cache TEXT NOT NULL, data TEXT NOT NULL,
+        status TEXT NOT NULL, stopped_by TEXT, manifest TEXT NOT NULL,
+        UNIQUE (session_id, test, workload, workload_params));
+    CREATE TABLE runs (
+        id {id}, case_row INTEGER NOT NULL REFERENCES cases(id), idx INTEGER NOT NULL,
+        warmup INTEGER NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL, seconds {real} NOT NULL,
+        cache_applied TEXT NOT NULL);
+    CREATE TABLE metrics (
+        run_id INTEGER NOT NULL REFERENCES runs(id), name TEXT NOT NULL, params TEXT NOT NULL,
+        value {real} NOT NULL, unit TEXT NOT NULL, direction TEXT NOT NULL);
+    CREATE INDEX metrics_run ON metrics(run_id);
+    CREATE TABLE tests (
+        session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, outcome TEXT NOT NULL,
+        PRIMARY KEY (session_id, test));
+    CREATE TABLE baselines (
+        name TEXT PRIMARY KEY, session_id INTEGER NOT NULL REFERENCES sessions(id), created TEXT NOT NULL);
+    """,
+    # 2: a baseline holds every session saved under its name (the gate then sees their spread)
+    """
+    CREATE TABLE baseline_sessions (
+        name TEXT NOT NULL, session_id INTEGER NOT NULL REFERENCES sessions(id), added TEXT NOT NULL,
+        PRIMARY KEY (name, session_id));
+    INSERT INTO baseline_sessions (name, session_id, added) SELECT name, session_id, created FROM baselines;
+    """,
+    # 3: where the time goes: each run's unmeasured preparation and cache policy, each target's
+    # building and tearing down (NULL in sessions recorded before)
+    """
+    ALTER TABLE runs ADD COLUMN prepare_seconds {real};
+    ALTER TABLE runs ADD COLUMN cache_seconds {real};
+    CREATE TABLE targets (
+        session_id INTEGER NOT NULL REFERENCES sessions(id), test TEXT NOT NULL, case_id TEXT NOT NULL,
+        build_seconds {real} NOT NULL, teardown_seconds {real} NOT NULL);
+    """,
+    # 4: each run's whole time in fsbench (its steps, monitoring, parsing, checks), so fsbench's
+    # own share is known
+    """
+    ALTER TABLE runs ADD COLUMN wall_seconds {real};
+    """,
+    # 5: a store many sessions share grows large: a session's cases and a case's runs by index
+    """
+    CREATE INDEX cases_session ON cases(session_id);
+    CREATE INDEX runs_case ON runs(case_row);
+    CREATE INDEX baseline_sessions_session ON baseline_sessions(session_id);
+    """,
+)
+
+
+class StoreError(FsbenchError):
+    """The result store failed while in use (disk full, I/O error, a lock held too long)."""
+
+
+def _guarded(method: Callable) -> Callable:
+    """Turn the database's exceptions into StoreError naming the store."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args, **kwargs):
+        try:
+            return method(self, *args, **kwargs)
+        except self.db.errors as exc:
+            raise StoreError(f"result store {self.path}: {' '.join(str(exc).split())}") from exc
+
+    return wrapper
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class SeriesKey:
+    """What makes samples comparable across sessions: the test, the workload configuration and
+    the metric with its parameters."""
+
+    test: str
+    workload: str
+    workload_params: str
+    metric: str
+    params: str
+
+
+@dataclass(frozen=True)
+class Series:
+    key: SeriesKey
+    case_id: str
+    unit: str
+    direction: Direction
+    values: tuple[float, ...]
+    options: str = "none"  # the case's filesystem options, as CaseSpec.options_text()
+
+    @property
+    def params(self) -> dict[str, str]:
+        return json.loads(self.key.params)
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    token: str
+    started: str
+    finished: str | None
+    status: str
+    host: str = ""  # the machine it ran on (its manifest's hostname)
+
+
+class Store:
+    """The result store. Opened for writing (a session) it is made if missing; opened for reading
+    (create=False) it must already be an fsbench store, and nothing is written to a file that is
+    not one. location: an SQLite file's path, or a postgresql:// URL."""
+
+    def __init__(self, location: Path | str, *, create: bool = True, option: str = "--store") -> None:
+        self.db = connect(location, create, option)  # the SQL below runs on either database
+        self.path = self.db.name  # as shown: a URL without its password
+        try:
+            migrate(self.db)
+        except self.db.errors as exc:
+            self.db.close()
+            raise UsageError(f"the result store {self.path} cannot be used: {exc}; name another {option}") from None
+        except UsageError:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    @_guarded
+    def start_session(self, token: str, args: dict[str, object], manifest: dict[str, object]) -> int:
+        row = self.db.execute(
+            "INSERT INTO sessions (token, started, status, args, manifest) VALUES (?, ?, 'running', ?, ?) RETURNING id",
+            (token, now(), canonical(args), canonical(manifest))).fetchone()
+        return int(row[0])
+
+    @_guarded
+    def discard_session(self, session_id: int) -> None:
+        """Forget a session that recorded nothing (refused before its first case)."""
+        self.db.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM cases WHERE session_id = ?)",
+                        (session_id, session_id))
+
+    @_guarded
+    def reopen_session(self, session_id: int) -> None:
+        self.db.execute("UPDATE sessions SET status = 'running', finished = NULL WHERE id = ?", (session_id,))
+
+    @_guarded
+    def finish_session(self, session_id: int, status: str) -> None:
+        self.db.execute("UPDATE sessions SET status = ?, finished = ? WHERE id = ?", (status, now(), session_id))
+
+    @_guarded
+    def sessions(self, host: str | None = None, since: str | None = None, until: str | None = None) -> list[SessionRow]:
+        """The sessions, oldest first; only those of one host, or started within [since, until)
+        (ISO dates or times, compared as the stored UTC times), when asked."""
+        query, args = "SELECT id, token, started, finished, status, manifest FROM sessions", []
+        bounds = [(">=", since), ("<", until)]
+        where = [f"started {op} ?" for op, value in bounds if value]
+        args += [value for _, value in bounds if value]
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        rows = [SessionRow(*row[:5], json.loads(row[5]).get("hostname", ""))
+                for row in self.db.execute(query + " ORDER BY id", args)]
+        return [row for row in rows if host is None or row.host == host]
+
+    @_guarded
+    def hosts(self, session_ids: Iterable[int]) -> dict[int, str]:
+        """The machine each session ran on (its manifest's hostname)."""
+        ids = list(session_ids)
+        if not ids:
+            return {}
+        rows = self.db.execute(f"SELECT id, manifest FROM sessions WHERE id IN ({', '.join('?' * len(ids))})", ids)
+        return {int(i): json.loads(manifest).get("hostname", "") for i, manifest in rows}
+
+    @_guarded
+    def push(self, session_id: int, other: "Store") -> int:
+        """Copy one session (its cases, runs, metrics, tests and targets' times) into another
+        store, in one transaction there; its id in the other store. A session already there (by
+        its token) is refused."""
+        token = self.db.execute("SELECT token FROM sessions WHERE id = ?", (session_id,)).fetchone()[0]
+        there = other.db.execute("SELECT id FROM sessions WHERE token = ?", (token,)).fetchone()
+        if there is not None:
+            raise UsageError(f"session {session_id} ({token}) is already in {other.path} as session {there[0]}")
+        with other.db.transaction():
+            return self._copy_into(session_id, other)
+
+    def _copy_into(self, session_id: int, other: "Store") -> int:
+        row = self.db.execute("SELECT token, started, finished, status, args, manifest FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+        new_session = other.db.execute("INSERT INTO sessions (token, started, finished, status, args, manifest)"
+                                       " VALUES (?, ?, ?, ?, ?, ?) RETURNING id", row).fetchone()[0]
+        case_columns = "test, case_id, spec, workload, workload_params, cache, data, status, stopped_by, manifest"
+        run_columns = ("idx, warmup, started, finished, seconds, cache_applied, prepare_seconds, cache_seconds,"
+                       " wall_seconds")
+        for case in self.db.execute(f"SELECT id, {case_columns} FROM cases WHERE session_id = ? ORDER BY id",
+                                    (session_id,)).fetchall():
+            new_case = other.db.execute(f"INSERT INTO cases (session_id, {case_columns}) VALUES (?{', ?' * 10})"
+                                        " RETURNING id", (new_session, *case[1:])).fetchone()[0]
+            for run in self.db.execute(f"SELECT id, {run_columns} FROM runs WHERE case_row = ? ORDER BY id",
+                                       (case[0],)).fetchall():
+                new_run = other.db.execute(f"INSERT INTO runs (case_row, {run_columns}) VALUES (?{', ?' * 9})"
+                                           " RETURNING id", (new_case, *run[1:])).fetchone()[0]
+                metrics = self.db.execute("SELECT name, params, value, unit, direction FROM metrics WHERE run_id = ?",
+                                          (run[0],)).fetchall()
+                other.db.executemany("INSERT INTO metrics (run_id, name, params, value, unit, direction)"
+                                     " VALUES (?, ?, ?, ?, ?, ?)", [(new_run, *m) for m in metrics])
+        other.db.executemany("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?)",
+                             [(new_session, *t) for t in self.db.execute(
+                                 "SELECT test, outcome FROM tests WHERE session_id = ?", (session_id,)).fetchall()])
+        other.db.executemany("INSERT INTO targets (session_id, test, case_id, build_seconds, teardown_seconds)"
+                             " VALUES (?, ?, ?, ?, ?)",
+                             [(new_session, *t) for t in self.db.execute(
+                                 "SELECT test, case_id, build_seconds, teardown_seconds FROM targets"
+                                 " WHERE session_id = ?", (session_id,)).fetchall()])
+        return int(new_session)
+
+    @_guarded
+    def resolve(self, ref: str, *, before: int | None = None) -> int:
+        """A session by id, token, baseline name, 'last' (the newest complete one) or 'last@HOST'
+        (the newest complete one of that machine)."""
+        if ref.startswith("last@"):
+            host = ref.split("@", 1)[1]
+            done = [row.id for row in self.sessions(host=host) if row.status == "complete"
+                    and (before is None or row.id < before)]
+            if not done:
+                raise UsageError(f"{ref!r}: no complete session of host {host!r} in {self.path}; fsbench sessions "
+                                 "lists them with their hosts")
+            return done[-1]
+        if ref == "last":
+            query = "SELECT id FROM sessions WHERE status = 'complete'"
+            args: tuple = ()
+            if before is not None:
+                query += " AND id < ?"
+                args = (before,)
+            row = self.db.execute(query + " ORDER BY id DESC LIMIT 1", args).fetchone()
+            if row is None:
+                raise UsageError(f"'last': no complete session in {self.path} yet; finish a session first, or name "
+                                 "one (fsbench sessions lists them)")
+            return int(row[0])
+        row = self.db.execute("SELECT session_id FROM baselines WHERE name = ?", (ref,)).fetchone()
+        if row is None:
+            row = self.db.execute("SELECT id FROM sessions WHERE token = ? OR CAST(id AS TEXT) = ?", (ref, ref)).fetchone()
+        if row is None:
+            names = [r[0] for r in self.db.execute("SELECT name FROM baselines ORDER BY name")]
+            known = f"; baselines here: {', '.join(names)}" if names else "; this store has no baselines yet"
+            raise UsageError(f"no baseline or session {ref!r} in {self.path}{known}")
+        return int(row[0])
+
+    @_guarded
+    def last_unfinished(self, is_live: Callable[[str, dict], bool]) -> int:
+        """The newest session that did not complete and whose process is gone (is_live(token,
+        manifest) tells a session still running elsewhere, which must not be taken over)."""
+        rows = self.db.execute("SELECT id, token, manifest FROM sessions WHERE status IN ('interrupted', 'running')"
+                               " ORDER BY id DESC")
+        for session_id, token, manifest in rows:
+            if not is_live(token, json.loads(manifest)):
+                return int(session_id)
+        raise UsageError(f"--resume: no interrupted session in {self.path}")
+
+    @_guarded
+    def status(self, session_id: int) -> str:
+        """The session's status: running, complete, interrupted, failed or empty."""
+        return str(self.db.execute("SELECT status FROM sessions WHERE id = ?", (session_id,)).fetchone()[0])
+
+    @_guarded
+    def measured_runs(self, session_id: int) -> int:
+        """How many measured (not warm-up) runs the session holds."""
+        return int(self.db.execute("SELECT COUNT(*) FROM runs r JOIN cases c ON r.case_row = c.id"
+                                   " WHERE c.session_id = ? AND r.warmup = 0", (session_id,)).fetchone()[0])
+
+    @_guarded
+    def case_runs(self, case_row: int) -> int:
+        """How many measured runs one case holds (a resumed case keeps its earlier ones)."""
+        return int(self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ? AND warmup = 0",
+                                   (case_row,)).fetchone()[0])
+
+    @_guarded
+    def unfinished_cases(self, session_id: int) -> list[str]:
+        """Tests whose case is still running: not done, skipped or failed (interrupted cases)."""
+        rows = self.db.execute("SELECT test FROM cases WHERE session_id = ? AND status = 'running'"
+                               " ORDER BY id", (session_id,))
+        return [row[0] for row in rows]
+
+    @_guarded
+    def save_baseline(self, name: str, session_id: int) -> None:
+        """Add the session to baseline name (made if new); the name then also resolves to it."""
+        with self.db.transaction():
+            self.db.execute("INSERT INTO baselines (name, session_id, created) VALUES (?, ?, ?) ON CONFLICT(name) "
+                            "DO UPDATE SET session_id = excluded.session_id, created = excluded.created",
+                            (name, session_id, now()))
+            self.db.execute("INSERT INTO baseline_sessions (name, session_id, added) VALUES (?, ?, ?)"
+                            " ON CONFLICT DO NOTHING", (name, session_id, now()))
+
+    @_guarded
+    def baseline_sessions(self, ref: str, *, before: int | None = None) -> list[int]:
+        """The sessions of baseline ref, oldest first; a session id, token or 'last' is one session."""
+        rows = self.db.execute("SELECT session_id FROM baseline_sessions WHERE name = ? ORDER BY session_id",
+                               (ref,)).fetchall()
+        return [int(r[0]) for r in rows] if rows else [self.resolve(ref, before=before)]
+
+    @_guarded
+    def baselines(self) -> dict[str, list[int]]:
+        """Every baseline name with its sessions, oldest first."""
+        found: dict[str, list[int]] = {}
+        for name, session_id in self.db.execute("SELECT name, session_id FROM baseline_sessions ORDER BY name, session_id"):
+            found.setdefault(name, []).append(int(session_id))
+        return found
+
+    @_guarded
+    def drop_baseline(self, name: str) -> int:
+        """Forget baseline name (its sessions stay); how many sessions it held."""
+        with self.db.transaction():
+            held = self.db.execute("DELETE FROM baseline_sessions WHERE name = ?", (name,)).rowcount
+            self.db.execute("DELETE FROM baselines WHERE name = ?", (name,))
+        if not held:
+            raise UsageError(f"no baseline {name!r} in {self.path}")
+        return held
+
+    @_guarded
+    def baseline_names(self, session_id: int) -> list[str]:
+        return [row[0] for row in self.db.execute("SELECT name FROM baselines WHERE session_id = ? ORDER BY name",
+                                                  (session_id,))]
+
+    # --- cases and runs ----------------------------------------------------------------------------
+
+    @_guarded
+    def case_row(self, session_id: int, test: str, case_id: str, spec: dict[str, object], workload: str,
+                 workload_params: dict[str, str], cache: str, data: str, manifest: dict[str, object]) -> int:
+        """The row of this case in this session, created if new (a resumed case keeps its runs)."""
+        params = canonical(workload_params)
+        row = self.db.execute("SELECT id FROM cases WHERE session_id = ? AND test = ? AND workload = ? AND workload_params = ?",
+                              (session_id, test, workload, params)).fetchone()
+        if row is not None:
+            return int(row[0])
+        row = self.db.execute(
+            "INSERT INTO cases (session_id, test, case_id, spec, workload, workload_params, cache, data, status, manifest)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?) RETURNING id",
+            (session_id, test, case_id, canonical(spec), workload, params, cache, data, canonical(manifest))).fetchone()
+        return int(row[0])
+
+    @_guarded
+    def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
+                metrics: Iterable[Metric], prepare_seconds: float | None = None,
+                cache_seconds: float | None = None, wall_seconds: float | None = None) -> None:
+        """One run and its metrics, committed together. seconds: the measured command's; the
+        unmeasured preparation's, the cache policy's and the whole run's in fsbench, where known."""
+        with self.db.transaction():
+            idx = self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ?", (case_row,)).fetchone()[0]
+            run_id = self.db.execute(
+                "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied, prepare_seconds,"
+                " cache_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                (case_row, idx, int(warmup), started, now(), seconds, cache_applied, prepare_seconds, cache_seconds,
+                 wall_seconds)).fetchone()[0]
+            self.db.executemany(
+                "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
+                [(run_id, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
+
+    @_guarded
+    def finish_case(self, case_row: int, status: str, stopped_by: str | None,
+                    manifest: dict[str, object] | None = None) -> None:
+        """The case's status and what stopped its runs; the target's manifest as it ended (what
+        was learnt while measuring, e.g. the mount the files were on)."""
+        self.db.execute("UPDATE cases SET status = ?, stopped_by = ? WHERE id = ?", (status, stopped_by, case_row))
+        if manifest is not None:
+            self.db.execute("UPDATE cases SET manifest = ? WHERE id = ?", (canonical(manifest), case_row))
+
+    @_guarded
+    def record_test(self, session_id: int, test: str, outcome: str) -> None:
+        self.db.execute("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?) "
+                        "ON CONFLICT(session_id, test) DO UPDATE SET outcome = excluded.outcome",
+                        (session_id, test, outcome))
+
+    @_guarded
+    def finished_tests(self, session_id: int) -> set[str]:
+        rows = self.db.execute("SELECT test FROM tests WHERE session_id = ? AND outcome IN ('passed', 'failed')", (session_id,))
+        return {row[0] for row in rows}
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    @_guarded
+    def series(self, session_id: int, *, test: str | None = None, case_row: int | None = None) -> list[Series]:
+        """Measured (not warm-up) samples of every metric in a session, one Series per key."""
+        query = ("SELECT c.test, c.workload, c.workload_params, m.name, m.params, c.case_id, m.unit, m.direction,"
+                 " m.value, c.spec"
+                 " FROM metrics m JOIN runs r ON m.run_id = r.id JOIN cases c ON r.case_row = c.id"
+                 " WHERE c.session_id = ? AND r.warmup = 0")
+        args: list[object] = [session_id]
+        if test is not None:
+            query += " AND c.test = ?"
+            args.append(test)
+        if case_row is not None:
+            query += " AND c.id = ?"
+            args.append(case_row)
+        grouped: dict[SeriesKey, tuple[str, str, str, str, list[float]]] = {}
+        for t, w, wp, name, params, case_id, unit, direction, value, spec in self.db.execute(query + " ORDER BY r.id", args):
+            entry = grouped.setdefault(SeriesKey(t, w, wp, name, params), (case_id, unit, direction, spec, []))
+            entry[4].append(value)
+        return [Series(key, case_id, unit, Direction(direction), tuple(values), _options_text(spec))
+                for key, (case_id, unit, direction, spec, values) in grouped.items()]
+
+    @_guarded
+    def add_target_times(self, session_id: int, test: str, case_id: str, build_seconds: float,
+                         teardown_seconds: float) -> None:
+        self.db.execute("INSERT INTO targets (session_id, test, case_id, build_seconds, teardown_seconds)"
+                        " VALUES (?, ?, ?, ?, ?)", (session_id, test, case_id, build_seconds, teardown_seconds))
+
+    @_guarded
+    def time_totals(self, session_id: int) -> dict[str, float | None]:
+        """Seconds of the session spent on each necessary step (None: not recorded): measured
+        runs, warm-up runs, their preparation and cache policy, building and tearing down
+        targets; fsbench's own work inside runs (monitoring, parsing, checks); and the session's
+        wall time."""
+        runs = self.db.execute(
+            "SELECT SUM(CASE WHEN r.warmup = 0 THEN r.seconds ELSE 0 END), SUM(CASE WHEN r.warmup = 1 THEN r.seconds"
+            " ELSE 0 END), SUM(r.prepare_seconds), SUM(r.cache_seconds), COUNT(r.id), COUNT(r.prepare_seconds),"
+            " SUM(r.wall_seconds - r.seconds - r.prepare_seconds - r.cache_seconds), COUNT(r.wall_seconds)"
+            " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?", (session_id,)).fetchone()
+        targets = self.db.execute("SELECT SUM(build_seconds), SUM(teardown_seconds), COUNT(*) FROM targets"
+                                  " WHERE session_id = ?", (session_id,)).fetchone()
+        started, finished = self.db.execute("SELECT started, finished FROM sessions WHERE id = ?",
+                                            (session_id,)).fetchone()
+        wall = None
+        if finished:
+            wall = (dt.datetime.fromisoformat(finished) - dt.datetime.fromisoformat(started)).total_seconds()
+        recorded = runs[4] > 0 and runs[4] == runs[5]
+        return {"session": wall, "measured": runs[0] or 0.0, "warm-up runs": runs[1] or 0.0,
+                "preparing": runs[2] if recorded else None, "cache policy": runs[3] if recorded else None,
+                "building targets": targets[0] if targets[2] else None,
+                "tearing down targets": targets[1] if targets[2] else None,
+                "fsbench in runs": runs[6] if runs[4] > 0 and runs[4] == runs[7] else None}
+
+    @_guarded
+    def run_counts(self, session_id: int) -> dict[tuple[str, str, str], tuple[int, int]]:
+        """(test, workload, workload_params) -> (warm-up runs discarded, measured runs) per case."""
+        rows = self.db.execute("SELECT c.test, c.workload, c.workload_params, SUM(r.warmup), SUM(1 - r.warmup)"
+                               " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?"
+                               " GROUP BY c.id", (session_id,))
+        return {(t, w, wp): (int(warm), int(measured)) for t, w, wp, warm, measured in rows}
+
+    @_guarded
+    def case_manifests(self, session_id: int) -> dict[str, dict[str, object]]:
+        """Each case id's manifest (the last case of that id the session recorded)."""
+        rows = self.db.execute("SELECT case_id, manifest FROM cases WHERE session_id = ? ORDER BY id", (session_id,))
+        return {case_id: json.loads(manifest) for case_id, manifest in rows}
+
+    @_guarded
+    def session_export(self, session_id: int) -> dict[str, object]:
+        row = self.db.execute("SELECT token, started, finished, status, args, manifest FROM sessions WHERE id = ?",
+                              (session_id,)).fetchone()
+        cases = self.db.execute("SELECT id, test, case_id, spec, workload, workload_params, cache, data, status,"
+                                " stopped_by, manifest FROM cases WHERE session_id = ? ORDER BY id", (session_id,)).fetchall()
+        return {"session": {"id": session_id, "token": row[0], "started": row[1], "finished": row[2], "status": row[3],
+                            "args": json.loads(row[4]), "manifest": json.loads(row[5])},
+                "cases": [{"row": c[0], "test": c[1], "case_id": c[2], "spec": json.loads(c[3]), "workload": c[4],
+                           "workload_params": json.loads(c[5]), "cache": c[6], "data": c[7], "status": c[8],
+                           "stopped_by": c[9], "manifest": json.loads(c[10])} for c in cases]}
+
+
+def _options_text(spec_json: str) -> str:
+    options = json.loads(spec_json).get("options", {})
+    return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
+
+
+def migrate(database) -> None:
+    """Bring the schema to the newest version, one migration at a time."""
+    with database.migrating():
+        version = database.version()
+        if version > len(MIGRATIONS):
+            raise UsageError(f"the result store is schema version {version}, newer than this fsbench "
+                             f"({len(MIGRATIONS)}); upgrade fsbench or use another {database.option}")
+        if version < len(MIGRATIONS) and database.read_only:
+            raise UsageError(f"the result store {database.name} is schema version {version}, older than this "
+                             f"fsbench's ({len(MIGRATIONS)}), and cannot be written here to upgrade it; open it "
+                             "once where it can be written")
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            database.migrate_step(number, script.format(**TYPES[database.dialect]))

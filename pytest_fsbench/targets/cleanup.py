@@ -1,0 +1,155 @@
+"""Find and remove what a killed fsbench session left behind: mounts under its directory, what
+the drivers declare their targets make elsewhere (zpools, md arrays), its loop devices, image
+files and scratch directories, and a daemon a driver declares (zfs-fuse's) that fsbench started
+and no live session uses any more. Only sessions whose process is gone are touched, so a
+concurrent session is safe."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from ..system import daemons, processes
+from ..errors import CommandError
+from ..filesystems import DAEMONS, LEFTOVERS, Leftover
+from .mounts import mounts_under
+from ..system.commands import Executor
+from .undo import execute_with_retries
+
+#: fsbench-<pid>-<hex4>: the session token every resource name starts with
+_NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-")
+#: the registries of the daemons the drivers declare (daemons.py)
+DAEMON_ROOTS = tuple(daemon.root for daemon in DAEMONS)
+
+
+def stale(name: str) -> bool:
+    """True for an fsbench resource name whose session process is gone."""
+    match = _NAME.search(name)
+    return bool(match) and not processes.alive(int(match.group(1)))
+
+
+def session_alive(state: dict) -> bool:
+    if state.get("process"):
+        return processes.identity_alive(state["process"])
+    return processes.alive(int(state["pid"]))
+
+
+def loop_backing_files(losetup_json: str) -> dict[str, str]:
+    """device -> backing file, from `losetup --json --list`."""
+    data = json.loads(losetup_json or "{}")
+    return {e["name"]: e.get("back-file") or "" for e in data.get("loopdevices", [])}
+
+
+@dataclass
+class Leftovers:
+    mounts: list[str] = field(default_factory=list)
+    made: list[tuple[Leftover, str]] = field(default_factory=list)  # the drivers' pools, arrays
+    loops: list[str] = field(default_factory=list)
+    images: list[Path] = field(default_factory=list)
+    scratch: list[Path] = field(default_factory=list)
+    daemons: list[int] = field(default_factory=list)
+    guests: list[int] = field(default_factory=list)  # processes of a guest kernel whose session is gone
+    registries: list[Path] = field(default_factory=list)  # a daemon's registry nobody uses any more
+    session_dirs: list[Path] = field(default_factory=list)
+
+    def empty(self) -> bool:
+        return not any(vars(self).values())
+
+    def lines(self) -> list[str]:
+        lines = []
+        for kind, items in vars(self).items():
+            if kind == "made":
+                lines += [f"{leftover.kind}: {name}" for leftover, name in items]
+            else:
+                lines += [f"{kind}: {item}" for item in items]
+        return lines
+
+
+def guest_processes(session_dir: Path, commands: Iterable[tuple[int, list[str]]]) -> list[int]:
+    """The pids of guest kernels booted from session_dir: a UML kernel's init is a file in it, a
+    virtual machine's QEMU (and virtme-ng, which started it) connect to the agent's socket there.
+    A killed session's guest keeps some of its processes alive."""
+    init, agent = f"init={session_dir}/", f"path={session_dir}/"
+    return [pid for pid, argv in commands if any(arg.startswith(init) or agent in arg for arg in argv)]
+
+
+def _commands() -> list[tuple[int, list[str]]]:
+    return [(p.info["pid"], p.info["cmdline"] or []) for p in psutil.process_iter(["pid", "cmdline"])]
+
+
+def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/proc/self/mountinfo"),
+                   daemon_roots: Iterable[Path] = DAEMON_ROOTS) -> Leftovers:
+    found = Leftovers()
+    image_dirs = {Path("/var/tmp/fsbench")}
+    commands = None
+    for state_file in sorted(run_root.glob("*/state.json")):
+        state = json.loads(state_file.read_text())
+        if session_alive(state):
+            continue
+        session_dir = state_file.parent
+        image_dirs.add(Path(state["image_dir"]))
+        found.mounts += mounts_under(session_dir, mountinfo)
+        commands = _commands() if commands is None else commands
+        found.guests += guest_processes(session_dir, commands)
+        found.session_dirs.append(session_dir)
+    for root in daemon_roots:
+        daemon = daemons.started_pid(root)
+        if daemon is not None and not daemons.live_users(root):
+            found.daemons.append(daemon)
+        elif daemon is None and root.exists() and not daemons.live_users(root):
+            found.registries.append(root)  # its daemon is gone too (killed with its sessions)
+    found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(execute)
+                  if stale(Path(name).name)]
+    listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
+    found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
+    found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
+    found.scratch = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*-scratch")) if stale(p.name)]
+    return found
+
+
+def remove_leftovers(found: Leftovers, execute: Executor,
+                     daemon_roots: Iterable[Path] = DAEMON_ROOTS) -> list[str]:
+    """Remove in dependency order; return the errors (each item is still tried)."""
+    errors: list[str] = []
+
+    def attempt(argv: list[str]) -> None:
+        try:
+            execute_with_retries(execute, argv)
+        except CommandError as exc:
+            errors.append(str(exc).splitlines()[0])
+
+    for pid in found.guests:  # its loop devices, arrays and mounts were the guest's: gone with it
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    for mountpoint in found.mounts:
+        # a FUSE mount whose daemon died answers nothing: a lazy unmount detaches it
+        if execute(["umount", mountpoint], check=False, timeout=120).returncode != 0:
+            attempt(["umount", "--lazy", mountpoint])
+    for leftover, name in found.made:
+        attempt(leftover.removal(name))
+    for loop in found.loops:
+        attempt(["losetup", "--detach", loop])
+    for root in daemon_roots:
+        if root.exists():
+            with daemons.locked(root):  # a session may have started using it since it was found
+                daemons.stop_if_unused(root)
+                daemons.remove_if_unused(root)
+    for image in found.images:
+        image.unlink(missing_ok=True)
+    for scratch in found.scratch:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for session_dir in found.session_dirs:
+        if mounts_under(session_dir):
+            errors.append(f"{session_dir} still has mounts; not removed")
+        else:
+            shutil.rmtree(session_dir, ignore_errors=True)
+    return errors

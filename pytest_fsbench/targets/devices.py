@@ -1,0 +1,87 @@
+"""Where a target's devices come from: sparse image files on loop devices (the default), or the
+real block devices the user named (checked by safety.py before the session touches them)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from ..system.commands import Executor
+from .undo import UndoStack
+
+
+@dataclass(frozen=True)
+class Device:
+    path: str
+    size_bytes: int
+    backing_file: str | None = None
+    direct_io: bool | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.path, "size_bytes": self.size_bytes,
+                "backing_file": self.backing_file, "direct_io": self.direct_io}
+
+
+class DeviceProvider(Protocol):
+    def available(self) -> int | None:
+        """How many devices a case may use (None: as many as it needs)."""
+        ...
+
+    def acquire(self, count: int, label: str, undo: UndoStack) -> list[Device]: ...
+
+
+def loop_direct_io(listing: str, device: str) -> bool | None:
+    """Whether losetup --json --list reports direct I/O on for device."""
+    for entry in json.loads(listing or "{}").get("loopdevices", []):
+        if entry.get("name") == device:
+            return str(entry.get("dio")).lower() in ("1", "true")
+    return None
+
+
+@dataclass
+class LoopDevices:
+    """Sparse images in image_dir on loop devices with direct I/O, so the backing file's page
+    cache stays out of the numbers (direct_io=False where the backing filesystem cannot do it:
+    a guest kernel's hostfs)."""
+
+    image_dir: Path
+    size_bytes: int
+    execute: Executor
+    direct_io: bool = True
+
+    def available(self) -> int | None:
+        return None
+
+    def acquire(self, count: int, label: str, undo: UndoStack) -> list[Device]:
+        self.image_dir.mkdir(parents=True, exist_ok=True)
+        return [self._one(self.image_dir / f"{label}-{i}.img", undo) for i in range(count)]
+
+    def _one(self, image: Path, undo: UndoStack) -> Device:
+        with open(image, "xb") as handle:
+            undo.push(lambda: image.unlink(missing_ok=True))  # before the truncate, which may fail
+            handle.truncate(self.size_bytes)
+        direct = "on" if self.direct_io else "off"
+        path = self.execute(["losetup", f"--direct-io={direct}", "--find", "--show", str(image)]).stdout.strip()
+        undo.push(("losetup", "--detach", path))
+        listing = self.execute(["losetup", "--json", "--list", "--output", "NAME,DIO", path]).stdout
+        return Device(path, self.size_bytes, str(image), loop_direct_io(listing, path))
+
+
+@dataclass
+class BlockDevices:
+    """Real devices, used in the order given; wiped after each case so the next starts clean."""
+
+    paths: tuple[str, ...]
+    sizes: dict[str, int]
+    execute: Executor
+
+    def available(self) -> int | None:
+        return len(self.paths)
+
+    def acquire(self, count: int, label: str, undo: UndoStack) -> list[Device]:
+        chosen = list(self.paths[:count])
+        for path in chosen:
+            undo.push(("wipefs", "--all", "--quiet", path))
+        return [Device(path, self.sizes.get(path, 0)) for path in chosen]

@@ -1,0 +1,233 @@
+"""What a session compares with: the sessions of a baseline in the store, their samples, the
+comparison of a new series with them, and the checks that a gate on them can fire at all; and
+a --paired (or kernel A/B) variant's series against its reference case's, by round."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .drift import Drift
+from ..errors import UsageError
+from ..metrics import CONTROL, Direction, in_summary, is_headline, short_test
+from .gate import look_level
+from .stats import PAIRED, SESSIONS, Comparison, compare
+from ..store.facts import check_emulation, emulations
+from ..store.results import Series, SeriesKey, Store
+
+
+class Baseline:
+    """The sessions of --compare NAME (oldest first); one session is a baseline of one.
+
+    alpha: the level of a comparison across sessions; looks: the runs at which a sequential gate
+    looks (empty: it looks once), which set the per-look level of a run-by-run comparison;
+    control: whether this session measures --control, so throughputs compare as its ratios."""
+
+    def __init__(self, store: Store, name: str, session_ids: list[int], *, alpha: float = 0.05,
+                 looks: tuple[int, ...] = (), control: bool = False, drift: Drift | None = None) -> None:
+        if not session_ids:
+            raise UsageError(f"--compare {name}: names only this session; compare with another")
+        self.store = store
+        self.name = name
+        self.session_ids = session_ids
+        self.alpha = alpha
+        self.looks = looks
+        self.control = control
+        self.drift = drift  # this machine's drift between sessions, when its history tells
+        self._series: dict[SeriesKey, list[Series]] | None = None
+
+    @property
+    def across_sessions(self) -> bool:
+        """Whether the gate compares session medians (several baseline sessions, or the machine's
+        drift known and no control runs to compare ratios of), so more runs in this session cannot
+        decide it."""
+        return self.sessions > 1 or (self.drift is not None and not self.has_control)
+
+    @property
+    def has_control(self) -> bool:
+        """Whether this session measures --control and the baseline has control runs to match."""
+        return self.control and any(key.metric == CONTROL for key in self.series())
+
+    @property
+    def newest(self) -> int:
+        return self.session_ids[-1]
+
+    @property
+    def sessions(self) -> int:
+        return len(self.session_ids)
+
+    def check(self) -> None:
+        """A baseline without samples cannot gate anything."""
+        if not any(self.store.measured_runs(i) for i in self.session_ids):
+            raise UsageError(f"--compare {self.name}: session {self.newest} holds no measured "
+                             "runs (every case was skipped or failed); compare with a session that measured")
+
+    def fewest_runs(self) -> int:
+        """The fewest runs of any series of the newest baseline session."""
+        return min((len(s.values) for s in self.store.series(self.newest)), default=0)
+
+    def test_level(self, baseline_runs: int) -> float:
+        """The one-sided level of a run-by-run comparison: the gate's per-look level."""
+        return look_level(self.alpha, baseline_runs, self.looks)
+
+    def series(self) -> dict[SeriesKey, list[Series]]:
+        """The samples by series key, one Series per baseline session that has it."""
+        if self._series is None:
+            self._series = {}
+            for session_id in self.session_ids:
+                for s in self.store.series(session_id):
+                    self._series.setdefault(s.key, []).append(s)
+        return self._series
+
+    def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
+                                                                                tuple[float, ...]] | None:
+        """With --control: the baseline sessions' and this series' runs as ratios to their runs'
+        control (None when a side has no control for every run)."""
+        if not self.control or control is None or not normalised_by_control(series):
+            return None
+        figures = self.series().get(series.key, [])
+        controls = self.series().get(control_key(series.key), [])
+        mine = ratios(series.values, control)
+        theirs = [ratios(f.values, c.values) for f, c in zip(figures, controls)]
+        if mine is None or len(figures) != len(controls) or any(t is None for t in theirs):
+            return None
+        return [t for t in theirs if t is not None and len(t) >= 2], mine
+
+    def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None:
+        """The series against the baseline: as ratios to the control with --control; on the
+        machine's drift or its sessions' spread across sessions; else the one session's runs
+        (None when there is nothing to compare)."""
+        basis = self.controlled(series, control)
+        if basis is not None:
+            bases, mine = basis
+            if not bases or len(mine) < 2:
+                return None
+            try:
+                if len(bases) > 1:
+                    return compare(bases, mine, series.direction, self.alpha, method=SESSIONS)
+                return compare(bases[0], mine, series.direction, self.test_level(len(bases[0])))
+            except ValueError:  # a zero figure has no ratio on a log scale
+                return None
+        bases = [b for b in self.series().get(series.key, []) if len(b.values) >= 2]
+        if not bases or len(series.values) < 2:
+            return None
+        try:
+            if self.drift is not None:
+                return compare([b.values for b in bases], series.values, series.direction, self.alpha,
+                               method=SESSIONS, drift=(self.drift.sd, self.drift.df))
+            if len(bases) > 1:
+                return compare([b.values for b in bases], series.values, series.direction, self.alpha,
+                               method=SESSIONS)
+            return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
+        except ValueError:  # a zero or negative sample cannot be compared on a log scale
+            return None
+
+
+#: the units of figures a control's speed scales (MB/s and the like)
+RATE_UNITS = ("MB/s", "ops/s")
+
+
+def control_key(key: SeriesKey) -> SeriesKey:
+    """The key of the control series measured beside a figure's runs."""
+    return SeriesKey(key.test, key.workload, key.workload_params, CONTROL, "{}")
+
+
+def normalised_by_control(series: Series) -> bool:
+    """Whether a figure is compared as its ratio to the control: a headline throughput or rate,
+    which a slower machine lowers as it lowers the control (a time rises instead, and a share of
+    CPU is no speed at all)."""
+    return is_headline(series.key.metric) and series.direction is Direction.HIGHER and series.unit in RATE_UNITS
+
+
+def ratios(values: Sequence[float], control: Sequence[float]) -> tuple[float, ...] | None:
+    """Each run's figure over the same run's control (None unless they pair up one to one)."""
+    if len(values) != len(control) or not all(c > 0 for c in control):
+        return None
+    return tuple(v / c for v, c in zip(values, control))
+
+
+#: the unit of a figure divided by its run's --control figure
+CONTROL_UNIT = "x control"
+
+
+def as_ratios(series: list[Series]) -> dict[SeriesKey, Series]:
+    """A session's series by key, each headline figure as its runs' ratios to their --control runs
+    where every run has one (unit x control), the others as they are."""
+    by_key = {s.key: s for s in series}
+    found = {}
+    for s in series:
+        control = by_key.get(control_key(s.key)) if is_headline(s.key.metric) and s.key.metric != CONTROL else None
+        values = ratios(s.values, control.values) if control is not None else None
+        found[s.key] = s if values is None else Series(s.key, s.case_id, CONTROL_UNIT, s.direction, values, s.options)
+    return found
+
+
+def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, given: str | None = None):
+    """Each headline series of new_id against the baseline: one session's runs, or the spread of
+    several sessions' medians; as ratios to each run's --control when every session measured it
+    beside the figure, as the gate compares them (else the figures themselves). A case measured
+    emulated on one side only is a UsageError."""
+    theirs: dict[str, str | None] = {}
+    for base_id in base_ids:
+        theirs.update(emulations(store.case_manifests(base_id)))
+    check_emulation(theirs, emulations(store.case_manifests(new_id)),
+                    given or f"comparing session {new_id} with {', '.join(map(str, base_ids))}")
+    bases = [store.series(base_id) for base_id in base_ids]
+    base_ratios = [as_ratios(found) for found in bases]
+    new = store.series(new_id)
+    new_ratios = as_ratios(new)
+    pairs = []
+    for s in new:
+        mine, theirs = new_ratios[s.key], [found[s.key] for found in base_ratios if s.key in found]
+        if mine.unit != CONTROL_UNIT or not theirs or any(t.unit != CONTROL_UNIT for t in theirs):
+            mine, theirs = s, [b for found in bases for b in found if b.key == s.key]
+        b = [t.values for t in theirs if len(t.values) >= 2]
+        if not b or len(mine.values) < 2 or not in_summary(mine.key.metric, mine.unit):
+            continue
+        try:
+            cmp = (compare(b, mine.values, mine.direction, alpha, method=SESSIONS) if len(b) > 1
+                   else compare(b[0], mine.values, mine.direction, alpha))
+        except ValueError:
+            continue
+        pairs.append((short_test(mine.key.test), mine, cmp))
+    return pairs
+
+
+#: the key of a variant case's manifest that names its reference case (kept so a report made
+#: after the session pairs them as the session did)
+PAIRED_WITH = "paired_with"
+
+
+def pair_up(references: list[Series], variants: list[Series], rounds: int,
+            alpha: float) -> list[tuple[Series, Comparison]]:
+    """Each variant series against the reference's series of the same workload, parameters and
+    metric, paired by round, once both have all their rounds (a side with rounds to go, or one
+    that lost a round, pairs nothing)."""
+    def by_key(found: list[Series]) -> dict[tuple[str, ...], Series]:
+        return {(s.key.workload, s.key.workload_params, s.key.metric, s.key.params): s for s in found}
+
+    refs = by_key(references)
+    pairs = []
+    for key, v in by_key(variants).items():
+        r = refs.get(key)
+        if r is None or not len(r.values) == len(v.values) == rounds:
+            continue
+        try:
+            pairs.append((v, compare(r.values, v.values, v.direction, alpha, method=PAIRED)))
+        except ValueError:  # a zero figure has no ratio on a log scale
+            continue
+    return pairs
+
+
+def paired_pairs(store: Store, session_id: int, cases: list[dict], alpha: float):
+    """Each headline series of the session's --paired (or kernel A/B) variants against its
+    reference case, as the session compared them, from what the store keeps: the variant case's
+    manifest names its reference and the rounds (cases: Store.session_export's)."""
+    pairs = []
+    for case in cases:
+        paired = case["manifest"].get(PAIRED_WITH)
+        if not paired:
+            continue
+        found = pair_up(store.series(session_id, test=paired["reference"]),
+                        store.series(session_id, test=case["test"]), int(paired["rounds"]), alpha)
+        pairs += [(short_test(s.key.test), s, cmp) for s, cmp in found if in_summary(s.key.metric, s.unit)]
+    return pairs

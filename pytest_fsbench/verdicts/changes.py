@@ -1,0 +1,214 @@
+"""A store's history: the sessions where a case's headline metric changed level.
+
+A nightly job adds a session a night. Each case's headline metric is then a series of session
+medians, in session order, one series per machine (a different machine is a different
+experiment). Apache Otava finds each series' change points: e-divisive means splits the series,
+Student's t-test between the parts keeps only the significant splits (Fleming et al., "Hunter",
+ICPE 2023). Each change is told with what differed between the session before it and the session
+where it came: the kernel, the case's filesystem options and fsbench's commit.
+
+`analyse(store, host)` (or `detect`, only the change points) and `figure(changes)` are what a
+view calls; `lines` is the `fsbench changes` text.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from otava.analysis import compute_change_points
+
+from ..errors import UsageError
+from ..metrics import Direction, is_headline, params_text, short_test
+from ..store.results import SeriesKey, SessionRow, Store, canonical
+
+__all__ = ["MAX_PVALUE", "MIN_SESSIONS", "Analysis", "ChangePoint", "History", "Point", "analyse",
+           "chosen_host", "detect", "max_pvalue"]
+
+#: with fewer sessions a split leaves one or two sessions on a side: too few to tell a level from noise
+MIN_SESSIONS = 5
+#: Otava's default; on 12 simulated sessions with CV 5 % it marked 1.2 % of flat series (README)
+MAX_PVALUE = 0.001
+
+
+@dataclass(frozen=True)
+class Point:
+    """One session of a series: the median of its measured runs and what it ran with."""
+
+    session_id: int
+    started: str
+    median: float
+    kernel: str
+    options: str  # the case's filesystem options as asked, and as the mount applied them
+    commit: str  # fsbench's git commit
+
+
+#: what is compared between the session before a change and the session where it came
+CONTEXT = (("kernel", "kernel"), ("fs options", "options"), ("fsbench commit", "commit"))
+
+
+@dataclass(frozen=True)
+class History:
+    """One case's headline metric on one machine, a point per complete session, oldest first."""
+
+    host: str
+    key: SeriesKey
+    unit: str
+    direction: Direction
+    points: tuple[Point, ...]
+
+    @property
+    def label(self) -> str:
+        params = params_text(self.key.params)
+        return f"{short_test(self.key.test)} {self.key.metric}" + (f" [{params}]" if params else "")
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    """Where a history's level changed: points[index] is the first of the new level, which lasts
+    until stop; the level before began at start (the previous change point, or the first point)."""
+
+    history: History
+    index: int
+    start: int
+    stop: int
+    pvalue: float  # Otava's t-test between the two levels
+
+    @property
+    def session(self) -> Point:
+        return self.history.points[self.index]
+
+    @property
+    def previous(self) -> Point:
+        return self.history.points[self.index - 1]
+
+    @property
+    def before(self) -> float:
+        return statistics.median(p.median for p in self.history.points[self.start:self.index])
+
+    @property
+    def after(self) -> float:
+        return statistics.median(p.median for p in self.history.points[self.index:self.stop])
+
+    @property
+    def change_pct(self) -> float:
+        return (self.after / self.before - 1) * 100 if self.before else math.inf
+
+    @property
+    def verdict(self) -> str:
+        """better, worse, or unchanged (the levels' means differ, their medians do not)."""
+        if self.after == self.before:
+            return "unchanged"
+        higher = self.after > self.before
+        return "better" if higher == (self.history.direction is Direction.HIGHER) else "worse"
+
+    def differences(self) -> list[tuple[str, str, str]]:
+        """(what, before, after) for each of CONTEXT that differs between the two sessions."""
+        return [(name, getattr(self.previous, attr), getattr(self.session, attr)) for name, attr in CONTEXT
+                if getattr(self.previous, attr) != getattr(self.session, attr)]
+
+
+@dataclass(frozen=True)
+class Analysis:
+    hosts: dict[str, list[int]]  # each machine asked for, with its complete sessions
+    histories: list[History]  # the series with at least MIN_SESSIONS sessions
+    left_out: int  # series with fewer sessions (a case added lately)
+    changes: list[ChangePoint]
+    max_pvalue: float
+
+
+def chosen_host(host: str | None, all_hosts: bool) -> str | None:
+    """The machine whose sessions are read (None: every machine): --host, else this one."""
+    if host is not None and all_hosts:
+        raise UsageError(f"--host {host} and --all-hosts: choose one")
+    return None if all_hosts else host or platform.node()
+
+
+def max_pvalue(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:
+        raise UsageError(f"--max-pvalue {text}: give a probability above 0 and below 1, e.g. {MAX_PVALUE}")
+    return value
+
+
+def complete_sessions(store: Store, host: str | None) -> list[SessionRow]:
+    rows = store.sessions()
+    if host is not None and all(row.host != host for row in rows):
+        known = ", ".join(sorted({row.host for row in rows})) or "none (no sessions yet)"
+        raise UsageError(f"host {host!r}: no session of that machine in {store.path} (hosts here: {known}); "
+                         "name one with --host, or --all-hosts")
+    return [row for row in rows if row.status == "complete" and (host is None or row.host == host)]
+
+
+def kernel_of(session: dict, case: dict) -> str:
+    """The kernel the case ran under: a guest's (in its case manifest), else the session's."""
+    guest = case.get("kernel")
+    if isinstance(guest, dict):
+        return f"{guest.get('label', '?')} {guest.get('release', '?')}"
+    return str(session.get("kernel", "unknown"))
+
+
+def options_of(asked: str, case: dict) -> str:
+    """The options asked for, and as applied: findmnt's OPTIONS column, or ZFS's properties."""
+    applied = case.get("applied", {})
+    mount, properties = applied.get("mount", ""), applied.get("properties", "")
+    if mount and not mount.startswith("unavailable"):
+        return f"{asked}; mounted {mount.splitlines()[0].split()[-1]}"
+    if properties and not properties.startswith("unavailable"):
+        pairs = [line.split()[:2] for line in properties.splitlines() if len(line.split()) >= 2]
+        return f"{asked}; set {','.join('='.join(pair) for pair in pairs)}"
+    return asked
+
+
+def histories(store: Store, sessions: Sequence[SessionRow]) -> list[History]:
+    """Every case's headline metrics, one series per machine, a point per session in order."""
+    found: dict[tuple[str, SeriesKey], tuple[str, Direction, list[Point]]] = {}
+    for row in sessions:
+        export = store.session_export(row.id)
+        manifest = export["session"]["manifest"]
+        cases = {(c["test"], c["workload"], canonical(c["workload_params"])): c["manifest"]
+                 for c in export["cases"]}
+        for series in store.series(row.id):
+            key = series.key
+            if not is_headline(key.metric) or not series.values:
+                continue
+            case = cases.get((key.test, key.workload, key.workload_params), {})
+            point = Point(row.id, row.started, statistics.median(series.values), kernel_of(manifest, case),
+                          options_of(series.options, case), str(manifest.get("fsbench_commit") or "unknown"))
+            found.setdefault((row.host, key), (series.unit, series.direction, []))[2].append(point)
+    return [History(host, key, unit, direction, tuple(points))
+            for (host, key), (unit, direction, points) in found.items()]
+
+
+def change_points(history: History, max_p: float = MAX_PVALUE) -> list[ChangePoint]:
+    """Otava's change points of the session medians (its defaults: a 50-session window)."""
+    found, _ = compute_change_points([p.median for p in history.points], max_pvalue=max_p)
+    found = sorted(found, key=lambda cp: cp.index)
+    bounds = [0, *(int(cp.index) for cp in found), len(history.points)]
+    return [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], float(cp.stats.pvalue))
+            for k, cp in enumerate(found)]
+
+
+def analyse(store: Store, host: str | None, max_p: float = MAX_PVALUE) -> Analysis:
+    """The change points of every case's headline series of complete sessions on host (None:
+    every machine, each its own series); only machines and series with MIN_SESSIONS sessions."""
+    sessions = complete_sessions(store, host)
+    hosts: dict[str, list[int]] = {host: []} if host is not None else {}
+    for row in sessions:
+        hosts.setdefault(row.host, []).append(row.id)
+    enough = [row for row in sessions if len(hosts[row.host]) >= MIN_SESSIONS]
+    every = histories(store, enough)
+    kept = sorted((h for h in every if len(h.points) >= MIN_SESSIONS), key=lambda h: (h.host, h.label))
+    changes = [change for h in kept for change in change_points(h, max_p)]
+    return Analysis(hosts, kept, len(every) - len(kept), changes, max_p)
+
+
+def detect(store: Store, host: str | None, max_p: float = MAX_PVALUE) -> list[ChangePoint]:
+    """Only the change points of analyse (what a view draws or lists)."""
+    return analyse(store, host, max_p).changes

@@ -1,0 +1,90 @@
+"""A session as JSON in the shape of pytest-benchmark's files (machine_info, commit_info,
+benchmarks with stats), so tooling that reads those can read fsbench's. Each benchmark entry is
+one metric of one case; its unit and direction are in extra_info (pytest-benchmark's are always
+seconds, lower is better). A --paired (or kernel A/B) variant's entries carry its comparison
+with the reference case (extra_info.paired), in the words and numbers the tables print; the gate's
+lines are in each case's manifest."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from .. import __version__
+from ..measure import cache_check
+from ..metrics import metric_label
+from ..verdicts.baseline import PAIRED_WITH, paired_pairs
+from ..verdicts.stats import DEFAULT_ALPHA, comparison_record, format_comparison, summarize
+from ..store.results import Store
+from ..store.facts import emulation
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) or math.isinf(value) else value
+
+
+def paired_record(series, cmp, reference: str) -> dict[str, object]:
+    """A variant's comparison with its reference case, for the exports."""
+    return {"reference": reference, **comparison_record(cmp),
+            "line": format_comparison(metric_label(series.key.metric, series.key.params), cmp, series.unit)}
+
+
+def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None = None,
+                    paired: dict | None = None) -> dict[str, object]:
+    s = summarize(series.values)
+    share = cache_check.figure_share(shares or {}, series)
+    case = cases_by_test.get(series.key.test, {})
+    params = json.loads(series.key.params)
+    name = series.key.test.split("::")[-1]
+    return {
+        "group": series.key.workload,
+        "name": f"{name} {series.key.metric}" + "".join(f"[{k}={v}]" for k, v in sorted(params.items())),
+        "fullname": series.key.test,
+        "params": params,
+        "param": case.get("case_id"),
+        "stats": {
+            "min": s.min, "max": s.max, "mean": s.mean, "median": s.median, "stddev": _finite(s.stddev),
+            "q1": s.q1, "q3": s.q3, "iqr": s.iqr, "rounds": s.n, "iterations": 1,
+            "iqr_outliers": len(s.outliers), "data": list(series.values),
+            "ld15iqr": min((v for v in series.values if v >= s.q1 - 1.5 * s.iqr), default=s.min),
+            "hd15iqr": max((v for v in series.values if v <= s.q3 + 1.5 * s.iqr), default=s.max),
+        },
+        "extra_info": {
+            "metric": series.key.metric, "unit": series.unit, "direction": series.direction.value,
+            "case": series.case_id, "workload_params": json.loads(series.key.workload_params),
+            "median_ci95": [_finite(x) for x in s.median_ci], "mean_ci95": [_finite(x) for x in s.mean_ci],
+            "sem": _finite(s.sem), "cv": _finite(s.cv), "cache": case.get("cache"), "data": case.get("data"),
+            "stopped_by": case.get("stopped_by"), "manifest": case.get("manifest"),
+            "emulated": emulation(case.get("manifest") or {}) == "emulated",
+            "disk_share_pct": share, "served_from_cache": None if share is None else cache_check.served_from_cache(share),
+            **({"paired": paired[series.key]} if paired and series.key in paired else {}),
+        },
+    }
+
+
+def export_session(store: Store, session_id: int) -> dict[str, object]:
+    meta = store.session_export(session_id)
+    session = meta["session"]
+    cases_by_test = {c["test"]: c for c in meta["cases"]}
+    manifest = session["manifest"]
+    every = store.series(session_id)
+    shares = cache_check.share_index(every)
+    paired = paired_index(store, session_id, meta["cases"])
+    return {
+        "machine_info": {"node": manifest.get("hostname"), "release": manifest.get("kernel"),
+                         "cpu": {"brand_raw": manifest.get("cpu"), "count": manifest.get("cpus")},
+                         "python_version": manifest.get("python"), **manifest},
+        "commit_info": {"id": manifest.get("fsbench_commit"), "project": "fsbench"},
+        "benchmarks": [benchmark_entry(s, cases_by_test, shares, paired) for s in every],
+        "datetime": session["started"],
+        "version": __version__,
+        "fsbench_session": session,
+    }
+
+
+def paired_index(store: Store, session_id: int, cases: list[dict]) -> dict:
+    """SeriesKey -> the export's record of each variant series' comparison with its reference (at
+    the default --alpha, as a session without --alpha compares them)."""
+    references = {c["test"]: c["manifest"][PAIRED_WITH]["reference"] for c in cases if c["manifest"].get(PAIRED_WITH)}
+    return {s.key: paired_record(s, cmp, references[s.key.test])
+            for _, s, cmp in paired_pairs(store, session_id, cases, DEFAULT_ALPHA)}

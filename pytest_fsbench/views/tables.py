@@ -1,0 +1,178 @@
+"""Plain-text tables for the terminal summary and `fsbench compare` (pure)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..measure import cache_check
+from ..filesystems import DRIVERS
+from ..metrics import in_summary, params_text, short_test
+from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
+from ..store.results import Series
+
+VERDICT_ORDER = {"worse": 0, "better": 1, "not significant": 2}
+
+
+def align(rows: Sequence[Sequence[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+
+
+def _median(series: list[Series], name: str) -> float | None:
+    found = [s for s in series if s.key.metric == name]
+    return summarize(found[0].values).median if found and found[0].values else None
+
+
+def latest(results) -> list:
+    """The last result of each test's workload (interleaved rounds add one result per round)."""
+    by_key = {}
+    for r in results:
+        first = r.series[0].key if r.series else None
+        by_key[(r.test, first.workload if first else "", first.workload_params if first else "")] = r
+    return list(by_key.values())
+
+
+def results_table(results) -> list[str]:
+    """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it."""
+    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "compress", "from", "stopped")
+    rows = [header]
+    for result in latest(results):
+        user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
+        tool = _median(result.series, "cpu.tool")
+        ratio = _median(result.series, "fs.compressratio")
+        shares = cache_check.share_index(result.series)
+        for s in result.series:
+            if not in_summary(s.key.metric, s.unit):
+                continue
+            summary = summarize(s.values)
+            rows.append((short_test(result.test) + (" emulated" if result.emulated else ""), s.key.metric, params_text(s.key.params), plain(summary.median),
+                         s.unit, str(summary.n), interval_text(summary),
+                         cpu_text(tool, user, system), compression_text(ratio, result.fs, result.data),
+                         cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
+    lines = align(rows)
+    if any(result.emulated for result in latest(results)):
+        lines.append("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
+                     "these numbers with each other only, never with the host's or a KVM guest's")
+    return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
+                    "than 6 runs there is none, and the runs' range min..max is shown); cpu%: the measured tool's own "
+                    "processes, % of all CPUs (marked 'machine' where only the machine-wide user+system is known, "
+                    "other jobs' included); compress: the filesystem's achieved ratio (ZFS stores zeros as holes, which the ratio "
+                    "does not count); from: storage when at least "
+                    f"{cache_check.FROM_CACHE_BELOW:.0f}% of the figure's bytes reached the disks, cache when less "
+                    "(served from cache), blank when the tool does not say how many bytes it moved"]
+
+
+#: what a compression ratio of zeros stored as holes is shown with
+HOLES = "zeros stored as holes"
+
+
+def compression_text(ratio: float | None, fs: str, data: str, suffix: str = "") -> str:
+    """The achieved compression ratio; on zeros, where the filesystem stores them as holes (ZFS
+    with compression on), said so: the ratio (about 1) counts none of them."""
+    if ratio is None:
+        return ""
+    driver = DRIVERS.get(fs)
+    holes = data == "zeros" and driver is not None and driver.zeros_as_holes
+    return f"{ratio:.2f}{suffix}" + (f" ({HOLES})" if holes else "")
+
+
+def cpu_text(tool: float | None, user: float | None, system: float | None) -> str:
+    if tool is not None:
+        return f"{tool:.0f}"
+    return "" if user is None or system is None else f"{user + system:.0f} machine"
+
+
+def interval_text(summary) -> str:
+    """The median's 95% interval as +-% of it; for n < 6, where there is none, the range min..max."""
+    if summary.n < 6:
+        return f"range {plain(summary.min)}..{plain(summary.max)}"
+    if not summary.median:
+        return ""
+    half = (summary.median_ci[1] - summary.median_ci[0]) / 2 / summary.median * 100
+    return "" if math.isnan(half) else f"+-{half:.1f}%"
+
+
+def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level: bool = False) -> list[tuple[str, ...]]:
+    rows = []
+    for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
+        marker = "*" if cmp.significant else " "
+        n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
+        level = f"{level_text(cmp)}% " if show_level else ""
+        rows.append((case, s.key.metric, params_text(s.key.params), plain(cmp.baseline_median),
+                     plain(cmp.candidate_median), s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
+                     f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", p_text(cmp.p_value), n, cmp.verdict))
+    return rows
+
+
+def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:
+    """The comparison table, labelled with the level its tests ran at: each comparison's own
+    (a sequential gate tests each look below alpha, so its intervals are wider than 1 - 2 alpha)."""
+    levels = sorted({cmp.alpha for _, _, cmp in pairs}) or [alpha]
+    used = levels[0] if len(levels) == 1 else None
+    label = f"ci{(1 - 2 * used) * 100:.3g}" if used is not None else "ci"
+    header = ("case", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
+    rows = comparison_rows(pairs, show_level=used is None)
+    if not rows:
+        return ["no case here has samples in the baseline to compare with"]
+    counts = {v: sum(1 for r in rows if r[-1] == v) for v in VERDICT_ORDER}
+    methods = sorted({cmp.method for _, _, cmp in pairs})
+    if used is None:
+        tested = "each row one-sided at its own level (in its interval's label)"
+        interval = "its interval at that level"
+    else:
+        tested = f"one-sided at alpha={used:.3g}" + (f" (the sequential gate's per-look level for --alpha={alpha:g})"
+                                                     if abs(used - alpha) > 1e-9 else "")
+        interval = (f"its {(1 - 2 * used) * 100:.3g}% interval (each end a one-sided {(1 - used) * 100:.3g}% "
+                    "bound)")
+    return align([header, *rows]) + [
+        f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
+        f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"]
+
+
+def comparison_table(results, alpha: float) -> list[str]:
+    pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.comparisons
+             if in_summary(s.key.metric, s.unit)]
+    return comparison_lines(pairs, alpha)
+
+
+def paired_table(results, alpha: float) -> list[str]:
+    """Each --paired variant against its reference case, paired by round."""
+    pairs = [(short_test(s.key.test), s, cmp) for r in results for s, cmp in r.paired
+             if in_summary(s.key.metric, s.unit)]
+    return comparison_lines(pairs, alpha, base="reference") if pairs else []
+
+
+def gate_lines(results) -> list[str]:
+    return [line for r in latest(results) for line in r.verdicts]
+
+
+#: the session's start and end are stored to the second, so its wall time, and "the rest" taken
+#: from it, can be off by up to this much either way
+WALL_RESOLUTION = 1.0
+
+
+def time_shares(totals: dict[str, float | None]) -> list[tuple[str, float | None, float | None]]:
+    """(step, seconds, share of the session) for each step of Store.time_totals, then "the rest"
+    (pytest, Python, the store, monitoring, skipped cases): the session's wall time less every
+    recorded step. Shares are None without the session's wall time. A rest below zero by no more
+    than the wall time's resolution is that rounding, and is 0; one further below zero is kept (a
+    step counted twice, or a clock gone wrong, is a bug to see)."""
+    wall = totals.get("session")
+    steps = [(name, seconds) for name, seconds in totals.items() if name != "session"]
+    rows = [(name, seconds, None if not wall or seconds is None else seconds / wall) for name, seconds in steps]
+    if wall:
+        rest = wall - sum(seconds for _, seconds in steps if seconds is not None)
+        if -WALL_RESOLUTION <= rest < 0:
+            rest = 0.0
+        rows.append(("the rest", rest, rest / wall))
+    return rows
+
+
+def time_line(totals: dict[str, float | None]) -> str:
+    """One line: how much of the session was measured work, and where the rest went."""
+    wall = totals.get("session")
+    parts = [f"{name} {'not recorded' if seconds is None else f'{seconds:.0f} s'}"
+             + ("" if share is None else f" ({share * 100:.0f}%)") for name, seconds, share in time_shares(totals)]
+    head = f"time: session {wall:.0f} s: " if wall else "time: "
+    return head + ", ".join(parts)

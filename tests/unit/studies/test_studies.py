@@ -1,0 +1,393 @@
+"""The studies as data: five of them, each scale's arguments ones fsbench takes, each finding a
+check on a metric fsbench measures, published numbers mapped onto fsbench's results, and the PTS
+suites in step with the paper scales."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from lxml import html as lxml_html
+
+from pytest_fsbench.views import report
+from pytest_fsbench import studies
+from pytest_fsbench.filesystems import TOOLS
+from pytest_fsbench.system.host import Host
+from pytest_fsbench.kernels.kernel import fallback
+from pytest_fsbench.pts.profiles import SUITES_DIR
+from pytest_fsbench.metrics import Direction, Metric
+from pytest_fsbench.settings import BY_FLAG
+from pytest_fsbench.sizes import parse_size
+from pytest_fsbench.store.results import Store
+from pytest_fsbench.studies import launch, page
+from pytest_fsbench.workloads import KNOWN_METRICS, PARAMS
+
+ALL = studies.studies()
+KNOWN_FLAGS = set(BY_FLAG) | {f"--{p.name}" for p in PARAMS}
+
+
+def known_metric(name: str) -> bool:
+    return any(re.fullmatch(spec.pattern, name) for spec in KNOWN_METRICS)
+
+
+def test_five_studies_in_seed_order_with_their_sources():
+    assert list(ALL) == ["raid-filesystems", "zfs-features", "iozone-linux-fs", "compression", "btrfs-options"]
+    assert [s.seed for s in ALL.values()] == ["000", "001", "002", "003", "004"]
+    assert all(s.published or s.fsbench.get("no_published_values") for s in ALL.values())
+    assert all(entry.get("source") for s in ALL.values() for entry in s.published)
+
+
+@pytest.mark.parametrize("name", list(ALL))
+@pytest.mark.parametrize("scale", studies.SCALES)
+def test_each_scale_is_fsbench_options_and_a_time(name, scale):
+    chosen = ALL[name].scale(scale)
+    flags = [a.split("=", 1)[0] for a in chosen["args"] if a.startswith("--") and "=" in a]
+    assert set(flags) <= KNOWN_FLAGS, set(flags) - KNOWN_FLAGS
+    assert chosen["minutes"] > 0 and chosen["note"]
+    for flag in ("--fs", "--layout", "--runs"):
+        BY_FLAG[flag].value(launch.option_value(chosen["args"], flag, BY_FLAG[flag].default or ""))
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_each_finding_is_a_check_on_a_measured_metric(name):
+    checks = ALL[name].checks()
+    assert len(checks) >= 4
+    for check in checks:
+        assert known_metric(check.metric), check.metric
+        assert check.expect in ("higher", "lower", "similar") and check.a != check.b
+        assert check.source and check.claim
+
+
+@pytest.mark.parametrize("name", [n for n in ALL if ALL[n].fsbench.get("published")])
+def test_published_rules_place_numbers_on_measured_metrics(name):
+    study = ALL[name]
+    placed = 0
+    for rule in study.fsbench["published"]:
+        for entry in study.published:
+            if studies.matches(rule.get("when", {}), entry) and entry.get("statistic") in rule["statistics"]:
+                if studies._selector_for(rule, entry) is not None:
+                    assert known_metric(str(studies._fill(rule["metric"], entry)))
+                    placed += 1
+    assert placed >= 10
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_pts_suite_is_in_step_with_the_paper_scale(name):
+    """The suite of the same study runs the record and file sizes of the paper scale's IOzone."""
+    study = ALL[name]
+    suite = SUITES_DIR / study.fsbench["pts_suite"] / "suite-definition.xml"
+    arguments = [e.text for e in etree.parse(str(suite)).iter("Arguments")]
+    args = study.scale("paper")["args"]
+    if not any("iozone" in a for a in args):
+        assert not any("-r " in a for a in arguments)
+        return
+    sizes = lambda flag: {parse_size(v) for a in arguments for v in re.findall(flag + r" (\d+[kmg])", a)}  # noqa: E731
+    records = {parse_size(r) for r in launch.option_value(args, "--iozone-record", "").split(",")}
+    files = {parse_size(f) for f in launch.option_value(args, "--iozone-file", "").split(",")}
+    assert sizes("-r") == records
+    assert sizes("-s") == files
+
+
+# --- judging findings on a real store of made-up runs ----------------------------------------
+
+#: how a case measured in a virtual machine under QEMU's emulation is recorded (vm.vm_manifest)
+EMULATED_VM = {"runs_under": "vm", "label": "vm", "release": "6.1.0-56-amd64", "accelerator": "tcg",
+               "openzfs": "2.1.11-1"}
+
+
+def store_of(tmp_path: Path, cases: dict[tuple, list[float]], metric: str = "iozone.write",
+             argv: tuple[str, ...] = ()) -> tuple[Store, int]:
+    """A session whose runs of one metric (iozone.write) per (fs, layout, options, record[, "vm"])
+    are the given values; a key ending in "vm" is a case measured in an emulated virtual machine."""
+    store = Store(tmp_path / "fsbench.db")
+    sid = store.start_session("t-1", {"argv": list(argv)}, {"kernel": "6.1"})
+    for (fs, layout, options, record, *vm), values in cases.items():
+        case_id = "-".join([*vm, fs, layout, *(f"{k}={v}" for k, v in options)])
+        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": case_id, **({"kernel": "vm"} if vm else {})}
+        manifest = {"kernel": EMULATED_VM, "host": {"kernel": "6.18"}} if vm else {
+            "host": {"kernel": "6.18", "zfs_implementation": "zfs-fuse"}}
+        row = store.case_row(sid, f"benchmarks/test_iozone.py::test_iozone[{case_id}-{record}]",
+                             case_id, spec, "iozone", {"record": record, "file": "512M"}, "drop", "random", manifest)
+        for v in values:
+            store.add_run(row, False, "t", 1.0, "drop",
+                          [Metric(metric, v, "MB/s", Direction.HIGHER, {"record": record, "file": "512M"})])
+        store.finish_case(row, "done", "runs")
+    store.finish_session(sid, "complete")
+    return store, sid
+
+
+PLAIN = (("compress", "no"), ("mount", "datacow,datasum"))
+ZLIB = (("compress", "zlib"), ("mount", "datacow,datasum"))
+
+
+def check(expect: str, tolerance: float = 10.0) -> studies.Check:
+    return studies.Check("c", "claim", "Table 1", "iozone.write", {"fs": "btrfs", "options": dict(ZLIB)},
+                         {"fs": "btrfs", "options": dict(PLAIN)}, expect, tolerance)
+
+
+def test_a_finding_is_reproduced_contradicted_or_not_decided(tmp_path):
+    faster = [70.0, 71.0, 72.0, 69.0, 70.5, 71.5]
+    slower = [31.0, 32.0, 31.5, 30.5, 32.5, 31.8]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): faster, ("btrfs", "single", PLAIN, "16M"): slower})
+    rows = report.report_data(store, sid).rows
+    up = studies.judge(check("higher"), rows)
+    assert up.verdict == studies.REPRODUCED and up.shift_pct > 100 and up.interval[0] > 0
+    assert studies.judge(check("lower"), rows).verdict == studies.CONTRADICTED
+    assert studies.judge(check("similar"), rows).verdict == studies.CONTRADICTED
+    missing = studies.Check("m", "claim", "T", "iozone.write", {"fs": "zfs"}, {"fs": "btrfs"}, "higher")
+    assert studies.judge(missing, rows).verdict == studies.UNDECIDED
+    assert "not measured in this session" in studies.judge(missing, rows).detail
+
+
+def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
+    a = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1, 49.9, 50.3, 49.7, 50.0]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): a,
+                                     ("btrfs", "single", PLAIN, "16M"): [v * 1.01 for v in a]})
+    rows = report.report_data(store, sid).rows
+    assert studies.judge(check("similar", 5.0), rows).verdict == studies.REPRODUCED
+    noisy = [30.0, 70.0, 45.0, 55.0]
+    (tmp_path / "b").mkdir()
+    store2, sid2 = store_of(tmp_path / "b", {("btrfs", "single", ZLIB, "16M"): noisy,
+                                             ("btrfs", "single", PLAIN, "16M"): list(reversed(noisy))})
+    rows2 = report.report_data(store2, sid2).rows
+    undecided = studies.judge(check("similar", 5.0), rows2)
+    assert undecided.verdict == studies.UNDECIDED
+    # the tolerance reads as the claim's definition, not as a result, whatever the verdict
+    assert undecided.detail.endswith(" (claim: within ±5%)") and "similar means" not in undecided.detail
+    assert studies.judge(check("similar", 5.0), rows).detail.endswith(" (claim: within ±5%)")
+    assert "claim:" not in studies.judge(check("higher"), rows).detail
+
+
+def test_published_numbers_stand_beside_the_matching_medians(tmp_path):
+    study = ALL["btrfs-options"]
+    store, sid = store_of(tmp_path, {("btrfs", "single", PLAIN, "16M"): [40.0, 42.0, 44.0],
+                                     ("btrfs", "raid0", PLAIN, "16M"): [80.0, 81.0, 82.0]})
+    data = report.report_data(store, sid)
+    found = studies.beside(study, data.rows)
+    standard = [b for b in found if b.entry["layout"] == "single" and b.entry["test"] == "write"
+                and b.entry["options"] == "mkfs=standard; mount=standard"]
+    assert len(standard) == 1 and standard[0].measured == 42.0
+    assert standard[0].published_mb_s == pytest.approx(31.586 * 1.024)
+    assert studies.ratio_text(standard[0]) == f"{42.0 / (31.586 * 1.024):.2f}"
+    assert all(b.entry["fs"] == "btrfs" and b.entry["test"] == "write" for b in found), "only what was measured"
+    html = page.preface(study, data, "quick")
+    assert "Findings checked" in html and "31.586 MB/s" in html and "fsbench / published" in html
+    assert "What this machine cannot run as the study did" in html
+    # the header cites the study as its text does, and says what the text does not give
+    assert ("<b>Linux Don&#x27;t Need No Stinkin&#x27; ZFS: BTRFS Intro &amp; Benchmarks</b>: author not named in the "
+            "source text, 2009 (year not printed in the source text); magazine article (web; only its benchmark page "
+            "is in the source text") in html
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_a_study_page_speaks_of_the_study_not_of_fsbenchs_seed_files(name, tmp_path):
+    """The study's page cites it by title, author (or says there is none) and year, and none of
+    what it shows (header, findings, published numbers, caveats) names fsbench's internal seeds."""
+    study = ALL[name]
+    store, sid = store_of(tmp_path, {("btrfs", "single", PLAIN, "16M"): [40.0, 42.0, 44.0]})
+    text = html_text(page.preface(study, report.report_data(store, sid), "quick"))
+    assert "seed" not in text.lower()
+    assert study.title in text and (study.authors or "author not named in the source text") in text
+    assert str(study.year) in text
+    shown = ("source", "fs", "layout", "options", "test", "statistic", "unit", "note")  # the published tables' cells
+    assert not [e[k] for e in study.published for k in shown if "seed" in str(e.get(k, "")).lower()]
+
+
+def html_text(page_html: str) -> str:
+    return lxml_html.fromstring(f"<div>{page_html}</div>").text_content()
+
+
+def test_a_published_value_marked_suspect_gets_its_note_and_no_ratio(tmp_path):
+    """The article prints row 20's reread as 129928 in a column of MB/s around 130: a KB/s figure."""
+    study = ALL["btrfs-options"]
+    store, sid = store_of(tmp_path, {("btrfs", "raid0", ZLIB, "16M"): [4600.0, 4638.0, 4700.0],
+                                     ("btrfs", "raid0", PLAIN, "16M"): [4500.0, 4550.0, 4600.0]}, "iozone.reread")
+    data = report.report_data(store, sid)
+    found = {b.entry["options"]: b for b in studies.beside(study, data.rows) if b.entry["test"] == "reread"}
+    typo = found["mkfs=two disks, raid0; mount=-o compress"]
+    assert typo.entry["value"] == 129928 and typo.measured == 4638.0 and typo.published_mb_s is None
+    assert studies.ratio_text(typo) == "not compared (see the note below)"
+    assert studies.suspect_note(typo).startswith("printed as 129928 in the Reread MB/s column, 1000x")
+    plain = found["mkfs=two disks, raid0; mount=standard"]
+    assert studies.ratio_text(plain) == f"{4550.0 / (132.024 * 1.024):.2f}", "the others keep their ratio"
+    cells = {tuple(td.text_content() for td in tr.iter("td")) for tr in
+             lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")}
+    [row] = [c for c in cells if len(c) == 12 and c[8] == "129928 MB/s"]
+    assert row[9] == "" and row[10] == "4638" and row[11] == "not compared (see the note below)"
+    assert row[4] == "compress=zlib,mount=datacow,datasum", "the options fsbench's case ran with"
+    assert ("Not compared: Results table (untitled, only table in the article), row 20: Btrfs two disks, raid0 -o "
+            "compress, reread 129928 MB/s: printed as 129928") in html_text(page.preface(study, data, "quick"))
+    assert studies.suspect_note(plain) is None
+
+
+LZ4, OFF = (("compression", "lz4"),), (("compression", "off"),)
+
+
+def test_published_changes_stand_beside_fsbenchs_change(tmp_path):
+    study = ALL["compression"]
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", OFF, "1M", "vm"): [100.0, 100.0, 100.0]})
+    found = studies.changes_beside(study, report.report_data(store, sid).rows)
+    writes = [c for c in found if c.entry["test"] == "write"]
+    assert writes and all(c.measured_pct == pytest.approx(210.0) for c in writes)
+    assert any(c.entry["value"] >= 400 for c in writes), "the study's +400..900 % beside it"
+
+
+def test_published_changes_are_labelled_with_what_fsbench_ran_and_where(tmp_path):
+    """zfs-fuse has no lz4: the study's 'compression=lz4 vs off' rows say fsbench ran both in the
+    emulated virtual machine."""
+    study = ALL["compression"]
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", OFF, "1M", "vm"): [100.0, 100.0, 100.0]})
+    data = report.report_data(store, sid)
+    found = studies.changes_beside(study, data.rows)
+    assert found and {c.entry["options"] for c in found} == {"compression=lz4 vs off"}
+    ran = "compression=lz4 in vm (emulated) vs compression=off in vm (emulated)"
+    assert {c.ran for c in found} == {ran}
+    cells = [[td.text_content() for td in tr.iter("td")]
+             for tr in lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")]
+    assert ["compression=lz4 vs off", ran] in [c[3:5] for c in cells if len(c) == 10]
+
+
+def test_a_change_between_an_emulated_and_a_native_case_is_not_compared(tmp_path):
+    study = ALL["compression"]
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): [300.0, 310.0, 320.0],
+                                     ("zfs", "single", OFF, "1M"): [100.0, 100.0, 100.0]})
+    found = studies.changes_beside(study, report.report_data(store, sid).rows)
+    assert found and all(c.measured_pct is None and c.n == (0, 0) for c in found)
+    assert all(c.ran.startswith("compression=lz4 in vm (emulated) vs compression=off (a was measured emulated")
+               for c in found), found[0].ran
+
+
+LZ4_CHECK = studies.Check("lz4", "claim", "T", "iozone.write", {"fs": "zfs", "options": {"compression": "lz4"}},
+                          {"fs": "zfs", "options": {"compression": "off"}}, "higher")
+FAST, SLOW = [300.0, 310.0, 320.0, 305.0], [100.0, 101.0, 99.0, 100.5]
+
+
+def test_a_finding_within_the_virtual_machine_is_decided_and_says_where(tmp_path):
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST,
+                                     ("zfs", "single", OFF, "1M", "vm"): SLOW})
+    found = studies.judge(LZ4_CHECK, report.report_data(store, sid).rows)
+    assert found.verdict == studies.REPRODUCED
+    assert found.detail.endswith("(1/1 cases); in vm, emulated (TCG)"), found.detail
+
+
+def test_a_finding_across_emulated_and_native_cases_is_not_decided(tmp_path):
+    """lz4 in the emulated virtual machine three times as fast as zfs-fuse off on the host says
+    nothing of lz4: the two are never compared."""
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST, ("zfs", "single", OFF, "1M"): SLOW})
+    found = studies.judge(LZ4_CHECK, report.report_data(store, sid).rows)
+    assert found.verdict == studies.UNDECIDED and found.shift_pct is None
+    assert found.detail == ("not compared: a was measured emulated (in vm, a virtual machine under TCG), b natively; "
+                            "numbers measured under QEMU's CPU emulation compare only with each other")
+
+
+def test_a_side_measured_both_ways_is_compared_where_the_other_side_was(tmp_path):
+    """ext4 on the host and (md RAID1) in the virtual machine against ZFS on the host: the host's
+    ext4 only, and the line names the case left out."""
+    check = studies.Check("x", "claim", "T", "iozone.write", {"fs": "ext4"}, {"fs": "zfs"}, "higher")
+    store, sid = store_of(tmp_path, {("ext4", "single", (), "1M"): FAST, ("ext4", "raid1", (), "1M", "vm"): SLOW,
+                                     ("zfs", "single", OFF, "1M"): SLOW})
+    found = studies.judge(check, report.report_data(store, sid).rows)
+    assert found.verdict == studies.REPRODUCED
+    assert "(1/1 cases); left out, measured emulated: vm-ext4-raid1" in found.detail, found.detail
+
+
+def test_a_study_page_says_where_its_cases_ran(tmp_path):
+    study = ALL["compression"]
+    store, sid = store_of(tmp_path, {("zfs", "single", LZ4, "1M", "vm"): FAST, ("btrfs", "single", (), "1M"): SLOW},
+                          argv=("--kernel=host+vm",))
+    html = page.where_section(report.report_data(store, sid))
+    rows = sorted([td.text_content() for td in tr.iter("td")]
+                  for tr in lxml_html.fromstring(f"<div>{html}</div>").iter("tr"))[1:]
+    assert rows == [["btrfs-single", "the host's kernel 6.18", "natively", ""],
+                    ["vm-zfs-single-compression=lz4", "virtual machine vm: kernel 6.1.0-56-amd64 in QEMU",
+                     "emulated (QEMU's TCG)", "OpenZFS 2.1.11-1"]]
+    assert "<h2>Where the cases ran</h2>" in page.preface(study, report.report_data(store, sid), "quick")
+
+
+def test_a_page_of_host_cases_only_says_where_only_when_its_arguments_placed_cases(tmp_path):
+    native = {("zfs", "single", OFF, "1M"): SLOW}
+    store, sid = store_of(tmp_path / "host", native)
+    assert page.where_section(report.report_data(store, sid)) == ""
+    store, sid = store_of(tmp_path / "placed", native, argv=("--kernel", "host+vm"))
+    html = page.where_section(report.report_data(store, sid))
+    assert "No case of this session ran in a virtual machine" in html and "zfs-fuse" in html
+
+
+@pytest.mark.parametrize("name", list(ALL))
+def test_the_published_numbers_section_always_has_its_table(name, tmp_path):
+    """Whatever the session measured and whatever the study published, the section renders its
+    table of published numbers; with no row to show, one row says why."""
+    study = ALL[name]
+    store, sid = store_of(tmp_path, {("ext2", "single", (), "16M"): [40.0, 42.0, 44.0]}, "iozone.no_such_test")
+    html = page.beside_section(study, report.report_data(store, sid))
+    tree = lxml_html.fromstring(f"<div>{html}</div>")
+    [first, *_] = tree.iter("table")
+    heads = [th.text_content() for th in first.iter("th")]
+    assert heads[:5] == ["source", "fs", "layout", "options", "fsbench ran"] and "fsbench / published" in heads
+    [why] = [td for td in first.iter("td")]
+    assert why.get("colspan") == str(len(heads)) and why.text_content()
+
+
+# --- the plan: which cases run in a virtual machine, and why ------------------------------------
+
+#: this machine's kind: zfs-fuse, no md driver, every tool
+FUSE_HOST = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs", "fuse"}), frozenset(TOOLS) | {"zfs-fuse", "mdadm"},
+                 has_md=False, zfs_module=False, is_root=True, ram_bytes=8 << 30)
+
+
+def planned(name: str, host: Host = FUSE_HOST, missing: str | None = None, accel: str = "tcg") -> list[str]:
+    study = ALL[name]
+    specs, kernels = launch.planned_cases(study.scale("quick")["args"], host)
+    return launch.placement_lines(study, specs, fallback(kernels), host, missing, accel, "2.1.11-1")
+
+
+def test_the_compression_plan_puts_both_zfs_cases_in_the_virtual_machine_and_says_why():
+    lines = planned("compression")
+    assert lines[0].startswith("vm-zfs-single-compression=lz4 runs in the virtual machine: zfs-fuse (pool version "
+                               "23) has no compression=lz4")
+    assert lines[1] == ("vm-zfs-single-compression=off runs in the virtual machine: the host could run it, but it is "
+                        "compared with the zfs single cases there")
+    assert lines[2].endswith("in QEMU, emulated: QEMU's TCG, no usable KVM here; its numbers compare only with each "
+                             "other; OpenZFS 2.1.11-1 from ./fsbench.sh setup")
+    assert len(lines) == 3  # every ZFS finding compares ZFS with ZFS: none is set apart
+
+
+def test_a_virtual_machine_that_cannot_boot_is_named_with_its_reason():
+    lines = planned("compression", missing="virtme-ng is not installed (pip install 'pytest-fsbench[vm]')")
+    assert lines[-1] == ("the virtual machine cannot boot here (virtme-ng is not installed (pip install "
+                         "'pytest-fsbench[vm]')): its 2 cases will skip with that reason")
+
+
+def test_the_plan_names_findings_that_would_set_emulated_numbers_against_the_hosts():
+    study = ALL["zfs-features"]
+    args = [*study.scale("quick")["args"], "--fs-opt=zfs:compression=lz4"]
+    specs, kernels = launch.planned_cases(args, FUSE_HOST)
+    lines = launch.placement_lines(study, specs, fallback(kernels), FUSE_HOST, None, "tcg", None)
+    assert sum("runs in the virtual machine" in line for line in lines) == 6  # every ZFS case: lz4 takes its siblings
+    assert "no OpenZFS userland (./fsbench.sh setup extracts it)" in lines[-2]
+    assert lines[-1] == "not decided, as they would set emulated numbers against the host's: plain-zfs-below-ext4"
+    kvm = launch.placement_lines(study, specs, fallback(kernels), FUSE_HOST, None, "kvm", None)
+    assert not kvm[-1].startswith("not decided")  # the judge sets apart emulated numbers only, as fsbench does
+
+
+@pytest.mark.parametrize("host", [FUSE_HOST, dataclasses.replace(FUSE_HOST, zfs_module=True)])
+def test_zfs_features_needs_no_virtual_machine_for_what_zfs_fuse_expresses(host):
+    """lzjb, dedup and ashift 12/13 are zfs-fuse's too; with OpenZFS on the host nothing moves either."""
+    assert planned("zfs-features", host) == [
+        "every case runs under the host's kernel, which can run them all (none goes to the virtual machine)"]
+    assert planned("compression", dataclasses.replace(FUSE_HOST, zfs_module=True)) == planned("zfs-features")
+
+
+def test_a_study_without_host_plus_vm_has_no_placement_lines():
+    assert launch.placement(ALL["raid-filesystems"], ALL["raid-filesystems"].scale("quick")["args"]) == []
+
+
+def test_the_kernel_of_the_users_arguments_replaces_the_studys_in_either_form(tmp_path):
+    args = launch.study_args(ALL["compression"], "quick", ["--kernel", "vm"], tmp_path)
+    assert launch.option_value(args, "--kernel", "host") == "vm"
+    assert not any(arg.startswith("--kernel=") for arg in args)
