@@ -1,7 +1,9 @@
 """The filesystem registry: every module of this package that defines a Filesystem subclass with
 a name adds that filesystem to fsbench (options, --fs, skips, the host probe, the guest's kernel
 modules, the daemons, what cleanup looks for and the docs read it from here). Adding a filesystem
-is one module here and one test file."""
+is one module here and one test file. A driver is data plus a pure plan of commands: it may
+import only the ground (`case`, `sizes`, system/: the host's facts and the daemons it declares),
+never a target, a guest or a measurement."""
 
 from __future__ import annotations
 

@@ -14,4 +14,7 @@ and reads fsbench's sessions as its own result files.
 
 The profiles' run scripts share one preamble, test-profiles/fsbench-base-1.0.0 (PTS's cascading
 test profiles: each profile names it in Extends).
+
+It stands beside views/ (a session written as PTS's result file is a view) and may import
+views/, verdicts/, measure/ (a profile is measured as a workload), targets/, store/ and the ground.
 """

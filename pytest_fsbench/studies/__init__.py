@@ -16,6 +16,10 @@ with the table or figure it comes from, its key findings as the study states the
   value printed in the wrong unit) is shown as printed with that note, and no ratio;
 - blind / cannot_run: where the study was blind and what fsbench runs beside it; what this
   machine cannot run, why, and what stands in.
+
+A study launches sessions and reads them back: it may import the session's settings and cases
+(settings.py, matrix.py), views/, verdicts/, kernels/ (where its cases run), store/ and the ground;
+only the CLI imports it.
 """
 
 from __future__ import annotations

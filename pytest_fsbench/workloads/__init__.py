@@ -1,7 +1,10 @@
 """The workload registry: pure argv builders and output parsers, one module per tool. A module
 that declares METRICS (what it measures) is a workload; its PARAMS become the benchmark cases'
 options, its TOOLS (program -> Debian package) and `unavailable()` (reasons, e.g. a tool no
-package provides) the skips decided before any target is built. Adding a workload is one module here (plus its case in benchmarks/ and one test file)."""
+package provides) the skips decided before any target is built. Adding a workload is one
+module here (plus its case in benchmarks/ and one test file), with the data it writes
+(datagen.py). A workload may import only the ground (`metrics`, `sizes`, `errors`): it never
+runs a command or touches a target itself."""
 
 from __future__ import annotations
 
