@@ -245,6 +245,39 @@ def fails(kind: str, on_inconclusive: str) -> bool:
     return kind == REGRESSION or (kind == INCONCLUSIVE and on_inconclusive == "fail")
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One comparison of `fsbench compare` and what a CI job does with it: the gate's verdict under
+    the rule for its metric (None: no rule names it, or none given) and whether it fails the job."""
+
+    case: str
+    series: Series
+    comparison: Comparison
+    gate: str | None
+    failed: bool
+
+
+def outcomes(pairs: Sequence[tuple[str, Series, Comparison]], rules: Sequence[RegressionRule]) -> list[Outcome]:
+    """Each comparison's outcome: with rules, a regression under its metric's rule fails (an
+    inconclusive one does not: a regression is what was asked about); without rules, any
+    significantly worse headline metric fails."""
+    found = []
+    for case, s, cmp in pairs:
+        rule = rule_for(list(rules), s.key.metric) if rules else None
+        kind = verdict(cmp, rule.threshold_pct) if rule else None
+        failed = kind == REGRESSION if rules else is_headline(s.key.metric) and cmp.verdict == "worse"
+        found.append(Outcome(case, s, cmp, kind, failed))
+    return found
+
+
+def check_compared(rules: Sequence[RegressionRule], metrics: set[str]) -> None:
+    """UsageError when a rule names a metric none of the comparisons has (a typo would gate nothing)."""
+    for rule in rules:
+        if rule.metric is not None and rule.metric not in metrics:
+            raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no compared metric "
+                             f"{rule.metric!r}; the sessions compare {', '.join(sorted(metrics)) or 'none'}")
+
+
 # ---- the session's gate: one object owns the rules, the baseline and the decision ----------------
 
 

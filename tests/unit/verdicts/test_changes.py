@@ -7,6 +7,7 @@ spurious change in none (the other one missed it)."""
 
 from __future__ import annotations
 
+import json
 import platform
 import re
 from pathlib import Path
@@ -220,3 +221,18 @@ def test_the_report_of_a_nightly_session_has_its_history(tmp_path):
     assert "session 8 (started " in page and "differs from session 7: kernel" in page
     assert "History on this machine" not in report.render(report.report_data(store, 3))  # before the step
     store.close()
+
+
+def test_changes_json_marks_the_change_the_text_marks(tmp_path, capsys):
+    db = nightly(tmp_path / "s.db")
+    status, out, _ = execute(capsys, f"--store={db}", "--host=nightly-1")
+    json_status, document, _ = execute(capsys, f"--store={db}", "--host=nightly-1", "--json")
+    found = json.loads(document)
+    assert status == json_status == 0
+    [change] = found["changes"]
+    assert change["session"] == 8 and change["verdict"] == "worse" and change["metric"] == "dd.write"
+    [line] = [line for line in out.splitlines() if line.startswith("  session ")]
+    assert line.startswith(f"  session 8 (started {change['started']}): {change['before']:.4g} -> "
+                           f"{change['after']:.4g} MB/s {change['change_pct']:+.1f}% worse")
+    assert {d["what"] for d in change["differences"]} == {"kernel", "fsbench commit"}
+    assert found["hosts"] == {"nightly-1": list(range(1, 13))} and len(found["series"]) == 2

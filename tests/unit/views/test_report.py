@@ -57,13 +57,14 @@ def test_the_record_size_chart_has_one_point_per_record_size_measured(store):
 def test_a_change_table_row_is_fsbench_compares(store):
     out = io.StringIO()
     with redirect_stdout(out):
-        assert cli.main(["compare", "1", "2", f"--store={store.path}"]) == 0
+        status = cli.main(["compare", "1", "2", f"--store={store.path}"])
     compare_rows = [re.split(r"\s{2,}", line.strip()) for line in out.getvalue().splitlines()[2:]
                     if line.startswith("test_")]
     page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
     [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
     html_rows = [[td.text_content().strip() for td in tr.iter("td")] for tr in table.iter("tr") if tr.find("td") is not None]
     assert compare_rows and html_rows == compare_rows
+    assert status == any(row[-1] == "worse" for row in compare_rows)  # exit 1 on a significantly worse one
     significant = [tr.get("class") for tr in table.iter("tr") if tr.find("td") is not None]
     assert significant == [row[-1] if "*" in row[6] else None for row in compare_rows]
 
