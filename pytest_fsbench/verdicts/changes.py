@@ -23,6 +23,7 @@ from otava.analysis import compute_change_points
 
 from ..errors import UsageError
 from ..metrics import Direction, is_headline, params_text, short_test
+from ..store.facts import kernel_of
 from ..store.results import SeriesKey, SessionRow, Store, canonical
 
 __all__ = ["MAX_PVALUE", "MIN_SESSIONS", "Analysis", "ChangePoint", "History", "Point", "analyse",
@@ -144,14 +145,6 @@ def complete_sessions(store: Store, host: str | None) -> list[SessionRow]:
         raise UsageError(f"host {host!r}: no session of that machine in {store.path} (hosts here: {known}); "
                          "name one with --host, or --all-hosts")
     return [row for row in rows if row.status == "complete" and (host is None or row.host == host)]
-
-
-def kernel_of(session: dict, case: dict) -> str:
-    """The kernel the case ran under: a guest's (in its case manifest), else the session's."""
-    guest = case.get("kernel")
-    if isinstance(guest, dict):
-        return f"{guest.get('label', '?')} {guest.get('release', '?')}"
-    return str(session.get("kernel", "unknown"))
 
 
 def options_of(asked: str, case: dict) -> str:
