@@ -359,7 +359,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_changes(args: argparse.Namespace) -> int:
     """Where each case's headline median changed level across the sessions, and what differed."""
-    from .verdicts import changes  # Otava and matplotlib only for this command
+    from .verdicts import changes  # ruptures and matplotlib only for this command
     from .views import change_points
     host = changes.chosen_host(args.host, args.all_hosts)
     max_p = changes.max_pvalue(args.max_pvalue)
@@ -475,7 +475,7 @@ def parser() -> argparse.ArgumentParser:
     add_to_argparse(push, BY_FLAG["--store"])
     push.set_defaults(func=cmd_push)
     changed = sub.add_parser("changes", help="find the sessions where a case's headline median changed level "
-                             "(Apache Otava's change points over, e.g., a nightly job's sessions) and what "
+                             "(change points over, e.g., a nightly job's sessions) and what "
                              "differed there: kernel, fs options, fsbench's commit")
     changed.add_argument("--host", help="the sessions of this machine (its hostname; default: this machine)")
     changed.add_argument("--all-hosts", action="store_true", help="every machine's sessions, each machine "
@@ -483,7 +483,7 @@ def parser() -> argparse.ArgumentParser:
     changed.add_argument("--figure", metavar="FILE", help="also draw each changed series into FILE.svg or "
                          "FILE.png")
     changed.add_argument("--max-pvalue", default="0.001", metavar="P", help="keep a change point when its "
-                         "t-test's p is below P (default 0.001, Otava's)")
+                         "t-test's p (Student's, two-sided, on the log medians) is below P (default 0.001)")
     changed.add_argument("--json", action="store_true", help="print the change points as one JSON document")
     add_to_argparse(changed, BY_FLAG["--store"])
     changed.set_defaults(func=cmd_changes)

@@ -424,7 +424,8 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
     if report.history:
         body += ["<h2>History on this machine</h2>",
                  "<p class='note'>Where each case's series of session medians changed level (fsbench changes: "
-                 f"Apache Otava's e-divisive means, p &lt; {changes.MAX_PVALUE:g}), with what differed.</p>",
+                 f"candidate splits by binary segmentation, kept when Student's t-test gives p &lt; {changes.MAX_PVALUE:g}), "
+                 "with what differed.</p>",
                  "<pre>" + _e("\n".join(line for c in report.history for line in change_points.change_lines(c, False)))
                  + "</pre>", f"<figure id='history'>{figures.svg(change_points.figure(report.history))}</figure>"]
     body += ["<h2>Every case</h2>", summary_table(report), "<h2>Where the time went</h2>", time_table(report),
