@@ -120,10 +120,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     base_hosts = sorted({hosts[i] for i in base_ids})
     base_ref = "" if args.base == str(base_ids[-1]) else f"{args.base}, "
     new_ref = "" if args.new == str(new_id) else f"{args.new}, "
-    notes = [f"{named} ({base_ref}on {', '.join(base_hosts)}) -> session {new_id} ({new_ref}on {hosts[new_id]})"]
+    notes = [f"{named} ({base_ref}on {', '.join(base_hosts)}) -> session {new_id} "
+             f"({new_ref}on {hosts[new_id]})"]
     if base_hosts != [hosts[new_id]]:
-        notes.append("the sessions ran on different machines: a change below is the machines' difference as much "
-                     "as the software's")
+        notes.append("the sessions ran on different machines: a change below is the machines' difference as "
+                     "much as the software's")
     pairs = compare_pairs(store, base_ids, new_id, alpha, f"fsbench compare {args.base} {args.new}")
     check_compared(rules, {s.key.metric for _, s, _ in pairs})
     found = outcomes(pairs, rules)
@@ -394,15 +395,15 @@ def parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     cleanup.add_argument("--run-root", default=str(RUN_ROOT), help=f"fsbench's run directory (default {RUN_ROOT})")
     cleanup.set_defaults(func=cmd_cleanup)
-    compare = sub.add_parser("compare", help="compare two sessions' medians: change, CI, p-value, verdict; exit 1 on "
-                             "a regression under --fail-on-regression (without it: on any significantly worse "
-                             "headline metric)")
+    compare = sub.add_parser("compare", help="compare two sessions' medians: change, CI, p-value, verdict; "
+                             "exit 1 on a regression under --fail-on-regression (without it: on any "
+                             "significantly worse headline metric)")
     compare.add_argument("base", help="session id, token, baseline name or 'last'")
     compare.add_argument("new", help="session id, token, baseline name or 'last'")
     add_to_argparse(compare, BY_FLAG["--alpha"])
     add_to_argparse(compare, BY_FLAG["--fail-on-regression"])
-    compare.add_argument("--json", action="store_true", help="print one JSON document: the comparisons, their "
-                         "verdicts and the exit status")
+    compare.add_argument("--json", action="store_true", help="print one JSON document: the comparisons, "
+                         "their verdicts and the exit status")
     add_to_argparse(compare, BY_FLAG["--store"])
     compare.set_defaults(func=cmd_compare)
     study = sub.add_parser("study", help="list the published studies fsbench re-runs, or re-run one and write its "

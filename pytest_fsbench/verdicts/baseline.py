@@ -181,7 +181,7 @@ def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, 
         figures = [b.values for found in bases for b in found if b.key == s.key and len(b.values) >= 2]
         if not figures or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
             continue
-        adjusted = s.key in new_ratios and all(s.key in ratios_of for found, ratios_of in zip(bases, base_ratios)
+        adjusted = s.key in new_ratios and all(s.key in theirs for found, theirs in zip(bases, base_ratios)
                                                if any(b.key == s.key for b in found))
         mine, b = ((new_ratios[s.key], [found[s.key] for found in base_ratios if s.key in found]) if adjusted
                    else (s.values, figures))
@@ -205,11 +205,12 @@ COMPARED = "compared"
 def compared_record(baseline_ids: Sequence[int], comparisons: Sequence[tuple[Series, Comparison]]) -> dict:
     """The gate's comparisons of a case, as its manifest keeps them."""
     return {"baseline": list(baseline_ids),
-            "comparisons": [{"metric": s.key.metric, "params": s.key.params, "comparison": comparison_to_dict(cmp)}
-                            for s, cmp in comparisons]}
+            "comparisons": [{"metric": s.key.metric, "params": s.key.params,
+                             "comparison": comparison_to_dict(cmp)} for s, cmp in comparisons]}
 
 
-def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tuple[str, str, str], Comparison]:
+def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tuple[str, str, str],
+                                                                            Comparison]:
     """(test, metric, params) -> the comparison the session's gate made against exactly these
     baseline sessions (cases: Store.session_export's)."""
     found = {}
@@ -218,7 +219,8 @@ def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tup
         if not record or record["baseline"] != list(base_ids):
             continue
         for entry in record["comparisons"]:
-            found[(case["test"], entry["metric"], entry["params"])] = comparison_from_dict(entry["comparison"])
+            key = (case["test"], entry["metric"], entry["params"])
+            found[key] = comparison_from_dict(entry["comparison"])
     return found
 
 

@@ -221,7 +221,8 @@ def significant(logs: Sequence[float], splits: Sequence[int], max_p: float) -> l
     kept = list(splits)
     while kept:
         bounds = [0, *kept, len(logs)]
-        pvalues = [t_test(logs[bounds[k]:bounds[k + 1]], logs[bounds[k + 1]:bounds[k + 2]]) for k in range(len(kept))]
+        pvalues = [t_test(logs[bounds[k]:bounds[k + 1]], logs[bounds[k + 1]:bounds[k + 2]])
+                   for k in range(len(kept))]
         weakest = max(range(len(kept)), key=lambda k: pvalues[k])
         if pvalues[weakest] < max_p:
             return list(zip(kept, pvalues))
@@ -236,7 +237,8 @@ def change_points(history: History, max_p: float = MAX_PVALUE) -> list[ChangePoi
     logs = [math.log(m) for m in medians] if all(m > 0 for m in medians) else medians  # a zero has no log
     found = significant(logs, candidates(logs), max_p)
     bounds = [0, *(index for index, _ in found), len(history.points)]
-    return [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], p) for k, (_, p) in enumerate(found)]
+    return [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], p)
+            for k, (_, p) in enumerate(found)]
 
 
 def analyse(store: Store, host: str | None, max_p: float = MAX_PVALUE) -> Analysis:

@@ -257,7 +257,8 @@ class Outcome:
     failed: bool
 
 
-def outcomes(pairs: Sequence[tuple[str, Series, Comparison]], rules: Sequence[RegressionRule]) -> list[Outcome]:
+def outcomes(pairs: Sequence[tuple[str, Series, Comparison]],
+             rules: Sequence[RegressionRule]) -> list[Outcome]:
     """Each comparison's outcome: with rules, a regression under its metric's rule fails (an
     inconclusive one does not: a regression is what was asked about); without rules, any
     significantly worse headline metric fails."""
@@ -274,8 +275,9 @@ def check_compared(rules: Sequence[RegressionRule], metrics: set[str]) -> None:
     """UsageError when a rule names a metric none of the comparisons has (a typo would gate nothing)."""
     for rule in rules:
         if rule.metric is not None and rule.metric not in metrics:
-            raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no compared metric "
-                             f"{rule.metric!r}; the sessions compare {', '.join(sorted(metrics)) or 'none'}")
+            compared = ", ".join(sorted(metrics)) or "none"
+            raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no compared "
+                             f"metric {rule.metric!r}; the sessions compare {compared}")
 
 
 # ---- the session's gate: one object owns the rules, the baseline and the decision ----------------
@@ -385,7 +387,8 @@ class Gate:
             cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
             if cmp is not None:
                 found.comparisons.append((s, cmp))
-                self._judge(found, s, cmp, self._baseline_note(s, cmp, control), s.unit, cache_notes, stopped_by)
+                note = self._baseline_note(s, cmp, control)
+                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
             self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
@@ -417,8 +420,8 @@ class Gate:
         note = ""
         ratio = self.baseline.controlled(s, control) is not None
         if self.control and is_headline(s.key.metric):
-            note += ("; adjusted by the control: each run's figure over its --control run's, as in the baseline"
-                     if ratio else
+            note += ("; adjusted by the control: each run's figure over its --control run's, as in the "
+                     "baseline" if ratio else
                      "; --control: the figures themselves were compared (the baseline has no control runs for this "
                      "case, or the figure is no throughput)")
         if not ratio and cmp.method != SESSIONS:

@@ -398,7 +398,8 @@ class Comparison:
 ADJUSTED_BY_CONTROL = "the control"
 
 
-def with_figures(cmp: Comparison, baseline: Sequence[float], candidate: Sequence[float], adjusted_by: str) -> Comparison:
+def with_figures(cmp: Comparison, baseline: Sequence[float], candidate: Sequence[float],
+                 adjusted_by: str) -> Comparison:
     """An adjusted comparison carrying the figures' own medians (baseline: every baseline run's
     figure, as compare pools them), so every view shows them in the metric's unit, the adjustment
     beside them."""
@@ -421,8 +422,8 @@ def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
 def comparison_from_dict(found: dict) -> Comparison:
     """The comparison comparison_to_dict kept."""
     return Comparison(**{**found, "direction": Direction(found["direction"]),
-                         "pct_ci": tuple(float(x) for x in found["pct_ci"]), "shift_pct": float(found["shift_pct"]),
-                         "pct_change": float(found["pct_change"])})
+                         "pct_ci": tuple(float(x) for x in found["pct_ci"]),
+                         "shift_pct": float(found["shift_pct"]), "pct_change": float(found["pct_change"])})
 
 
 def _to_pct(oriented_log: float, direction: Direction) -> float:
@@ -545,9 +546,10 @@ def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
     n = (f"n={cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS
          else f"n={cmp.sessions} session{'s' * (cmp.sessions > 1)} ({cmp.n_baseline} runs)/{cmp.n_candidate}"
          + (f", drift pooled on {cmp.drift_df} df" if cmp.drift_df else ""))
-    adjusted = f" (medians {_fmt_pct(cmp.pct_change)}), adjusted by {cmp.adjusted_by}:" if cmp.adjusted_by else ""
+    adjusted = (f" (medians {_fmt_pct(cmp.pct_change)}), adjusted by {cmp.adjusted_by}:" if cmp.adjusted_by
+                else "")
     return (
-        f"{metric_name} {plain(cmp.baseline_median)} -> {plain(cmp.candidate_median)}"
-        f"{unit_part}{adjusted} {_fmt_pct(cmp.shift_pct)} [{level_text(cmp)}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] "
-        f"{p} {n} {cmp.verdict}"
+        f"{metric_name} {plain(cmp.baseline_median)} -> {plain(cmp.candidate_median)}{unit_part}{adjusted} "
+        f"{_fmt_pct(cmp.shift_pct)} [{level_text(cmp)}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} {n} "
+        f"{cmp.verdict}"
     )

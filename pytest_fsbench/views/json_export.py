@@ -96,14 +96,15 @@ def paired_index(store: Store, session_id: int, cases: list[dict]) -> dict:
 def outcome_record(outcome) -> dict[str, object]:
     """One `fsbench compare` comparison (a gate.Outcome) as its row and gate line say it."""
     s, cmp = outcome.series, outcome.comparison
-    return {"case": outcome.case, "test": s.key.test, "metric": s.key.metric, "params": json.loads(s.key.params),
-            "workload_params": json.loads(s.key.workload_params), "unit": s.unit, "direction": s.direction.value,
+    return {"case": outcome.case, "test": s.key.test, "metric": s.key.metric,
+            "params": json.loads(s.key.params), "workload_params": json.loads(s.key.workload_params),
+            "unit": s.unit, "direction": s.direction.value,
             **comparison_record(cmp), "gate": outcome.gate, "failed": outcome.failed,
             "line": format_comparison(metric_label(s.key.metric, s.key.params), cmp, s.unit)}
 
 
-def comparison_document(base_ids: list[int], new_id: int, hosts: dict[int, str], notes: list[str], found: list,
-                        rules, alpha: float, status: int) -> dict[str, object]:
+def comparison_document(base_ids: list[int], new_id: int, hosts: dict[int, str], notes: list[str],
+                        found: list, rules, alpha: float, status: int) -> dict[str, object]:
     """`fsbench compare --json`: the sessions, the rules, every comparison and the exit status."""
     return {"base_sessions": base_ids, "new_session": new_id, "hosts": {str(i): h for i, h in hosts.items()},
             "notes": notes, "alpha": alpha,
@@ -129,7 +130,8 @@ def change_record(change) -> dict[str, object]:
             "change_pct": _finite(change.change_pct), "verdict": change.verdict, "p": change.pvalue,
             "before_sessions": [points[change.start].session_id, change.previous.session_id],
             "after_sessions": [change.session.session_id, points[change.stop - 1].session_id],
-            "differences": [{"what": what, "before": old, "after": new} for what, old, new in change.differences()]}
+            "differences": [{"what": what, "before": old, "after": new}
+                            for what, old, new in change.differences()]}
 
 
 def changes_document(analysis, store_path: str) -> dict[str, object]:

@@ -100,15 +100,18 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s), how))
-    changes = in_table_order(as_the_gate_compared(compare_pairs(store, base_ids, session_id, alpha),
-                                                  gate_comparisons(meta["cases"], base_ids))) if base_ids else []
+    changes = []
+    if base_ids:
+        computed = compare_pairs(store, base_ids, session_id, alpha)
+        changes = in_table_order(as_the_gate_compared(computed, gate_comparisons(meta["cases"], base_ids)))
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
                   store.time_totals(session_id), history_of(store, meta),
                   in_table_order(paired_pairs(store, session_id, meta["cases"], alpha)))
 
 
 def as_the_gate_compared(pairs: list[tuple[str, Series, Comparison]],
-                         gated: dict[tuple[str, str, str], Comparison]) -> list[tuple[str, Series, Comparison]]:
+                         gated: dict[tuple[str, str, str], Comparison]
+                         ) -> list[tuple[str, Series, Comparison]]:
     """Each comparison as the session's gate made it against the same baseline, where it did (its
     level, its drift, its adjustment: one answer per comparison); the others as computed."""
     return [(case, s, gated.get((s.key.test, s.key.metric, s.key.params), cmp)) for case, s, cmp in pairs]
@@ -189,7 +192,8 @@ def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
             drawn = [figures.Change(f"{case} {s.key.metric}", cmp.shift_pct, cmp.pct_ci[0], cmp.pct_ci[1],
                                     cmp.verdict, cmp.significant) for case, s, cmp in pairs]
             used, _ = interval_label(pairs, report.alpha)
-            title = f"{label} ({(1 - 2 * used) * 100:.3g}% intervals)" if used else f"{label} (each at its level)"
+            title = (f"{label} ({(1 - 2 * used) * 100:.3g}% intervals)" if used
+                     else f"{label} (each at its level)")
             found.append((name, title, figures.forest_plot(title, drawn, report.allowed_pct)))
     return found
 
@@ -348,8 +352,9 @@ def change_table(report: Report, pairs: list[tuple[str, Series, Comparison]] | N
               "p", "n", "verdict"]
     rows = comparison_rows(pairs, show_level=used is None)
     classes = [row[-1] if "*" in row[6] else "" for row in rows]
-    tested = (f"one-sided at alpha={used:.3g}; change = estimated shift, ci = its {(1 - 2 * used) * 100:.3g}% "
-              "interval" if used is not None else "each row one-sided at its own level (in its interval's label)")
+    tested = (f"one-sided at alpha={used:.3g}; change = estimated shift, ci = its "
+              f"{(1 - 2 * used) * 100:.3g}% interval" if used is not None
+              else "each row one-sided at its own level (in its interval's label)")
     return _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
         f"<p class='note'>* and a coloured row: significant, {tested}; n = runs (Ns: baseline sessions)/runs"
         f"{_e(adjustment_note(pairs))}.</p>")
@@ -424,8 +429,8 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
     if report.history:
         body += ["<h2>History on this machine</h2>",
                  "<p class='note'>Where each case's series of session medians changed level (fsbench changes: "
-                 f"candidate splits by binary segmentation, kept when Student's t-test gives p &lt; {changes.MAX_PVALUE:g}), "
-                 "with what differed.</p>",
+                 "candidate splits by binary segmentation, kept when Student's t-test gives p &lt; "
+                 f"{changes.MAX_PVALUE:g}), with what differed.</p>",
                  "<pre>" + _e("\n".join(line for c in report.history for line in change_points.change_lines(c, False)))
                  + "</pre>", f"<figure id='history'>{figures.svg(change_points.figure(report.history))}</figure>"]
     body += ["<h2>Every case</h2>", summary_table(report), "<h2>Where the time went</h2>", time_table(report),

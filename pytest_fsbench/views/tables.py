@@ -101,7 +101,8 @@ def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level:
         level = f"{level_text(cmp)}% " if show_level else ""
         adjusted = f" adjusted by {cmp.adjusted_by}" if cmp.adjusted_by else ""
         rows.append((case, s.key.metric, params_text(s.key.params), plain(cmp.baseline_median),
-                     plain(cmp.candidate_median), s.unit, f"{cmp.shift_pct:+.1f}%{marker}".rstrip() + adjusted,
+                     plain(cmp.candidate_median), s.unit,
+                     f"{cmp.shift_pct:+.1f}%{marker}".rstrip() + adjusted,
                      f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", p_text(cmp.p_value), n, cmp.verdict))
     return rows
 
@@ -119,8 +120,8 @@ def adjustment_note(pairs: Sequence[tuple[str, Series, Comparison]]) -> str:
     """What a row whose change is adjusted by the control compared (empty when none is)."""
     if not any(cmp.adjusted_by for _, _, cmp in pairs):
         return ""
-    return ("; adjusted by the control: the change, interval, p and verdict compare each run's figure over its "
-            "--control run's (the base and new medians stay the figures')")
+    return ("; adjusted by the control: the change, interval, p and verdict compare each run's figure over "
+            "its --control run's (the base and new medians stay the figures')")
 
 
 def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:

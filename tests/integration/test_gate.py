@@ -60,8 +60,8 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     level = float(re.search(r"% \[(\d+(?:\.\d+)?)% CI ", line).group(1))
     assert 90 < level < 97
     # decided at the first look; --control is on (auto) in sessions that save or compare
-    assert ("n=6/6 worse; worse than the 5% allowed; adjusted by the control: each run's figure over its --control "
-            "run's, as in the baseline") in line
+    assert ("n=6/6 worse; worse than the 5% allowed; adjusted by the control: each run's figure over its "
+            "--control run's, as in the baseline") in line
     assert re.search(r" MB/s \(medians -[\d.]+%\), adjusted by the control: -[\d.]+% \[", line), line
     assert "fsbench: control: a 64 MiB direct write before every run" in worse.stdout
     # the report made afterwards says so too

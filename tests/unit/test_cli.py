@@ -1,6 +1,7 @@
 """The `fsbench` commands a CI job reads: `compare`'s exit status under the gate's rule (or, without
-one, on any significantly worse headline metric) and the --json documents of `compare`, `sessions`
-(and `changes`, in verdicts/test_changes.py), checked against their text on a real SQLite store filled as the plugin fills it."""
+one, on any significantly worse headline metric) and the --json documents of `compare` and
+`sessions` (`changes`': in verdicts/test_changes.py), checked against their text on a real SQLite
+store filled as the plugin fills it."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def add_session(store: Store, token: str, levels: dict[str, float], rng, runs: i
         spec = {"fs": "ext4", "id": "ext4-single", "layout": "single", "options": {}}
         row = store.case_row(session, test, "ext4-single", spec, "dd", PARAMS, "drop", "random", {})
         for value in level * np.exp(rng.normal(0.0, 0.03, runs)):  # CV about 3 % between runs
-            store.add_run(row, False, "t", 1.0, "drop", [Metric(metric, float(value), "MB/s", Direction.HIGHER)])
+            figure = Metric(metric, float(value), "MB/s", Direction.HIGHER)
+            store.add_run(row, False, "t", 1.0, "drop", [figure])
         store.finish_case(row, "done", "runs")
     store.finish_session(session, "complete")
     if save:
@@ -81,22 +83,26 @@ def test_compare_without_a_rule_fails_on_a_significantly_worse_headline_metric(s
 
 
 def test_compare_with_the_gates_rule_fails_on_a_regression_only(store_path, capsys):
-    status, out, _ = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.write:5%", f"--store={store_path}")
+    status, out, _ = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.write:5%",
+                             f"--store={store_path}")
     assert status == 1
     assert [line for line in out.splitlines() if line.startswith("ext4-single regression: dd.write")]
     # the read is 2 % slower (significant or not): under a 5 % rule for every metric it is no regression
-    status, out, _ = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.read:5%", f"--store={store_path}")
+    status, out, _ = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.read:5%",
+                             f"--store={store_path}")
     assert status == 0 and "regression: dd.read" not in out
     status, out, _ = execute(capsys, "compare", "1", "2", "--fail-on-regression=30%", f"--store={store_path}")
     assert status == 0 and "0 regressions under --fail-on-regression" in out
 
 
 def test_a_bad_rule_is_one_line_naming_the_value(store_path, capsys):
-    status, out, err = execute(capsys, "compare", "1", "2", "--fail-on-regression=5 percent", f"--store={store_path}")
+    status, out, err = execute(capsys, "compare", "1", "2", "--fail-on-regression=5 percent",
+                               f"--store={store_path}")
     assert status == 2 and out == ""
     assert err == ("fsbench compare: --fail-on-regression '5 percent': expected PERCENT or METRIC:PERCENT, "
                    "e.g. 5% or dd.write:3%\n")
-    status, out, err = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.wirte:5%", f"--store={store_path}")
+    status, out, err = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.wirte:5%",
+                               f"--store={store_path}")
     assert status == 2 and len(err.splitlines()) == 1 and "'dd.wirte'" in err and "dd.read, dd.write" in err
 
 
@@ -104,10 +110,12 @@ def test_a_bad_rule_is_one_line_naming_the_value(store_path, capsys):
 @pytest.mark.parametrize("new", ["2", "3"])
 def test_compare_json_says_what_the_text_says(store_path, capsys, rule, new):
     status, out, _ = execute(capsys, "compare", "1", new, *rule, f"--store={store_path}")
-    json_status, document, err = execute(capsys, "compare", "1", new, *rule, "--json", f"--store={store_path}")
+    json_status, document, err = execute(capsys, "compare", "1", new, *rule, "--json",
+                                         f"--store={store_path}")
     found = json.loads(document)  # one document, nothing else on stdout
     assert json_status == status == found["exit_status"] and err == ""
-    assert found["failed"] == sum(c["failed"] for c in found["comparisons"]) and (found["failed"] > 0) == status
+    assert found["failed"] == sum(c["failed"] for c in found["comparisons"])
+    assert (found["failed"] > 0) == status
     rows = table_rows(out)
     assert {c["metric"] for c in found["comparisons"]} == set(rows)
     for record in found["comparisons"]:
@@ -116,7 +124,8 @@ def test_compare_json_says_what_the_text_says(store_path, capsys, rule, new):
         assert cells["verdict"] == record["verdict"] and cells["p"] == record["p"]
         assert cells["change"].rstrip("* ") == f"{record['change_pct']:+.1f}%"
         assert cells[f"ci{record['level_pct']:g}"] == f"[{low:+.1f}%, {high:+.1f}%]"
-        gate_line = [line for line in out.splitlines() if re.match(rf"\S+ [a-z ]+: {record['metric']} ", line)]
+        gate_line = [line for line in out.splitlines()
+                     if re.match(rf"\S+ [a-z ]+: {record['metric']} ", line)]
         if record["gate"] is None:
             assert gate_line == []
         else:

@@ -242,7 +242,8 @@ def test_changes_json_marks_the_change_the_text_marks(tmp_path, capsys):
 def series_of(medians: list[float]) -> changes.History:
     points = tuple(changes.Point(i + 1, f"2026-11-0{i + 1}", m, "6.1.0-25-amd64", "none", "c") for i, m in
                    enumerate(medians))
-    return changes.History("h", SeriesKey(WRITE, "dd", "{}", "dd.write", "{}"), "MB/s", Direction.HIGHER, points)
+    key = SeriesKey(WRITE, "dd", "{}", "dd.write", "{}")
+    return changes.History("h", key, "MB/s", Direction.HIGHER, points)
 
 
 #: six sessions' dd write medians (MB/s), the last three about 25 % slower; Apache Otava 0.8 gave
@@ -286,5 +287,6 @@ def test_the_default_install_has_no_otava_nor_its_cloud_clients():
 
     project = tomllib.loads((Path(__file__).resolve().parents[3] / "pyproject.toml").read_text())["project"]
     names = [re.split(r"[<>=!~\[ ;]", d)[0].lower() for d in project["dependencies"]]
-    assert "ruptures" in names and not {"apache-otava", "google-cloud-bigquery", "slack-sdk", "grpcio"} & set(names)
+    assert "ruptures" in names
+    assert not {"apache-otava", "google-cloud-bigquery", "slack-sdk", "grpcio"} & set(names)
     assert not [d for d in project["dependencies"] if d.startswith("numpy") and "==" in d]

@@ -62,17 +62,18 @@ def test_control_ratios_pair_each_run_with_its_control():
     assert control_key(key) == SeriesKey("t", "dd", "{}", "control.write", "{}")
 
 
-def add_dd_session(store: Store, host: str, options: dict[str, str], level: float, rng, kernel: str = "6.1.0-25",
-                   runs: int = 5) -> int:
+def add_dd_session(store: Store, host: str, options: dict[str, str], level: float, rng,
+                   kernel: str = "6.1.0-25", runs: int = 5) -> int:
     """One complete session of a dd write case as the plugin stores it: its test id names no option
     (a session of one case per filesystem shows none), its spec holds every --fs-opt."""
     session = store.start_session(f"{host}-{level}-{rng.integers(1 << 30)}", {"argv": []},
                                   {"hostname": host, "kernel": kernel})
     spec = {"fs": "ext4", "id": "ext4-single", "layout": "single", "options": options}
-    row = store.case_row(session, "benchmarks/test_dd.py::test_dd_write[ext4-single-128M]", "ext4-single", spec,
-                         "dd", {"bs": "1M", "size": "128M"}, "drop", "random", {})
+    row = store.case_row(session, "benchmarks/test_dd.py::test_dd_write[ext4-single-128M]", "ext4-single",
+                         spec, "dd", {"bs": "1M", "size": "128M"}, "drop", "random", {})
     for value in level * np.exp(rng.normal(0.0, 0.02, runs)):
-        store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", float(value), "MB/s", Direction.HIGHER)])
+        figure = Metric("dd.write", float(value), "MB/s", Direction.HIGHER)
+        store.add_run(row, False, "t", 1.0, "drop", [figure])
     store.finish_case(row, "done", "runs")
     store.finish_session(session, "complete")
     return session

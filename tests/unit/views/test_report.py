@@ -314,7 +314,7 @@ def control_sessions(path: Path, figures: dict[int, list[float]], controls: dict
     return store
 
 
-def test_fsbench_compare_and_the_report_adjust_by_the_control_as_the_gate_does_beside_the_mb_s(tmp_path, capsys):
+def test_compare_and_the_report_adjust_by_the_control_beside_the_mb_s(tmp_path, capsys):
     """Sessions that measured --control beside every run are compared as each figure's ratio to its
     run's control, in fsbench compare and the report as in the gate; every view shows the figures'
     medians in MB/s and names the adjustment beside them (issue 32: 729.3 vs 729.7 MB/s were shown
@@ -363,7 +363,8 @@ def test_the_report_shows_the_gates_own_comparison_at_its_level(tmp_path):
     page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
     [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
     header = [th.text_content() for th in table.iter("th")]
-    [cells] = [[td.text_content() for td in tr.iter("td")] for tr in table.iter("tr") if tr.find("td") is not None]
+    [cells] = [[td.text_content() for td in tr.iter("td")] for tr in table.iter("tr")
+               if tr.find("td") is not None]
     row = dict(zip(header, cells))
     assert "ci94.5" in header and "ci90" not in header
     assert row["ci94.5"] == f"[{gate.pct_ci[0]:+.1f}%, {gate.pct_ci[1]:+.1f}%]"
