@@ -19,7 +19,7 @@ from .verdicts.repeat import stop_reason
 from .measure.run import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import CONTROL_MB, Conditions
-from .verdicts.baseline import CONTROL_UNIT, PAIRED_WITH, pair_up
+from .verdicts.baseline import COMPARED, PAIRED_WITH, compared_record, pair_up
 from .case import CaseSpec
 from .verdicts.stats import Comparison, summarize
 from .store.results import Series, canonical, now
@@ -176,9 +176,13 @@ class Bench:
             try:
                 self._check(result)
             finally:
+                baseline = self.session.gate.baseline
+                if result.comparisons and baseline is not None:  # a report made later shows these comparisons
+                    self.target.manifest[COMPARED] = compared_record(baseline.session_ids, result.comparisons)
                 if result.verdicts:  # kept with the case, so a report made later shows the gate too
                     self.target.manifest["gate"] = [{"line": line, "failed": failed} for line, failed
                                                     in zip(result.judgement.lines, result.judgement.failed)]
+                if result.verdicts or COMPARED in self.target.manifest:
                     store.finish_case(row, "done", stopped_by, self.target.manifest)
         return series
 
@@ -269,9 +273,8 @@ class Bench:
         reference case); record its lines; the failures."""
         note = f" (paired by round with {self.pair[0].id})" if self.pair else ""
         paired = [(s, cmp, note) for s, cmp in self._paired_comparisons(result.series)]
-        judgement = result.judgement = self.session.gate.judge(
-            result.series, lambda s, ratio: CONTROL_UNIT if ratio else s.unit, paired, result.cache_notes,
-            result.stopped_by)
+        judgement = result.judgement = self.session.gate.judge(result.series, paired, result.cache_notes,
+                                                               result.stopped_by)
         for s, line, _ in judgement.gated:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)

@@ -20,10 +20,11 @@ from . import docs, doctor, studies
 from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
-from .views.json_export import export_session
+from .views.json_export import changes_document, comparison_document, export_session, sessions_document
 from .options import add_to_argparse, directory_for_files, file_to_write
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import compare_pairs
+from .verdicts.gate import check_compared, gate_message, outcomes, rule_for
 from .store.databases import is_url, redact
 from .store.results import Store
 from .system.daemons import serialized
@@ -104,7 +105,10 @@ def check_measured(store: Store, session_ids: list[int], what: str) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    """The new session against the baseline; exit 1 on a regression under --fail-on-regression's
+    rules (without rules: on any significantly worse headline metric), else 0."""
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
+    rules = BY_FLAG["--fail-on-regression"].values(args.fsbench_fail_on_regression)
     store = open_store(args)
     new_id = store.resolve(args.new)
     base_ids = [i for i in store.baseline_sessions(args.base) if i != new_id]
@@ -116,14 +120,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
     base_hosts = sorted({hosts[i] for i in base_ids})
     base_ref = "" if args.base == str(base_ids[-1]) else f"{args.base}, "
     new_ref = "" if args.new == str(new_id) else f"{args.new}, "
-    print(f"fsbench compare: {named} ({base_ref}on {', '.join(base_hosts)}) -> session {new_id} ({new_ref}on "
-          f"{hosts[new_id]})")
+    notes = [f"{named} ({base_ref}on {', '.join(base_hosts)}) -> session {new_id} "
+             f"({new_ref}on {hosts[new_id]})"]
     if base_hosts != [hosts[new_id]]:
-        print("fsbench compare: the sessions ran on different machines: a change below is the machines' difference "
-              "as much as the software's")
+        notes.append("the sessions ran on different machines: a change below is the machines' difference as "
+                     "much as the software's")
     pairs = compare_pairs(store, base_ids, new_id, alpha, f"fsbench compare {args.base} {args.new}")
+    check_compared(rules, {s.key.metric for _, s, _ in pairs})
+    found = outcomes(pairs, rules)
+    status = 1 if any(o.failed for o in found) else 0
+    if args.json:
+        print(json.dumps(comparison_document(base_ids, new_id, hosts, notes, found, rules, alpha, status),
+                         indent=2, sort_keys=True))
+        return status
+    print("\n".join(f"fsbench compare: {note}" for note in notes))
     print("\n".join(comparison_lines(pairs, alpha)))
-    return 0
+    for outcome in found:
+        if outcome.gate is not None:
+            rule = rule_for(list(rules), outcome.series.key.metric)
+            s = outcome.series
+            print(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
+                               "--runs (in a new session)"))
+    print(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}")
+    return status
+
+
+def outcome_summary(found: list, rules: tuple) -> str:
+    """What decided the exit status, in one clause."""
+    failed = sum(o.failed for o in found)
+    if rules:
+        ruled = ", ".join(f"{r.metric or 'every headline metric'}: {r.threshold_pct:g}%" for r in rules)
+        return (f"{failed} regression{'s' * (failed != 1)} under --fail-on-regression ({ruled}) in "
+                f"{sum(o.gate is not None for o in found)} gated comparisons")
+    return (f"{failed} significantly worse headline metric{'s' * (failed != 1)} (no --fail-on-regression: "
+            "any significantly worse one fails)")
 
 
 def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[list[int], str | None]:
@@ -266,6 +296,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
     rows = store.sessions(host=args.host, since=args.since, until=args.until)
+    if args.json:
+        print(json.dumps(sessions_document(store.path, rows), indent=2, sort_keys=True))
+        return 0
     if not rows:
         chosen = " that match" if args.host or args.since or args.until else ""
         print(f"fsbench sessions: none in {store.path}{chosen}")
@@ -327,18 +360,22 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_changes(args: argparse.Namespace) -> int:
     """Where each case's headline median changed level across the sessions, and what differed."""
-    from .verdicts import changes  # Otava and matplotlib only for this command
+    from .verdicts import changes  # ruptures and matplotlib only for this command
     from .views import change_points
     host = changes.chosen_host(args.host, args.all_hosts)
     max_p = changes.max_pvalue(args.max_pvalue)
     figure = change_points.figure_path(args.figure) if args.figure else None
     store = open_store(args)
     found = changes.analyse(store, host, max_p)
-    print("\n".join(change_points.lines(found, store.path)))
+    if args.json:
+        print(json.dumps(changes_document(found, store.path), indent=2, sort_keys=True))
+    else:
+        print("\n".join(change_points.lines(found, store.path)))
+    said = sys.stderr if args.json else sys.stdout  # stdout holds the one JSON document
     if figure is not None and found.changes:
-        print(f"fsbench changes: wrote {change_points.write_figure(found.changes, figure)}")
+        print(f"fsbench changes: wrote {change_points.write_figure(found.changes, figure)}", file=said)
     elif figure is not None:
-        print(f"fsbench changes: no change points, so no figure in {figure}")
+        print(f"fsbench changes: no change points, so no figure in {figure}", file=said)
     return 0
 
 
@@ -358,10 +395,15 @@ def parser() -> argparse.ArgumentParser:
     cleanup.add_argument("--dry-run", action="store_true", help="only list what would be removed")
     cleanup.add_argument("--run-root", default=str(RUN_ROOT), help=f"fsbench's run directory (default {RUN_ROOT})")
     cleanup.set_defaults(func=cmd_cleanup)
-    compare = sub.add_parser("compare", help="compare two sessions' medians: change, CI, p-value, verdict")
+    compare = sub.add_parser("compare", help="compare two sessions' medians: change, CI, p-value, verdict; "
+                             "exit 1 on a regression under --fail-on-regression (without it: on any "
+                             "significantly worse headline metric)")
     compare.add_argument("base", help="session id, token, baseline name or 'last'")
     compare.add_argument("new", help="session id, token, baseline name or 'last'")
     add_to_argparse(compare, BY_FLAG["--alpha"])
+    add_to_argparse(compare, BY_FLAG["--fail-on-regression"])
+    compare.add_argument("--json", action="store_true", help="print one JSON document: the comparisons, "
+                         "their verdicts and the exit status")
     add_to_argparse(compare, BY_FLAG["--store"])
     compare.set_defaults(func=cmd_compare)
     study = sub.add_parser("study", help="list the published studies fsbench re-runs, or re-run one and write its "
@@ -423,6 +465,7 @@ def parser() -> argparse.ArgumentParser:
     sessions.add_argument("--since", metavar="TIME", type=utc_time, help="only sessions started at or after this UTC date or time, "
                           "e.g. 2026-11-01 or 2026-11-01T12:00")
     sessions.add_argument("--until", metavar="TIME", type=utc_time, help="only sessions started before this UTC date or time")
+    sessions.add_argument("--json", action="store_true", help="print the sessions as one JSON document")
     add_to_argparse(sessions, BY_FLAG["--store"])
     sessions.set_defaults(func=cmd_sessions)
     push = sub.add_parser("push", help="copy a session of this store into another, e.g. a machine's SQLite file "
@@ -433,7 +476,7 @@ def parser() -> argparse.ArgumentParser:
     add_to_argparse(push, BY_FLAG["--store"])
     push.set_defaults(func=cmd_push)
     changed = sub.add_parser("changes", help="find the sessions where a case's headline median changed level "
-                             "(Apache Otava's change points over, e.g., a nightly job's sessions) and what "
+                             "(change points over, e.g., a nightly job's sessions) and what "
                              "differed there: kernel, fs options, fsbench's commit")
     changed.add_argument("--host", help="the sessions of this machine (its hostname; default: this machine)")
     changed.add_argument("--all-hosts", action="store_true", help="every machine's sessions, each machine "
@@ -441,7 +484,8 @@ def parser() -> argparse.ArgumentParser:
     changed.add_argument("--figure", metavar="FILE", help="also draw each changed series into FILE.svg or "
                          "FILE.png")
     changed.add_argument("--max-pvalue", default="0.001", metavar="P", help="keep a change point when its "
-                         "t-test's p is below P (default 0.001, Otava's)")
+                         "t-test's p (Student's, two-sided, on the log medians) is below P (default 0.001)")
+    changed.add_argument("--json", action="store_true", help="print the change points as one JSON document")
     add_to_argparse(changed, BY_FLAG["--store"])
     changed.set_defaults(func=cmd_changes)
     for command in sub.choices.values():

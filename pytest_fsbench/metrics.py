@@ -94,7 +94,7 @@ def mb_per_s(nbytes: float, seconds: float) -> float:
     return nbytes / seconds / MB
 
 
-SUMMARY_UNITS = ("MB/s", "ops/s", "s", "x control")  # x control: a figure over its run's --control
+SUMMARY_UNITS = ("MB/s", "ops/s", "s")
 
 
 def in_summary(name: str, unit: str) -> bool:

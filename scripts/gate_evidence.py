@@ -168,6 +168,11 @@ class MachineStore:
     def sessions(self, host: str | None = None) -> list[SessionRow]:
         return [SessionRow(i, "", "", "", "complete", HOST) for i in range(len(self.runs))]
 
+    def session_export(self, session_id: int) -> dict:
+        """No case records: every simulated session measured one configuration, so drift.from_store
+        pools each series across all of them."""
+        return {"session": {"id": session_id, "manifest": {}}, "cases": []}
+
     def series(self, session_id: int) -> list[Series]:
         found = [as_series(values, i) for i, values in enumerate(self.runs[session_id])]
         if self.controls is not None:

@@ -1,6 +1,7 @@
 """What a stored case's manifest says of how its numbers were made, read from the store by every
 view and verdict (no view asks a guest module): whether a virtual machine emulated the CPU
-(TCG) or ran under KVM, and whether two sets of cases may be compared."""
+(TCG) or ran under KVM, whether two sets of cases may be compared, and the kernel a case ran
+under."""
 
 from __future__ import annotations
 
@@ -34,3 +35,11 @@ def check_emulation(base: dict[str, str | None], new: dict[str, str | None], giv
     if mixed:
         raise UsageError(f"{given}: {', '.join(mixed)}: numbers measured under QEMU's CPU emulation (TCG) are "
                          "compared only with each other, never with a host's or a KVM guest's; compare like with like")
+
+
+def kernel_of(session: dict, case: dict) -> str:
+    """The kernel a case ran under: a guest's (in its case manifest), else the session's."""
+    guest = case.get("kernel")
+    if isinstance(guest, dict):
+        return f"{guest.get('label', '?')} {guest.get('release', '?')}"
+    return str(session.get("kernel", "unknown"))

@@ -10,7 +10,8 @@ from .drift import Drift
 from ..errors import UsageError
 from ..metrics import CONTROL, Direction, in_summary, is_headline, short_test
 from .gate import look_level
-from .stats import PAIRED, SESSIONS, Comparison, compare
+from .stats import (ADJUSTED_BY_CONTROL, PAIRED, SESSIONS, Comparison, compare, comparison_from_dict,
+                    comparison_to_dict, with_figures)
 from ..store.facts import check_emulation, emulations
 from ..store.results import Series, SeriesKey, Store
 
@@ -103,10 +104,13 @@ class Baseline:
                 return None
             try:
                 if len(bases) > 1:
-                    return compare(bases, mine, series.direction, self.alpha, method=SESSIONS)
-                return compare(bases[0], mine, series.direction, self.test_level(len(bases[0])))
+                    cmp = compare(bases, mine, series.direction, self.alpha, method=SESSIONS)
+                else:
+                    cmp = compare(bases[0], mine, series.direction, self.test_level(len(bases[0])))
             except ValueError:  # a zero figure has no ratio on a log scale
                 return None
+            figures = [v for f in self.series().get(series.key, []) for v in f.values]
+            return with_figures(cmp, figures, series.values, ADJUSTED_BY_CONTROL)
         bases = [b for b in self.series().get(series.key, []) if len(b.values) >= 2]
         if not bases or len(series.values) < 2:
             return None
@@ -145,51 +149,79 @@ def ratios(values: Sequence[float], control: Sequence[float]) -> tuple[float, ..
     return tuple(v / c for v, c in zip(values, control))
 
 
-#: the unit of a figure divided by its run's --control figure
-CONTROL_UNIT = "x control"
-
-
-def as_ratios(series: list[Series]) -> dict[SeriesKey, Series]:
-    """A session's series by key, each headline figure as its runs' ratios to their --control runs
-    where every run has one (unit x control), the others as they are."""
+def control_ratios(series: list[Series]) -> dict[SeriesKey, tuple[float, ...]]:
+    """A session's headline figures as their runs' ratios to their --control runs, where every run
+    has one (the others are left out)."""
     by_key = {s.key: s for s in series}
     found = {}
     for s in series:
         control = by_key.get(control_key(s.key)) if is_headline(s.key.metric) and s.key.metric != CONTROL else None
         values = ratios(s.values, control.values) if control is not None else None
-        found[s.key] = s if values is None else Series(s.key, s.case_id, CONTROL_UNIT, s.direction, values, s.options)
+        if values is not None:
+            found[s.key] = values
     return found
 
 
 def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, given: str | None = None):
     """Each headline series of new_id against the baseline: one session's runs, or the spread of
-    several sessions' medians; as ratios to each run's --control when every session measured it
-    beside the figure, as the gate compares them (else the figures themselves). A case measured
-    emulated on one side only is a UsageError."""
+    several sessions' medians; adjusted by the control (each run's figure over its --control run's)
+    when every session measured it beside the figure, as the gate compares them, the medians staying
+    the figures' own. A case measured emulated on one side only is a UsageError."""
     theirs: dict[str, str | None] = {}
     for base_id in base_ids:
         theirs.update(emulations(store.case_manifests(base_id)))
     check_emulation(theirs, emulations(store.case_manifests(new_id)),
                     given or f"comparing session {new_id} with {', '.join(map(str, base_ids))}")
     bases = [store.series(base_id) for base_id in base_ids]
-    base_ratios = [as_ratios(found) for found in bases]
+    base_ratios = [control_ratios(found) for found in bases]
     new = store.series(new_id)
-    new_ratios = as_ratios(new)
+    new_ratios = control_ratios(new)
     pairs = []
     for s in new:
-        mine, theirs = new_ratios[s.key], [found[s.key] for found in base_ratios if s.key in found]
-        if mine.unit != CONTROL_UNIT or not theirs or any(t.unit != CONTROL_UNIT for t in theirs):
-            mine, theirs = s, [b for found in bases for b in found if b.key == s.key]
-        b = [t.values for t in theirs if len(t.values) >= 2]
-        if not b or len(mine.values) < 2 or not in_summary(mine.key.metric, mine.unit):
+        figures = [b.values for found in bases for b in found if b.key == s.key and len(b.values) >= 2]
+        if not figures or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
             continue
+        adjusted = s.key in new_ratios and all(s.key in theirs for found, theirs in zip(bases, base_ratios)
+                                               if any(b.key == s.key for b in found))
+        mine, b = ((new_ratios[s.key], [found[s.key] for found in base_ratios if s.key in found]) if adjusted
+                   else (s.values, figures))
+        b = [values for values in b if len(values) >= 2]
         try:
-            cmp = (compare(b, mine.values, mine.direction, alpha, method=SESSIONS) if len(b) > 1
-                   else compare(b[0], mine.values, mine.direction, alpha))
+            cmp = (compare(b, mine, s.direction, alpha, method=SESSIONS) if len(b) > 1
+                   else compare(b[0], mine, s.direction, alpha))
         except ValueError:
             continue
-        pairs.append((short_test(mine.key.test), mine, cmp))
+        if adjusted:
+            cmp = with_figures(cmp, [v for values in figures for v in values], s.values, ADJUSTED_BY_CONTROL)
+        pairs.append((short_test(s.key.test), s, cmp))
     return pairs
+
+
+#: the key of a case's manifest that keeps the gate's comparisons with the baseline, so a report
+#: made later shows the very comparisons the gate's lines state (its level, its adjustment)
+COMPARED = "compared"
+
+
+def compared_record(baseline_ids: Sequence[int], comparisons: Sequence[tuple[Series, Comparison]]) -> dict:
+    """The gate's comparisons of a case, as its manifest keeps them."""
+    return {"baseline": list(baseline_ids),
+            "comparisons": [{"metric": s.key.metric, "params": s.key.params,
+                             "comparison": comparison_to_dict(cmp)} for s, cmp in comparisons]}
+
+
+def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tuple[str, str, str],
+                                                                            Comparison]:
+    """(test, metric, params) -> the comparison the session's gate made against exactly these
+    baseline sessions (cases: Store.session_export's)."""
+    found = {}
+    for case in cases:
+        record = case["manifest"].get(COMPARED)
+        if not record or record["baseline"] != list(base_ids):
+            continue
+        for entry in record["comparisons"]:
+            key = (case["test"], entry["metric"], entry["params"])
+            found[key] = comparison_from_dict(entry["comparison"])
+    return found
 
 
 #: the key of a variant case's manifest that names its reference case (kept so a report made

@@ -2,10 +2,14 @@
 
 A nightly job adds a session a night. Each case's headline metric is then a series of session
 medians, in session order, one series per machine (a different machine is a different
-experiment). Apache Otava finds each series' change points: e-divisive means splits the series,
-Student's t-test between the parts keeps only the significant splits (Fleming et al., "Hunter",
-ICPE 2023). Each change is told with what differed between the session before it and the session
-where it came: the kernel, the case's filesystem options and fsbench's commit.
+experiment). Its change points are found in two steps, as Apache Otava's e-divisive means finds
+them (Fleming et al., "Hunter", ICPE 2023), with a light segmentation library instead of Otava (which
+pins numpy and pulls cloud clients into every install): ruptures' binary segmentation (least
+squares on the log medians) proposes candidate splits, then the weakest candidate (the largest
+p of Student's t-test between the levels on its two sides, two-sided, on log medians) is dropped
+until every one left is below --max-pvalue, each test taken between its neighbouring candidates.
+Each change is told with what differed between the session before it and the session where it
+came: the kernel, the case's filesystem options and fsbench's commit.
 
 `analyse(store, host)` (or `detect`, only the change points) and `figure(changes)` are what a
 view calls; `lines` is the `fsbench changes` text.
@@ -19,10 +23,13 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from otava.analysis import compute_change_points
+import numpy as np
+import ruptures
+from scipy.special import stdtr
 
 from ..errors import UsageError
 from ..metrics import Direction, is_headline, params_text, short_test
+from ..store.facts import kernel_of
 from ..store.results import SeriesKey, SessionRow, Store, canonical
 
 __all__ = ["MAX_PVALUE", "MIN_SESSIONS", "Analysis", "ChangePoint", "History", "Point", "analyse",
@@ -30,8 +37,12 @@ __all__ = ["MAX_PVALUE", "MIN_SESSIONS", "Analysis", "ChangePoint", "History", "
 
 #: with fewer sessions a split leaves one or two sessions on a side: too few to tell a level from noise
 MIN_SESSIONS = 5
-#: Otava's default; on 12 simulated sessions with CV 5 % it marked 1.2 % of flat series (README)
+#: the default --max-pvalue (Otava's); the README: how often it marks a flat series, and finds a step
 MAX_PVALUE = 0.001
+#: the fewest sessions on either side of a candidate split (one session is no level)
+MIN_SEGMENT = 2
+#: the most candidate splits binary segmentation proposes in one series
+MAX_CANDIDATES = 24
 
 
 @dataclass(frozen=True)
@@ -75,7 +86,7 @@ class ChangePoint:
     index: int
     start: int
     stop: int
-    pvalue: float  # Otava's t-test between the two levels
+    pvalue: float  # the t-test between the two levels (on log medians, two-sided)
 
     @property
     def session(self) -> Point:
@@ -146,14 +157,6 @@ def complete_sessions(store: Store, host: str | None) -> list[SessionRow]:
     return [row for row in rows if row.status == "complete" and (host is None or row.host == host)]
 
 
-def kernel_of(session: dict, case: dict) -> str:
-    """The kernel the case ran under: a guest's (in its case manifest), else the session's."""
-    guest = case.get("kernel")
-    if isinstance(guest, dict):
-        return f"{guest.get('label', '?')} {guest.get('release', '?')}"
-    return str(session.get("kernel", "unknown"))
-
-
 def options_of(asked: str, case: dict) -> str:
     """The options asked for, and as applied: findmnt's OPTIONS column, or ZFS's properties."""
     applied = case.get("applied", {})
@@ -186,13 +189,56 @@ def histories(store: Store, sessions: Sequence[SessionRow]) -> list[History]:
             for (host, key), (unit, direction, points) in found.items()]
 
 
+def t_test(left: Sequence[float], right: Sequence[float]) -> float:
+    """Student's two-sided t-test (pooled variance) that two sets of log medians share one mean;
+    sides without any spread are the same level only when their means are equal."""
+    n, m = len(left), len(right)
+    difference = statistics.fmean(right) - statistics.fmean(left)
+    squares = sum((x - statistics.fmean(left)) ** 2 for x in left) + sum((x - statistics.fmean(right)) ** 2
+                                                                        for x in right)
+    df = n + m - 2
+    if df < 1:
+        return 1.0
+    if squares == 0:
+        return 0.0 if difference else 1.0
+    t = difference / math.sqrt(squares / df * (1 / n + 1 / m))
+    return float(2 * stdtr(df, -abs(t)))
+
+
+def candidates(logs: Sequence[float]) -> list[int]:
+    """Binary segmentation's candidate splits (the index of each new level's first session), as many
+    as MIN_SEGMENT-long levels allow, up to MAX_CANDIDATES."""
+    most = min(len(logs) // MIN_SEGMENT - 1, MAX_CANDIDATES)
+    if most < 1:
+        return []
+    found = ruptures.Binseg(model="l2", min_size=MIN_SEGMENT, jump=1).fit(np.asarray(logs).reshape(-1, 1))
+    return sorted(found.predict(n_bkps=most)[:-1])
+
+
+def significant(logs: Sequence[float], splits: Sequence[int], max_p: float) -> list[tuple[int, float]]:
+    """(split, p) of the splits left once the weakest one (largest p between its neighbours) is
+    dropped while any p is at or above max_p."""
+    kept = list(splits)
+    while kept:
+        bounds = [0, *kept, len(logs)]
+        pvalues = [t_test(logs[bounds[k]:bounds[k + 1]], logs[bounds[k + 1]:bounds[k + 2]])
+                   for k in range(len(kept))]
+        weakest = max(range(len(kept)), key=lambda k: pvalues[k])
+        if pvalues[weakest] < max_p:
+            return list(zip(kept, pvalues))
+        del kept[weakest]
+    return []
+
+
 def change_points(history: History, max_p: float = MAX_PVALUE) -> list[ChangePoint]:
-    """Otava's change points of the session medians (its defaults: a 50-session window)."""
-    found, _ = compute_change_points([p.median for p in history.points], max_pvalue=max_p)
-    found = sorted(found, key=lambda cp: cp.index)
-    bounds = [0, *(int(cp.index) for cp in found), len(history.points)]
-    return [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], float(cp.stats.pvalue))
-            for k, cp in enumerate(found)]
+    """The change points of the session medians, on a log scale (a level is a ratio of speed; a
+    series with a zero median on its own scale)."""
+    medians = [p.median for p in history.points]
+    logs = [math.log(m) for m in medians] if all(m > 0 for m in medians) else medians  # a zero has no log
+    found = significant(logs, candidates(logs), max_p)
+    bounds = [0, *(index for index, _ in found), len(history.points)]
+    return [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], p)
+            for k, (_, p) in enumerate(found)]
 
 
 def analyse(store: Store, host: str | None, max_p: float = MAX_PVALUE) -> Analysis:

@@ -1,8 +1,9 @@
 """How far a session's result moves between sessions on one machine when nothing changed, pooled
 from the store's history, so a baseline of one or two sessions gets an honest prediction interval.
 
-For every headline series (test, workload configuration, metric) with several complete sessions
-on this host, the sessions' log medians spread about their mean; pooling the squared deviations
+For every headline series of one full configuration (test, filesystem, layout, every fs, mount
+and mkfs option, workload parameters, cache policy, data, metric, kernel) with several complete
+sessions on this host, the sessions' log medians spread about their mean; pooling the squared deviations
 of all series, each with its k - 1 degrees of freedom, gives one standard deviation of a session's
 log median — the runs' own noise in a median included, so it predicts how far a new session of an
 unchanged system lands. Its degrees of freedom are at most the sessions' less one: a machine-wide
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from scipy.special import stdtrit
 
 from ..metrics import is_headline
-from ..store.results import SeriesKey, Store
+from ..store.facts import kernel_of
+from ..store.results import SeriesKey, Store, canonical
 
 #: the fewest pooled degrees of freedom the gate relies on (a t quantile on fewer is too wide to use)
 MIN_DF = 4
@@ -70,19 +72,39 @@ def detectable_pct(drift: Drift, baseline_sessions: int, alpha: float, power: fl
     return -math.expm1(-t * drift.sd * math.sqrt(1 + 1 / baseline_sessions)) * 100
 
 
-def session_medians(store: Store, session_ids: Iterable[int]) -> Mapping[SeriesKey, list[float]]:
-    """Each headline series' median in each of the sessions that has it."""
-    found: dict[SeriesKey, list[float]] = {}
+#: a series of one full configuration: its key (test, workload and its parameters, metric and its
+#: parameters), the case's spec (filesystem, layout, every fs, mount and mkfs option; a guest's
+#: kernel), its cache policy and data, and the kernel it ran under
+Configuration = tuple[SeriesKey, str, str, str, str]
+
+
+def configurations(export: dict) -> dict[tuple[str, str, str], tuple[str, str, str, str]]:
+    """(test, workload, workload parameters) -> (spec, cache, data, kernel) of a session's cases
+    (export: Store.session_export's). A case's id names its options only where the session's cases
+    differ in them, so the spec, not the test's name, tells one configuration from another."""
+    session = export["session"]["manifest"]
+    return {(case["test"], case["workload"], canonical(case["workload_params"])):
+            (canonical(case["spec"]), str(case["cache"]), str(case["data"]),
+             kernel_of(session, case["manifest"])) for case in export["cases"]}
+
+
+def session_medians(store: Store, session_ids: Iterable[int]) -> Mapping[Configuration, list[float]]:
+    """Each headline series' median in each of the sessions that has it, one series per full
+    configuration: sessions that differ in an --fs-opt, a cache policy or a kernel are never pooled
+    (issue 32: 3 plain and 3 nodelalloc sessions made one series, "drift" sd 74 %)."""
+    found: dict[Configuration, list[float]] = {}
     for session_id in session_ids:
+        cases = configurations(store.session_export(session_id))
         for s in store.series(session_id):
             if len(s.values) >= 2 and is_headline(s.key.metric):
-                found.setdefault(s.key, []).append(statistics.median(s.values))
+                case = cases.get((s.key.test, s.key.workload, s.key.workload_params), ("", "", "", ""))
+                found.setdefault((s.key, *case), []).append(statistics.median(s.values))
     return found
 
 
 def from_store(store: Store, host: str, exclude: Iterable[int] = ()) -> Drift | None:
-    """The pooled drift of this host's complete sessions (but those excluded), or None when they
-    give fewer than MIN_DF degrees of freedom."""
+    """The pooled drift of this host's complete sessions (but those excluded), each series one
+    full configuration, or None when they give fewer than MIN_DF degrees of freedom."""
     left_out = set(exclude)
     ids = [s.id for s in store.sessions(host=host) if s.status == "complete" and s.id not in left_out]
     drift = pooled(session_medians(store, ids).values(), len(ids))

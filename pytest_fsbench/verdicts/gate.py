@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from scipy.special import ndtr, ndtri, stdtrit
@@ -245,6 +245,41 @@ def fails(kind: str, on_inconclusive: str) -> bool:
     return kind == REGRESSION or (kind == INCONCLUSIVE and on_inconclusive == "fail")
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One comparison of `fsbench compare` and what a CI job does with it: the gate's verdict under
+    the rule for its metric (None: no rule names it, or none given) and whether it fails the job."""
+
+    case: str
+    series: Series
+    comparison: Comparison
+    gate: str | None
+    failed: bool
+
+
+def outcomes(pairs: Sequence[tuple[str, Series, Comparison]],
+             rules: Sequence[RegressionRule]) -> list[Outcome]:
+    """Each comparison's outcome: with rules, a regression under its metric's rule fails (an
+    inconclusive one does not: a regression is what was asked about); without rules, any
+    significantly worse headline metric fails."""
+    found = []
+    for case, s, cmp in pairs:
+        rule = rule_for(list(rules), s.key.metric) if rules else None
+        kind = verdict(cmp, rule.threshold_pct) if rule else None
+        failed = kind == REGRESSION if rules else is_headline(s.key.metric) and cmp.verdict == "worse"
+        found.append(Outcome(case, s, cmp, kind, failed))
+    return found
+
+
+def check_compared(rules: Sequence[RegressionRule], metrics: set[str]) -> None:
+    """UsageError when a rule names a metric none of the comparisons has (a typo would gate nothing)."""
+    for rule in rules:
+        if rule.metric is not None and rule.metric not in metrics:
+            compared = ", ".join(sorted(metrics)) or "none"
+            raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no compared "
+                             f"metric {rule.metric!r}; the sessions compare {compared}")
+
+
 # ---- the session's gate: one object owns the rules, the baseline and the decision ----------------
 
 
@@ -341,23 +376,22 @@ class Gate:
                 return False
         return True
 
-    def judge(self, series: list[Series], unit_for, paired: list[tuple[Series, Comparison, str]],
+    def judge(self, series: list[Series], paired: list[tuple[Series, Comparison, str]],
               cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None) -> Judgement:
         """Each series against the baseline, and the --paired comparisons (with their notes);
-        unit_for(series, ratio) names the unit its line shows; stopped_by: what ended the case's
-        runs (repeat.stop_reason's word)."""
+        stopped_by: what ended the case's runs (repeat.stop_reason's word). Every line shows the
+        figures' medians in their unit; a comparison adjusted by the control says so beside them."""
         found = Judgement()
         control = control_values(series)
         for s in series:
             cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
             if cmp is not None:
-                ratio = self.baseline.controlled(s, control) is not None
-                found.comparisons.append((replace(s, unit=unit_for(s, ratio)), cmp))
-                self._judge(found, s, cmp, self._baseline_note(s, cmp, control), unit_for(s, ratio), cache_notes,
-                            stopped_by)
+                found.comparisons.append((s, cmp))
+                note = self._baseline_note(s, cmp, control)
+                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
-            self._judge(found, s, cmp, note, unit_for(s, False), cache_notes, stopped_by)
+            self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
         return found
 
     def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
@@ -386,7 +420,8 @@ class Gate:
         note = ""
         ratio = self.baseline.controlled(s, control) is not None
         if self.control and is_headline(s.key.metric):
-            note += ("; compared as each run's ratio to its --control run (the medians are ratios)" if ratio else
+            note += ("; adjusted by the control: each run's figure over its --control run's, as in the "
+                     "baseline" if ratio else
                      "; --control: the figures themselves were compared (the baseline has no control runs for this "
                      "case, or the figure is no throughput)")
         if not ratio and cmp.method != SESSIONS:

@@ -18,7 +18,7 @@ Main entry points:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from functools import lru_cache
 from typing import Sequence
 
@@ -378,6 +378,10 @@ class Comparison:
     sessions: int = 1
     has_interval: bool = True  # False: too few runs for any interval at this level (pct_ci is -100..inf)
     drift_df: int = 0  # sessions compared on the machine's pooled drift: its degrees of freedom (0: not)
+    #: what adjusted the compared values (ADJUSTED_BY_CONTROL), "" for none; when set, the medians and
+    #: pct_change stay the figures' own, in their unit, and the shift, interval, p and verdict are the
+    #: adjusted comparison's
+    adjusted_by: str = ""
 
     @property
     def worse_end_pct(self) -> float:
@@ -388,6 +392,38 @@ class Comparison:
     def level(self) -> float:
         """Confidence level of pct_ci."""
         return 1 - 2 * self.alpha
+
+
+#: a comparison of each run's figure over its --control run's, told beside the figures' medians
+ADJUSTED_BY_CONTROL = "the control"
+
+
+def with_figures(cmp: Comparison, baseline: Sequence[float], candidate: Sequence[float],
+                 adjusted_by: str) -> Comparison:
+    """An adjusted comparison carrying the figures' own medians (baseline: every baseline run's
+    figure, as compare pools them), so every view shows them in the metric's unit, the adjustment
+    beside them."""
+    base, cand = float(np.median(_as_array(baseline))), float(np.median(_as_array(candidate)))
+    return replace(cmp, baseline_median=base, candidate_median=cand, pct_change=percent_change(base, cand),
+                   adjusted_by=adjusted_by)
+
+
+def _stored(x: float) -> float | str:
+    return x if math.isfinite(x) else str(x)  # JSON has no infinity (a side with no interval)
+
+
+def comparison_to_dict(cmp: Comparison) -> dict[str, object]:
+    """Every field of a comparison, as JSON keeps it (a case's manifest), for comparison_from_dict."""
+    found = {f.name: getattr(cmp, f.name) for f in fields(cmp)}
+    return {**found, "direction": cmp.direction.value, "pct_ci": [_stored(x) for x in cmp.pct_ci],
+            "shift_pct": _stored(cmp.shift_pct), "pct_change": _stored(cmp.pct_change)}
+
+
+def comparison_from_dict(found: dict) -> Comparison:
+    """The comparison comparison_to_dict kept."""
+    return Comparison(**{**found, "direction": Direction(found["direction"]),
+                         "pct_ci": tuple(float(x) for x in found["pct_ci"]),
+                         "shift_pct": float(found["shift_pct"]), "pct_change": float(found["pct_change"])})
 
 
 def _to_pct(oriented_log: float, direction: Direction) -> float:
@@ -490,15 +526,19 @@ def comparison_record(cmp: Comparison) -> dict[str, object]:
     return {"change_pct": round(cmp.shift_pct, 1), "interval_pct": [round(low, 1), round(high, 1)],
             "level_pct": float(level_text(cmp)), "p": p_text(cmp.p_value), "verdict": cmp.verdict,
             "method": cmp.method, "baseline_median": cmp.baseline_median, "candidate_median": cmp.candidate_median,
+            "medians_change_pct": round(cmp.pct_change, 1), "adjusted_by": cmp.adjusted_by or None,
             "n": [cmp.n_baseline, cmp.n_candidate]}
 
 
 def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
     """One line: ``dd.write 412.3 -> 383.1 MB/s -7.1% [90% CI -9.8%, -4.0%] p=0.004 n=8/8 worse``.
 
-    Medians baseline -> candidate, the estimated change and its (1 - 2 alpha) interval (each end a
-    one-sided bound at alpha), the one-sided p-value (``p<0.001`` below that), n baseline/candidate
-    (with several baseline sessions: sessions and runs) and the verdict.
+    Medians baseline -> candidate in the metric's unit, the estimated change and its (1 - 2 alpha)
+    interval (each end a one-sided bound at alpha), the one-sided p-value (``p<0.001`` below that),
+    n baseline/candidate (with several baseline sessions: sessions and runs) and the verdict. An
+    adjusted comparison keeps the figures' medians and their change, and names the adjustment
+    before its own change: ``dd.write 729.3 -> 729.7 MB/s (medians +0.1%), adjusted by the
+    control: -3.3% [90% CI ...] ...``.
     """
     unit_part = f" {unit}" if unit else ""
     p = "p<0.001" if cmp.p_value < 0.001 else f"p={p_text(cmp.p_value)}"
@@ -506,8 +546,10 @@ def format_comparison(metric_name: str, cmp: Comparison, unit: str = "") -> str:
     n = (f"n={cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS
          else f"n={cmp.sessions} session{'s' * (cmp.sessions > 1)} ({cmp.n_baseline} runs)/{cmp.n_candidate}"
          + (f", drift pooled on {cmp.drift_df} df" if cmp.drift_df else ""))
+    adjusted = (f" (medians {_fmt_pct(cmp.pct_change)}), adjusted by {cmp.adjusted_by}:" if cmp.adjusted_by
+                else "")
     return (
-        f"{metric_name} {plain(cmp.baseline_median)} -> {plain(cmp.candidate_median)}"
-        f"{unit_part} {_fmt_pct(cmp.shift_pct)} [{level_text(cmp)}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} "
-        f"{n} {cmp.verdict}"
+        f"{metric_name} {plain(cmp.baseline_median)} -> {plain(cmp.candidate_median)}{unit_part}{adjusted} "
+        f"{_fmt_pct(cmp.shift_pct)} [{level_text(cmp)}% CI {_fmt_pct(low)}, {_fmt_pct(high)}] {p} {n} "
+        f"{cmp.verdict}"
     )

@@ -65,9 +65,9 @@ def lines(analysis: Analysis, store_path: str) -> list[str]:
         return out
     sessions = "; ".join(f"host {host}: {len(ids)} complete sessions ({ids[0]}-{ids[-1]})"
                          for host, ids in hosts.items())
-    out.append(f"fsbench changes: {sessions}; {len(analysis.histories)} series; change points by Apache "
-               f"Otava (e-divisive means, t-test p < {analysis.max_pvalue:g}) in each series of session "
-               "medians")
+    out.append(f"fsbench changes: {sessions}; {len(analysis.histories)} series; change points in each series "
+               f"of session medians (binary segmentation, kept where the t-test between the levels gives p < "
+               f"{analysis.max_pvalue:g})")
     if analysis.left_out:
         out.append(f"fsbench changes: {analysis.left_out} series with fewer than {MIN_SESSIONS} sessions "
                    "left out")

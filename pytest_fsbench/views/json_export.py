@@ -88,3 +88,54 @@ def paired_index(store: Store, session_id: int, cases: list[dict]) -> dict:
     references = {c["test"]: c["manifest"][PAIRED_WITH]["reference"] for c in cases if c["manifest"].get(PAIRED_WITH)}
     return {s.key: paired_record(s, cmp, references[s.key.test])
             for _, s, cmp in paired_pairs(store, session_id, cases, DEFAULT_ALPHA)}
+
+
+# --- the commands' --json documents: the same verdicts and numbers as their text -----------------
+
+
+def outcome_record(outcome) -> dict[str, object]:
+    """One `fsbench compare` comparison (a gate.Outcome) as its row and gate line say it."""
+    s, cmp = outcome.series, outcome.comparison
+    return {"case": outcome.case, "test": s.key.test, "metric": s.key.metric,
+            "params": json.loads(s.key.params), "workload_params": json.loads(s.key.workload_params),
+            "unit": s.unit, "direction": s.direction.value,
+            **comparison_record(cmp), "gate": outcome.gate, "failed": outcome.failed,
+            "line": format_comparison(metric_label(s.key.metric, s.key.params), cmp, s.unit)}
+
+
+def comparison_document(base_ids: list[int], new_id: int, hosts: dict[int, str], notes: list[str],
+                        found: list, rules, alpha: float, status: int) -> dict[str, object]:
+    """`fsbench compare --json`: the sessions, the rules, every comparison and the exit status."""
+    return {"base_sessions": base_ids, "new_session": new_id, "hosts": {str(i): h for i, h in hosts.items()},
+            "notes": notes, "alpha": alpha,
+            "rules": [{"metric": r.metric, "allowed_pct": r.threshold_pct} for r in rules],
+            "comparisons": [outcome_record(o) for o in found],
+            "failed": sum(o.failed for o in found), "exit_status": status}
+
+
+def sessions_document(store_path: str, rows) -> dict[str, object]:
+    """`fsbench sessions --json`: the store's sessions, as the table lists them."""
+    return {"store": str(store_path),
+            "sessions": [{"id": r.id, "token": r.token, "started": r.started, "finished": r.finished,
+                          "status": r.status, "host": r.host} for r in rows]}
+
+
+def change_record(change) -> dict[str, object]:
+    """One change point (changes.ChangePoint) with the sessions on each side and what differed."""
+    h, points = change.history, change.history.points
+    return {"host": h.host, "series": h.label, "test": h.key.test, "metric": h.key.metric,
+            "params": json.loads(h.key.params), "workload_params": json.loads(h.key.workload_params),
+            "unit": h.unit, "direction": h.direction.value, "session": change.session.session_id,
+            "started": change.session.started, "before": change.before, "after": change.after,
+            "change_pct": _finite(change.change_pct), "verdict": change.verdict, "p": change.pvalue,
+            "before_sessions": [points[change.start].session_id, change.previous.session_id],
+            "after_sessions": [change.session.session_id, points[change.stop - 1].session_id],
+            "differences": [{"what": what, "before": old, "after": new}
+                            for what, old, new in change.differences()]}
+
+
+def changes_document(analysis, store_path: str) -> dict[str, object]:
+    """`fsbench changes --json`: the machines and their sessions, the series read and each change point."""
+    return {"store": str(store_path), "max_pvalue": analysis.max_pvalue, "hosts": analysis.hosts,
+            "series": [h.label for h in analysis.histories], "left_out": analysis.left_out,
+            "changes": [change_record(c) for c in analysis.changes]}

@@ -19,12 +19,13 @@ from matplotlib.figure import Figure
 from ..measure import cache_check
 from ..verdicts import changes
 from . import change_points, figures
-from ..verdicts.baseline import PAIRED_WITH, compare_pairs, paired_pairs
+from ..verdicts.baseline import PAIRED_WITH, compare_pairs, gate_comparisons, paired_pairs
 from ..metrics import Direction, in_summary, is_headline, params_text, short_test
 from ..sizes import parse_size
 from ..verdicts.stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
 from ..store.results import Series, Store, canonical
-from .tables import HOLES, VERDICT_ORDER, comparison_rows, compression_text, time_shares
+from .tables import (HOLES, VERDICT_ORDER, adjustment_note, comparison_rows, compression_text, interval_label,
+                     time_shares)
 from ..store.facts import emulation
 
 #: the workload parameters a size curve can be drawn against, with the axis they give
@@ -99,10 +100,21 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s), how))
-    changes = in_table_order(compare_pairs(store, base_ids, session_id, alpha)) if base_ids else []
+    changes = []
+    if base_ids:
+        computed = compare_pairs(store, base_ids, session_id, alpha)
+        changes = in_table_order(as_the_gate_compared(computed, gate_comparisons(meta["cases"], base_ids)))
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
                   store.time_totals(session_id), history_of(store, meta),
                   in_table_order(paired_pairs(store, session_id, meta["cases"], alpha)))
+
+
+def as_the_gate_compared(pairs: list[tuple[str, Series, Comparison]],
+                         gated: dict[tuple[str, str, str], Comparison]
+                         ) -> list[tuple[str, Series, Comparison]]:
+    """Each comparison as the session's gate made it against the same baseline, where it did (its
+    level, its drift, its adjustment: one answer per comparison); the others as computed."""
+    return [(case, s, gated.get((s.key.test, s.key.metric, s.key.params), cmp)) for case, s, cmp in pairs]
 
 
 def history_of(store: Store, meta: dict) -> list[changes.ChangePoint]:
@@ -179,7 +191,9 @@ def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
         if pairs:
             drawn = [figures.Change(f"{case} {s.key.metric}", cmp.shift_pct, cmp.pct_ci[0], cmp.pct_ci[1],
                                     cmp.verdict, cmp.significant) for case, s, cmp in pairs]
-            title = f"{label} ({(1 - 2 * report.alpha) * 100:.3g}% intervals)"
+            used, _ = interval_label(pairs, report.alpha)
+            title = (f"{label} ({(1 - 2 * used) * 100:.3g}% intervals)" if used
+                     else f"{label} (each at its level)")
             found.append((name, title, figures.forest_plot(title, drawn, report.allowed_pct)))
     return found
 
@@ -332,14 +346,18 @@ def change_table(report: Report, pairs: list[tuple[str, Series, Comparison]] | N
                  base: str | None = None) -> str:
     """fsbench compare's table of the changes against the baseline (or of pairs, their base
     column titled base)."""
-    level = f"{(1 - 2 * report.alpha) * 100:.3g}"
-    header = ["case", "metric", "params", base or report.base_label or "base", "new", "unit", "change", f"ci{level}",
+    pairs = report.changes if pairs is None else pairs
+    used, label = interval_label(pairs, report.alpha)
+    header = ["case", "metric", "params", base or report.base_label or "base", "new", "unit", "change", label,
               "p", "n", "verdict"]
-    rows = comparison_rows(report.changes if pairs is None else pairs)
+    rows = comparison_rows(pairs, show_level=used is None)
     classes = [row[-1] if "*" in row[6] else "" for row in rows]
+    tested = (f"one-sided at alpha={used:.3g}; change = estimated shift, ci = its "
+              f"{(1 - 2 * used) * 100:.3g}% interval" if used is not None
+              else "each row one-sided at its own level (in its interval's label)")
     return _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
-        f"<p class='note'>* and a coloured row: significant, one-sided at alpha={report.alpha:g}; change = estimated "
-        f"shift, ci = its {level}% interval; n = runs (Ns: baseline sessions)/runs.</p>")
+        f"<p class='note'>* and a coloured row: significant, {tested}; n = runs (Ns: baseline sessions)/runs"
+        f"{_e(adjustment_note(pairs))}.</p>")
 
 
 def time_table(report: Report) -> str:
@@ -411,7 +429,8 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
     if report.history:
         body += ["<h2>History on this machine</h2>",
                  "<p class='note'>Where each case's series of session medians changed level (fsbench changes: "
-                 f"Apache Otava's e-divisive means, p &lt; {changes.MAX_PVALUE:g}), with what differed.</p>",
+                 "candidate splits by binary segmentation, kept when Student's t-test gives p &lt; "
+                 f"{changes.MAX_PVALUE:g}), with what differed.</p>",
                  "<pre>" + _e("\n".join(line for c in report.history for line in change_points.change_lines(c, False)))
                  + "</pre>", f"<figure id='history'>{figures.svg(change_points.figure(report.history))}</figure>"]
     body += ["<h2>Every case</h2>", summary_table(report), "<h2>Where the time went</h2>", time_table(report),

@@ -99,18 +99,34 @@ def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level:
         marker = "*" if cmp.significant else " "
         n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
         level = f"{level_text(cmp)}% " if show_level else ""
+        adjusted = f" adjusted by {cmp.adjusted_by}" if cmp.adjusted_by else ""
         rows.append((case, s.key.metric, params_text(s.key.params), plain(cmp.baseline_median),
-                     plain(cmp.candidate_median), s.unit, f"{cmp.shift_pct:+.1f}%{marker}",
+                     plain(cmp.candidate_median), s.unit,
+                     f"{cmp.shift_pct:+.1f}%{marker}".rstrip() + adjusted,
                      f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", p_text(cmp.p_value), n, cmp.verdict))
     return rows
 
 
-def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:
-    """The comparison table, labelled with the level its tests ran at: each comparison's own
-    (a sequential gate tests each look below alpha, so its intervals are wider than 1 - 2 alpha)."""
+def interval_label(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float) -> tuple[float | None, str]:
+    """(the one level every comparison was tested at, None when they differ; the interval column's
+    label): each comparison's own level, never another's (a sequential gate tests each look below
+    alpha, so its intervals are wider than 1 - 2 alpha)."""
     levels = sorted({cmp.alpha for _, _, cmp in pairs}) or [alpha]
     used = levels[0] if len(levels) == 1 else None
-    label = f"ci{(1 - 2 * used) * 100:.3g}" if used is not None else "ci"
+    return used, f"ci{(1 - 2 * used) * 100:.3g}" if used is not None else "ci"
+
+
+def adjustment_note(pairs: Sequence[tuple[str, Series, Comparison]]) -> str:
+    """What a row whose change is adjusted by the control compared (empty when none is)."""
+    if not any(cmp.adjusted_by for _, _, cmp in pairs):
+        return ""
+    return ("; adjusted by the control: the change, interval, p and verdict compare each run's figure over "
+            "its --control run's (the base and new medians stay the figures')")
+
+
+def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:
+    """The comparison table, labelled with the level its tests ran at (interval_label)."""
+    used, label = interval_label(pairs, alpha)
     header = ("case", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
     rows = comparison_rows(pairs, show_level=used is None)
     if not rows:
@@ -127,7 +143,8 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
                     "bound)")
     return align([header, *rows]) + [
         f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
-        f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"]
+        f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"
+        f"{adjustment_note(pairs)}"]
 
 
 def comparison_table(results, alpha: float) -> list[str]:

@@ -60,3 +60,54 @@ def test_control_ratios_pair_each_run_with_its_control():
     assert ratios([100.0], [0.0]) is None
     key = SeriesKey("t", "dd", "{}", "dd.write", '{"bs":"1M"}')
     assert control_key(key) == SeriesKey("t", "dd", "{}", "control.write", "{}")
+
+
+def add_dd_session(store: Store, host: str, options: dict[str, str], level: float, rng,
+                   kernel: str = "6.1.0-25", runs: int = 5) -> int:
+    """One complete session of a dd write case as the plugin stores it: its test id names no option
+    (a session of one case per filesystem shows none), its spec holds every --fs-opt."""
+    session = store.start_session(f"{host}-{level}-{rng.integers(1 << 30)}", {"argv": []},
+                                  {"hostname": host, "kernel": kernel})
+    spec = {"fs": "ext4", "id": "ext4-single", "layout": "single", "options": options}
+    row = store.case_row(session, "benchmarks/test_dd.py::test_dd_write[ext4-single-128M]", "ext4-single",
+                         spec, "dd", {"bs": "1M", "size": "128M"}, "drop", "random", {})
+    for value in level * np.exp(rng.normal(0.0, 0.02, runs)):
+        figure = Metric("dd.write", float(value), "MB/s", Direction.HIGHER)
+        store.add_run(row, False, "t", 1.0, "drop", [figure])
+    store.finish_case(row, "done", "runs")
+    store.finish_session(session, "complete")
+    return session
+
+
+def test_sessions_that_differ_in_an_fs_option_are_not_one_series(tmp_path):
+    """Issue 32: 3 plain and 3 nodelalloc sessions (about -47 %) were pooled as one series, and the
+    machine's "drift" came out sd 74 %. Pooled per configuration, it is the sessions' own spread."""
+    store = Store(tmp_path / "s.db")
+    rng = np.random.default_rng(32)
+    medians = {"plain": [], "nodelalloc": []}
+    for name, options, level in (("plain", {}, 730.0), ("nodelalloc", {"mount": "nodelalloc"}, 390.0)):
+        for night in range(3):
+            session = add_dd_session(store, "here", options, level * (1 + 0.03 * (night - 1)), rng)
+            [s] = store.series(session)
+            medians[name].append(float(np.median(s.values)))
+    found = drift.from_store(store, "here")
+    expected = drift.pooled(medians.values(), 6)
+    assert found == expected and found.series == 2 and found.df == 4
+    assert found.pct < 5  # the sessions' own spread (about 3 %), not the options' difference
+    everything = drift.pooled([medians["plain"] + medians["nodelalloc"]], 6)
+    assert everything.pct > 30  # what one series of all six said
+    store.close()
+
+
+def test_a_kernel_of_its_own_is_a_series_of_its_own_and_like_sessions_pool(tmp_path):
+    store = Store(tmp_path / "s.db")
+    rng = np.random.default_rng(7)
+    for level in (700.0, 720.0, 710.0):
+        add_dd_session(store, "here", {}, level, rng, kernel="6.1.0-25")
+    for level in (500.0, 505.0, 495.0):
+        add_dd_session(store, "here", {}, level, rng, kernel="6.12.0-1")
+    found = drift.from_store(store, "here")
+    assert found is not None and found.series == 2 and found.pct < 3
+    keys = list(drift.session_medians(store, range(1, 7)))
+    assert len(keys) == 2 and {key[-1] for key in keys} == {"6.1.0-25", "6.12.0-1"}
+    store.close()

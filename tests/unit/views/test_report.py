@@ -57,13 +57,14 @@ def test_the_record_size_chart_has_one_point_per_record_size_measured(store):
 def test_a_change_table_row_is_fsbench_compares(store):
     out = io.StringIO()
     with redirect_stdout(out):
-        assert cli.main(["compare", "1", "2", f"--store={store.path}"]) == 0
+        status = cli.main(["compare", "1", "2", f"--store={store.path}"])
     compare_rows = [re.split(r"\s{2,}", line.strip()) for line in out.getvalue().splitlines()[2:]
                     if line.startswith("test_")]
     page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
     [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
     html_rows = [[td.text_content().strip() for td in tr.iter("td")] for tr in table.iter("tr") if tr.find("td") is not None]
     assert compare_rows and html_rows == compare_rows
+    assert status == any(row[-1] == "worse" for row in compare_rows)  # exit 1 on a significantly worse one
     significant = [tr.get("class") for tr in table.iter("tr") if tr.find("td") is not None]
     assert significant == [row[-1] if "*" in row[6] else None for row in compare_rows]
 
@@ -294,16 +295,13 @@ def test_zeros_stored_as_holes_are_said_so_beside_their_ratio():
     assert "holes" not in report.summary_table(report.Report(1, {}, [], [case("btrfs", "zeros", 30.1)]))
 
 
-def test_fsbench_compare_and_the_report_compare_ratios_to_the_control_as_the_gate_does(tmp_path):
-    """Sessions that measured --control beside every run are compared as each figure's ratio to its
-    run's control, in fsbench compare and the report as in the session's own table and gate."""
-    from pytest_fsbench.verdicts.baseline import CONTROL_UNIT, compare_pairs
+def control_sessions(path: Path, figures: dict[int, list[float]], controls: dict[int, list[float]],
+                     gated: dict | None = None) -> Store:
+    """Sessions 1 and 2 of one dd case that measured --control beside every run; gated: session 2's
+    case manifest (the gate's comparisons kept)."""
     from pytest_fsbench.metrics import CONTROL, Metric
-    from pytest_fsbench.verdicts.stats import compare
 
-    store = Store(tmp_path / "fsbench.db")
-    figures = {1: [500.0, 520.0, 480.0, 510.0, 530.0, 495.0], 2: [250.0, 260.0, 240.0, 255.0, 265.0, 248.0]}
-    controls = {1: [100.0, 104.0, 96.0, 102.0, 106.0, 99.0], 2: [50.0, 52.0, 48.0, 51.0, 53.0, 49.6]}  # a busier machine
+    store = Store(path)
     for session in (1, 2):
         sid = store.start_session(f"t-{session}", {"argv": []}, {"hostname": "h"})
         row = store.case_row(sid, "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "ext4-single",
@@ -311,10 +309,65 @@ def test_fsbench_compare_and_the_report_compare_ratios_to_the_control_as_the_gat
         for figure, control in zip(figures[session], controls[session]):
             store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", figure, "MB/s", Direction.HIGHER),
                                                           Metric(CONTROL, control, "MB/s", Direction.HIGHER)])
-        store.finish_case(row, "done", "runs")
+        store.finish_case(row, "done", "runs", gated if session == 2 and gated else None)
         store.finish_session(sid, "complete")
+    return store
+
+
+def test_compare_and_the_report_adjust_by_the_control_beside_the_mb_s(tmp_path, capsys):
+    """Sessions that measured --control beside every run are compared as each figure's ratio to its
+    run's control, in fsbench compare and the report as in the gate; every view shows the figures'
+    medians in MB/s and names the adjustment beside them (issue 32: 729.3 vs 729.7 MB/s were shown
+    only as x control ratios)."""
+    from pytest_fsbench.verdicts.baseline import compare_pairs
+    from pytest_fsbench.verdicts.stats import compare, format_comparison
+
+    figures = {1: [500.0, 520.0, 480.0, 510.0, 530.0, 495.0], 2: [250.0, 260.0, 240.0, 255.0, 265.0, 248.0]}
+    controls = {1: [100.0, 104.0, 96.0, 102.0, 106.0, 99.0], 2: [50.0, 52.0, 48.0, 51.0, 53.0, 49.6]}  # a busier machine
+    store = control_sessions(tmp_path / "fsbench.db", figures, controls)
     [(case, series, cmp)] = compare_pairs(store, [1], 2, 0.05)
-    assert series.unit == CONTROL_UNIT and cmp.verdict == "not significant"
+    assert series.unit == "MB/s" and cmp.adjusted_by == "the control"
+    assert (cmp.baseline_median, cmp.candidate_median) == (505.0, 252.5)
     expected = compare([f / c for f, c in zip(figures[1], controls[1])],
                        [f / c for f, c in zip(figures[2], controls[2])], Direction.HIGHER)
-    assert cmp == expected and compare(figures[1], figures[2], Direction.HIGHER).verdict == "worse"
+    assert (cmp.shift_pct, cmp.pct_ci, cmp.p_value, cmp.verdict) == \
+        (expected.shift_pct, expected.pct_ci, expected.p_value, "not significant")
+    assert compare(figures[1], figures[2], Direction.HIGHER).verdict == "worse"
+    line = format_comparison("dd.write", cmp, "MB/s")
+    assert line.startswith("dd.write 505 -> 252.5 MB/s (medians -50.0%), adjusted by the control: ")
+    assert line.count("CI") == 1
+    assert cli.main(["compare", "1", "2", f"--store={store.path}"]) == 0  # adjusted: not significantly worse
+    out = capsys.readouterr().out
+    [row] = [line for line in out.splitlines() if line.startswith("test_dd_write")]
+    assert re.search(r"505\s+252\.5\s+MB/s\s+[+-][\d.]+% adjusted by the control\s+\[", row), row
+    assert "x control" not in out
+    page = report.render(report.report_data(store, 2, [1], "1"))
+    assert "adjusted by the control" in page and "x control" not in page
+
+
+def test_the_report_shows_the_gates_own_comparison_at_its_level(tmp_path):
+    """A sequential gate tests each look below alpha (here 0.0275: a 94.5 % interval): the report's
+    change table against the gate's baseline shows that comparison, not a second one at 90 %."""
+    from pytest_fsbench.verdicts.baseline import compare_pairs, compared_record
+    from pytest_fsbench.verdicts.stats import compare, format_comparison
+
+    figures = {1: [500.0, 520.0, 480.0, 510.0, 530.0, 495.0], 2: [450.0, 460.0, 440.0, 455.0, 465.0, 448.0]}
+    controls = {1: [100.0] * 6, 2: [100.0] * 6}
+    gate = compare(figures[1], figures[2], Direction.HIGHER, 0.0275)
+    store = control_sessions(tmp_path / "fsbench.db", figures, controls)
+    [(_, series, _)] = compare_pairs(store, [1], 2, 0.05)
+    store.close()
+    line = f"ext4-single regression: {format_comparison('dd.write', gate, 'MB/s')}"
+    manifest = {**compared_record([1], [(series, gate)]), "gate": [{"line": line, "failed": True}]}
+    store = control_sessions(tmp_path / "gated.db", figures, controls, {"compared": manifest})
+    page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
+    [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
+    header = [th.text_content() for th in table.iter("th")]
+    [cells] = [[td.text_content() for td in tr.iter("td")] for tr in table.iter("tr")
+               if tr.find("td") is not None]
+    row = dict(zip(header, cells))
+    assert "ci94.5" in header and "ci90" not in header
+    assert row["ci94.5"] == f"[{gate.pct_ci[0]:+.1f}%, {gate.pct_ci[1]:+.1f}%]"
+    assert f"[94.5% CI {row['ci94.5'][1:]}" in line  # the gate's line states the same interval
+    other = html.fromstring(report.render(report.report_data(store, 2, [1], "1", alpha=0.1)))
+    assert "ci94.5" in other.text_content()  # the gate's comparison whatever --alpha the report is given
