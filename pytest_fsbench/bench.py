@@ -101,7 +101,8 @@ class Bench:
 
     def own_data(self, tool: str) -> None:
         """Skip unless the case uses the default data: tool writes a pattern of its own, whose
-        compressibility fsbench cannot set (only dd and fio honour --data)."""
+        compressibility fsbench cannot set (only dd and fio honour --data). A test marked
+        fsbench_own_data(tool) has this done for it, and is never given another --data."""
         if self.data != Conditions().data:
             pytest.skip(f"{self.target.id}: {tool} writes its own data pattern, so --data={self.data} "
                         "cannot apply; dd and fio honour --data")

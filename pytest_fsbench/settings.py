@@ -145,6 +145,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
            "...), each on a freshly built target, so slow drift hits all configurations alike", kind=FLAG,
            ini=False),
+    Option("--runnable-only", bool, None, "leave out the host's cases this machine cannot run (a filesystem or "
+           "layout its kernel lacks, a missing tool) and say which and why, instead of skipping each one; a "
+           "study's plan counts only what runs", kind=FLAG, ini=False),
     Option("--save", _baseline_name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
     Option("--compare", name, None, "compare with baseline NAME, a session id, or 'last' (the newest "
            "complete session)", ini=False, metavar="NAME"),
@@ -236,6 +239,7 @@ class Settings:
     compare: str | None = None
     across_hosts: bool = False
     resume: str | None = None
+    runnable_only: bool = False
     regression_rules: tuple[gate.RegressionRule, ...] = ()
     alpha: float = 0.05
     gate_mode: str = "sequential"
@@ -330,6 +334,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         compare=value["--compare"],
         across_hosts=value["--across-hosts"],
         resume=value["--resume"],
+        runnable_only=value["--runnable-only"],
         regression_rules=rules,
         alpha=value["--alpha"],
         gate_mode=value["--gate-mode"],

@@ -4,6 +4,8 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 
 from __future__ import annotations
 
+import re
+
 from ..views.report import Report, _e, _table
 from ..verdicts.stats import plain
 from ..store.facts import emulation
@@ -42,14 +44,20 @@ def beside_section(study: Study, report: Report) -> str:
              "converted to MB/s = 10<sup>6</sup> B/s with the factor below each table. <i>fsbench ran</i>: the "
              "options of fsbench's cases in the row; where they are not the study's, the last section says what "
              "stands in and why.</p>"]
-    header = ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "statistic", "published",
+    header = ["row", "fs", "layout", "options", "fsbench ran", "test", "parameters", "statistic", "published",
               "published MB/s", "fsbench median MB/s", "fsbench / published"]
-    rows = [[i.entry.get("source", ""), i.entry.get("fs", ""), i.entry.get("layout", ""), i.entry.get("options", ""),
-             i.ran, i.entry.get("test", ""), _params(i.entry), i.entry.get("statistic", ""),
-             f"{i.entry['value']:g} {i.entry.get('unit', '')}",
-             "" if i.published_mb_s is None else plain(i.published_mb_s),
-             "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in items]
-    parts.append(_table(header, rows, numeric={9, 10, 11}) if rows else _empty_table(header, _no_numbers(study, changes)))
+    groups: dict[str, list] = {}
+    for i in items:
+        groups.setdefault(source_parts(i.entry.get("source", ""))[0], []).append(i)
+    for table, found in groups.items():
+        rows = [[source_parts(i.entry.get("source", ""))[1], i.entry.get("fs", ""), i.entry.get("layout", ""),
+                 i.entry.get("options", ""), i.ran, i.entry.get("test", ""), _params(i.entry),
+                 i.entry.get("statistic", ""), f"{i.entry['value']:g} {i.entry.get('unit', '')}",
+                 "" if i.published_mb_s is None else plain(i.published_mb_s),
+                 "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in found]
+        parts.append(f"<h3>{_e(table)}</h3>" + _table(header, rows, numeric={9, 10, 11}))
+    if not items:
+        parts.append(_empty_table(["source", *header[1:]], _no_numbers(study, changes)))
     if items:
         rules = {r.get("factor_note", "") for r in study.fsbench.get("published", []) if r.get("factor_note")}
         parts += [f"<p class='note'>{_e(note)}</p>" for note in sorted(rules)]
@@ -64,6 +72,13 @@ def beside_section(study: Study, report: Report) -> str:
             ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "published change",
              "fsbench change of medians", "runs"], rows, numeric={7, 8}))
     return "".join(parts)
+
+
+def source_parts(source: str) -> tuple[str, str]:
+    """A published number's source as its table, named once above it, and where in that table:
+    ("Results table (untitled, only table in the article)", "row 1: Ext3")."""
+    match = re.match(r"(.*?), ((?:row|rows|column|line) .*)$", source)
+    return (match.group(1), match.group(2)) if match else (source, "")
 
 
 def _no_numbers(study: Study, changes: list) -> str:

@@ -173,6 +173,12 @@ def test_published_numbers_stand_beside_the_matching_medians(tmp_path):
     assert standard[0].published_mb_s == pytest.approx(31.586 * 1.024)
     assert studies.ratio_text(standard[0]) == f"{42.0 / (31.586 * 1.024):.2f}"
     assert all(b.entry["fs"] == "btrfs" and b.entry["test"] == "write" for b in found), "only what was measured"
+    section = lxml_html.fromstring(f"<div>{page.beside_section(study, data)}</div>")
+    # the source table is named once, above its rows; each row says where in it
+    assert [h.text_content() for h in section.iter("h3")][0] == "Results table (untitled, only table in the article)"
+    [first, *_] = section.iter("table")
+    assert [th.text_content() for th in first.iter("th")][0] == "row"
+    assert "Results table" not in first.text_content() and "row 5: Btrfs" in first.text_content()
     html = page.preface(study, data, "quick")
     assert "Findings checked" in html and "31.586 MB/s" in html and "fsbench / published" in html
     assert "What this machine cannot run as the study did" in html
@@ -194,6 +200,16 @@ def test_a_study_page_speaks_of_the_study_not_of_fsbenchs_seed_files(name, tmp_p
     assert str(study.year) in text
     shown = ("source", "fs", "layout", "options", "test", "statistic", "unit", "note")  # the published tables' cells
     assert not [e[k] for e in study.published for k in shown if "seed" in str(e.get(k, "")).lower()]
+
+
+@pytest.mark.parametrize("source, parts", [
+    ("Results table (untitled, only table in the article), row 1: Ext3",
+     ("Results table (untitled, only table in the article)", "row 1: Ext3")),
+    ("Table 2 (Appendix I), row Average, column 64", ("Table 2 (Appendix I)", "row Average, column 64")),
+    ("Table 1 (IOzone write results, record 1M, file 16GB)", ("Table 1 (IOzone write results, record 1M, file 16GB)", "")),
+])
+def test_a_sources_table_and_place(source, parts):
+    assert page.source_parts(source) == parts
 
 
 def html_text(page_html: str) -> str:
