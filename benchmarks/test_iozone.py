@@ -14,7 +14,7 @@ from pytest_fsbench.workloads.iozone import NOT_IN_THROUGHPUT, Iozone
 
 
 def file_size(fsbench, iozone_file: str) -> str:
-    return resolve_size(iozone_file, fsbench.session.host.ram_bytes)
+    return resolve_size(iozone_file, fsbench.ram_bytes)
 
 
 @pytest.mark.fsbench_own_data("IOzone")

@@ -99,6 +99,12 @@ class Bench:
         except UsageError as exc:
             pytest.fail(f"{item.nodeid}: fsbench_threshold marker: {exc}", pytrace=False)
 
+    @property
+    def ram_bytes(self) -> int:
+        """The memory a measured run may use, page cache included: --memory's limit, else the
+        machine's RAM (what 2xRAM file sizes are made of)."""
+        return self.session.settings.memory or self.session.host.ram_bytes
+
     def own_data(self, tool: str) -> None:
         """Skip unless the case uses the default data: tool writes a pattern of its own, whose
         compressibility fsbench cannot set (only dd and fio honour --data). A test marked
@@ -205,7 +211,9 @@ class Bench:
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
             control = self._control()
-            measurement = self.target.measure(workload, self.session.execute, policy)
+            measurement = self.target.measure(workload, self.session.targets.run_executor(), policy)
+        if self.session.targets.memory is not None:
+            self.target.manifest["memory_limit"] = self.session.targets.memory.record()
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))

@@ -26,6 +26,7 @@ from .targets.mounts import mounts_under
 from .settings import Settings
 from .measure.run import measure_run, release_datasets
 from .system.commands import Executor
+from .system.memory import MemoryLimit
 from .errors import CommandError
 from .targets.target import Target, build_target
 from .targets.undo import UndoStack
@@ -59,6 +60,7 @@ class Targets:
         self._vms: dict[str, VmGuest] = {}
         self._booting = 0.0  # the session's time waiting for virtual machines to boot
         self._count = 0
+        self.memory = MemoryLimit(settings.memory, token) if settings.memory else None
 
     def provider(self) -> DeviceProvider:
         if self.settings.devices:
@@ -284,9 +286,15 @@ class Targets:
         except CommandError as exc:
             return exc
 
+    def run_executor(self) -> Executor:
+        """What a measured run's commands are executed by: inside --memory's control group, if given."""
+        return self.execute if self.memory is None else self.memory.executor(self.execute)
+
     def close(self) -> None:
         """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
-        directories."""
+        directories and --memory's control group."""
+        if self.memory is not None:
+            self.memory.close()
         for guest in self._vms.values():
             guest.stop()
         for shared in self.daemons.values():

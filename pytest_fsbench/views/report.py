@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,7 +196,7 @@ STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 92em; padding: 0 1em; color: #222 }
 h1 { font-size: 1.5em } h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; margin-top: 2em }
 table { border-collapse: collapse; margin: .6em 0; font-size: 13px }
-th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; overflow-wrap: anywhere }
+th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; overflow-wrap: break-word }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap }
 tr.worse td { background: #fde8e8 } tr.better td { background: #e8f6e8 }
 .glance tr.group th { background: #f3f3f3 } .glance tr.best td { font-weight: bold }
@@ -216,8 +217,15 @@ def _table(header: list[str], rows: list[list[str]], classes: list[str] | None =
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _breakable(value: object) -> str:
+    """Escaped text that may wrap after a comma, semicolon or equals sign (long option lists),
+    so a wide table fits the page without breaking inside a word."""
+    return re.sub(r"([,;=])(?=\S)", r"\1<wbr>", _e(value))
+
+
 def _row(row: list[str], numeric: set[int], cls: str = "") -> str:
-    cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>" for j, c in enumerate(row))
+    cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_breakable(c)}</td>"
+                    for j, c in enumerate(row))
     attribute = f' class="{cls}"' if cls else ""
     return f"<tr{attribute}>{cells}</tr>"
 
