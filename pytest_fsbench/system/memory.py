@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,7 +62,7 @@ class MemoryLimit:
                              f"controller nor v1's under {self.cgroups}); leave --memory out")
         if found.version == "v2":
             enable_memory_controller(found.root)
-        group = found.root / f"{NAME_PREFIX}{self.token}"
+        group = found.root / f"{NAME_PREFIX}{self.token}-memory"
         group.mkdir(exist_ok=True)
         (group / found.limit_file).write_text(f"{self.limit}\n")
         self.group, self.version = group, found.version
@@ -104,18 +103,9 @@ def remove_group(group: Path) -> None:
                 raise
 
 
-def leftover_groups(token_alive, cgroups: Path = CGROUPS) -> list[Path]:
-    """The memory groups of sessions that are gone (token_alive(token) is False)."""
+def groups(cgroups: Path = CGROUPS) -> list[Path]:
+    """Every fsbench session's memory group here (fsbench cleanup keeps those of live sessions)."""
     found = hierarchy(cgroups)
     if found is None or not found.root.is_dir():
         return []
-    return sorted(path for path in found.root.iterdir()
-                  if path.is_dir() and path.name.startswith(NAME_PREFIX)
-                  and not token_alive(path.name.removeprefix(NAME_PREFIX)) and not _members(path))
-
-
-def _members(group: Path) -> list[int]:
-    try:
-        return [int(pid) for pid in (group / "cgroup.procs").read_text().split() if os.path.exists(f"/proc/{pid}")]
-    except FileNotFoundError:
-        return []
+    return sorted(path for path in found.root.iterdir() if path.is_dir() and path.name.startswith(NAME_PREFIX))

@@ -47,3 +47,22 @@ def test_a_bad_limit_is_one_line(tmp_path, args, message):
                            f"--store={tmp_path / 's.db'}", *args], cwd=tmp_path)
     errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
     assert done.returncode == 4 and len(errors) == 1 and message in errors[0], done.stderr
+
+
+def test_cleanup_removes_the_group_of_a_killed_session(tmp_path):
+    from pytest_fsbench.system.commands import execute
+    from pytest_fsbench.targets.cleanup import Leftovers, find_leftovers, remove_leftovers
+
+    dead = hierarchy().root / f"{NAME_PREFIX}4194999-abcd-memory"  # above any pid this kernel hands out
+    live = hierarchy().root / f"{NAME_PREFIX}{__import__('os').getpid()}-abcd-memory"
+    dead.mkdir()
+    live.mkdir()
+    try:
+        found = find_leftovers(execute, tmp_path / "run")
+        assert dead in found.memory_groups and live not in found.memory_groups
+        mine = Leftovers(memory_groups=[dead])  # another session's leftovers are its own test's to sweep
+        assert remove_leftovers(mine, execute) == [] and not dead.exists() and live.exists()
+    finally:
+        for group in (dead, live):
+            if group.exists():
+                group.rmdir()
