@@ -323,7 +323,7 @@ def cannot_run(fsbench: FsbenchSession, item: pytest.Item) -> str | None:
     if spec.in_guest:
         return None
     reasons = fsbench.targets.unavailable(spec)
-    return "; ".join(reasons).replace(spec.id, "{case}") if reasons else None
+    return "; ".join(reasons).replace(spec.id, "{case}").replace(f"{spec.fs} {spec.layout}", "{case}") if reasons else None
 
 
 def left_out_lines(left_out: dict[str, list[pytest.Item]]) -> list[str]:
@@ -331,7 +331,7 @@ def left_out_lines(left_out: dict[str, list[pytest.Item]]) -> list[str]:
     for reason, found in left_out.items():
         cases = sorted({item.callspec.params["fsbench_spec"].id for item in found})
         lines.append(f"fsbench: left out {len(found)} test{'s' if len(found) != 1 else ''} this machine cannot run "
-                     f"({', '.join(cases)}): {reason.replace('{case}', 'the case')}")
+                     f"({', '.join(cases)}): {reason.replace('{case}', 'each')}")
     return lines
 
 

@@ -90,16 +90,37 @@ def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[st
     return args
 
 
-def collected_tests(args: list[str], cwd: Path) -> tuple[int, tuple[str, ...]]:
-    """How many tests the session will run, and the lines saying which it leaves out and why."""
+def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, ...]]:
+    """The tests the session will run (their ids), and the lines saying which it leaves out and why."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=600)
     if done.returncode not in (0, 5):
         errors = pytest_errors(done.stderr + done.stdout)
         raise UsageError("; ".join(errors) or (done.stderr + done.stdout).strip()[-500:])
     lines = done.stdout.splitlines()
-    return (sum(1 for line in lines if "::" in line),
+    return ([line for line in lines if "::" in line],
             tuple(line for line in lines if line.startswith("fsbench: left out")))
+
+
+#: pytest's start, collection and the session's opening and closing, outside every test
+SESSION_SECONDS = 10.0
+
+
+def test_function(test_id: str) -> str:
+    """pkg/test_iozone.py::test_iozone[btrfs-single-16M] -> test_iozone."""
+    return test_id.rpartition("::")[2].partition("[")[0]
+
+
+def estimate(scale: dict, tests: list[str], runs: int) -> tuple[float, str]:
+    """The plan's minutes: from the seconds a run and a target (build and teardown) of each test
+    function took when this scale was measured (the scale's run_seconds and target_seconds), for
+    the tests and runs planned now; else the scale's measured total, for any plan."""
+    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
+    functions = [test_function(test) for test in tests]
+    if not per_run or any(f not in per_run for f in functions):
+        return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated")
+    seconds = SESSION_SECONDS + sum(per_target.get(f, 0.0) + runs * per_run[f] for f in functions)
+    return seconds / 60, f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}"
 
 
 def pytest_errors(output: str) -> list[str]:
@@ -121,8 +142,8 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
     runs = int(option_value(args, "--runs", "10")) + int(option_value(args, "--warmup", "1"))
     chosen = study.scale(scale)
-    return Plan(args, tests, runs, float(chosen.get("minutes", 0)),
-                chosen.get("minutes_basis", "estimated"),
+    minutes, basis = estimate(chosen, tests, runs)
+    return Plan(args, len(tests), runs, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
                 shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out)

@@ -10,27 +10,29 @@ from ..views.report import Report, _e, _table
 from ..verdicts.stats import plain
 from ..store.facts import emulation
 from .launch import option_value
-from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text, suspect_note
+from . import (CONTRADICTED, REPRODUCED, VERDICTS, Study, Verdict, beside, changes_beside, judge, ratio_text,
+               session_conditions, suspect_note)
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
 
 
 def verdicts(study: Study, report: Report) -> list[Verdict]:
-    return [judge(check, report.rows, report.alpha) for check in study.checks()]
+    measured = session_conditions(report.session.get("manifest", {}))
+    return [judge(check, report.rows, report.alpha, measured) for check in study.checks()]
 
 
 def findings_section(found: list[Verdict]) -> str:
     rows = [[v.check.claim, v.check.source, "fsbench" if v.check.by == "fsbench" else "the study", v.verdict, v.detail]
             for v in found]
-    counts = {k: sum(1 for v in found if v.verdict == k) for k in (REPRODUCED, CONTRADICTED)}
-    return (f"<h2>Findings checked</h2><p>{counts[REPRODUCED]} reproduced, {counts[CONTRADICTED]} contradicted, "
-            f"{len(found) - sum(counts.values())} not decided, of {len(found)}.</p>"
+    counts = ", ".join(f"{sum(1 for v in found if v.verdict == k)} {k}" for k in VERDICTS)
+    return (f"<h2>Findings checked</h2><p>{counts}, of {len(found)}.</p>"
             + _table(["claim", "source", "claimed by", "verdict", "measured: a vs b medians, change [interval]"], rows,
                      [VERDICT_CLASS.get(v.verdict, "") for v in found])
             + "<p class='note'>reproduced: a significant change in the claimed direction (one-sided rank test at the "
               "report's alpha; for 'similar', the whole interval within the tolerance); contradicted: significant the "
-              "other way (or, for 'similar', the whole interval outside it); not decided otherwise, or not measured "
-              "here.</p>")
+              "other way (or, for 'similar', the whole interval outside it); not comparable: measured under other "
+              "conditions than the claim depends on (named in its row), so neither; not decided otherwise, or not "
+              "measured here.</p>")
 
 
 def beside_section(study: Study, report: Report) -> str:

@@ -142,6 +142,22 @@ def test_a_finding_is_reproduced_contradicted_or_not_decided(tmp_path):
     assert "not measured in this session" in studies.judge(missing, rows).detail
 
 
+def test_a_claim_measured_under_other_conditions_is_not_comparable_never_contradicted(tmp_path):
+    """Two disks against one, measured on loop images of one disk: the change is shown, the
+    verdict names the condition that differed."""
+    same = [50.0, 51.0, 49.0, 50.5, 49.5, 50.2]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): [v * 0.7 for v in same],
+                                     ("btrfs", "single", PLAIN, "16M"): same})
+    rows = report.report_data(store, sid).rows
+    separate = dataclasses.replace(check("higher"), conditions={studies.DISKS: "separate"})
+    assert studies.judge(separate, rows).verdict == studies.CONTRADICTED  # conditions unknown: judged as measured
+    on_loops = studies.judge(separate, rows, measured=studies.session_conditions({"devices": "loop"}))
+    assert on_loops.verdict == studies.NOT_COMPARABLE and on_loops.shift_pct < -20
+    assert on_loops.detail.endswith("not comparable: the study's disks separate; here loop images on one disk")
+    on_disks = studies.judge(separate, rows, measured=studies.session_conditions({"devices": "block"}))
+    assert on_disks.verdict == studies.CONTRADICTED
+
+
 def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
     a = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1, 49.9, 50.3, 49.7, 50.0]
     store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): a,
@@ -156,7 +172,8 @@ def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
     undecided = studies.judge(check("similar", 5.0), rows2)
     assert undecided.verdict == studies.UNDECIDED
     # the tolerance reads as the claim's definition, not as a result, whatever the verdict
-    assert undecided.detail.endswith(" (claim: within ±5%)") and "similar means" not in undecided.detail
+    assert " (claim: within ±5%); not decided: about 664 runs a side would decide it" in undecided.detail
+    assert "similar means" not in undecided.detail
     assert studies.judge(check("similar", 5.0), rows).detail.endswith(" (claim: within ±5%)")
     assert "claim:" not in studies.judge(check("higher"), rows).detail
 
