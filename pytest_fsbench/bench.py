@@ -211,9 +211,11 @@ class Bench:
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
             control = self._control()
-            measurement = self.target.measure(workload, self.session.targets.run_executor(), policy)
-        if self.session.targets.memory is not None:
-            self.target.manifest["memory_limit"] = self.session.targets.memory.record()
+            wanted = getattr(workload, "memory_limit", None)
+            measurement = self.target.measure(workload, self.session.targets.run_executor(wanted), policy)
+        limit = self.session.targets.run_limit(wanted)
+        if limit is not None and limit.version is not None:  # made: the run was on the host's kernel
+            self.target.manifest["memory_limit"] = limit.record()
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))

@@ -66,3 +66,21 @@ def test_cleanup_removes_the_group_of_a_killed_session(tmp_path):
         for group in (dead, live):
             if group.exists():
                 group.rmdir()
+
+
+def test_bonnie_runs_with_the_ram_it_is_told_it_has(tmp_path):
+    """bonnie++ -r says how much RAM the machine has and sizes its file at twice that; fsbench
+    makes -r true with a memory control group, so its block read reaches the storage on a machine
+    of any RAM (with 24 GiB, a 1 GiB file was the page cache's)."""
+    store = tmp_path / "s.db"
+    done = execute_pytest(["--pyargs", "pytest_fsbench.benchmarks.test_bonnie", "--fs=ext4", "--bonnie-size=512",
+                           "--runs=1", "--warmup=0", f"--store={store}", f"--image-dir={tmp_path / 'images'}"],
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    with sqlite3.connect(store) as db:
+        shares = {json.loads(p)["metric"]: v for (p, v) in db.execute(
+            "SELECT params, value FROM metrics WHERE name = 'disk.share'")}
+        [manifest] = [json.loads(m) for (m,) in db.execute("SELECT manifest FROM cases")]
+    assert manifest["memory_limit"] == {"bytes": 256 << 20, "cgroup": hierarchy().version}
+    assert shares["bonnie.block_read"] >= 50, shares
+    assert not [p for p in hierarchy().root.iterdir() if p.name.startswith(NAME_PREFIX)]
