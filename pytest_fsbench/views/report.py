@@ -166,7 +166,8 @@ def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
     for (workload, metric, params), rows in box_groups(report.rows).items():
         title = _group_title(workload, metric, json.loads(params))
         first = rows[0].series
-        fig = figures.box_plot(title, [(r.label, r.series.values) for r in rows], first.unit, first.direction)
+        labels = figures.distinct_labels([r.label for r in rows])
+        fig = figures.box_plot(title, list(zip(labels, (r.series.values for r in rows))), first.unit, first.direction)
         found.append((f"box-{len(found) + 1:02d}-{metric.replace('.', '-')}", title, fig))
     for axis, axis_name in SIZE_AXES.items():
         for (workload, unit), panels in curve_panels(report.rows, axis).items():

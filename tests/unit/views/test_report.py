@@ -322,3 +322,14 @@ def test_fsbench_compare_and_the_report_compare_ratios_to_the_control_as_the_gat
     expected = compare([f / c for f, c in zip(figures[1], controls[1])],
                        [f / c for f, c in zip(figures[2], controls[2])], Direction.HIGHER)
     assert cmp == expected and compare(figures[1], figures[2], Direction.HIGHER).verdict == "worse"
+
+
+def test_a_plots_labels_leave_out_what_every_case_shares():
+    from pytest_fsbench.views.figures import distinct_labels
+
+    assert distinct_labels(["test_iozone[btrfs-single-compress=no-cache=drop-16M-512M]",
+                            "test_iozone[btrfs-raid0-compress=zlib-cache=drop-16M-512M]",
+                            "test_iozone[ext4-single-cache=drop-16M-512M]"]) == [
+        "btrfs single compress=no", "btrfs raid0 compress=zlib", "ext4 single"]
+    # one case, or labels that would become alike: the case ids, whole
+    assert distinct_labels(["test_dd_write[ext4-single-1M]"]) == ["ext4-single-1M"]
