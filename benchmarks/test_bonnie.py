@@ -3,9 +3,11 @@
     pytest --fs=zfs -k bonnie --fs-opt zfs:compression=off --fs-opt zfs:compression=on
 """
 
+import pytest
+
 from pytest_fsbench.workloads.bonnie import Bonnie
 
 
+@pytest.mark.fsbench_own_data("bonnie++")
 def test_bonnie(fsbench, bonnie_size, bonnie_files):
-    fsbench.own_data("bonnie++")
     fsbench.measure(Bonnie(size_mb=int(bonnie_size), files_k=int(bonnie_files)))

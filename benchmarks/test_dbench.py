@@ -3,9 +3,11 @@
     pytest --fs=ext4,xfs,btrfs -k dbench --dbench-clients=1,4,16 --dbench-time=60
 """
 
+import pytest
+
 from pytest_fsbench.workloads.dbench import Dbench
 
 
+@pytest.mark.fsbench_own_data("dbench")
 def test_dbench(fsbench, dbench_clients, dbench_time):
-    fsbench.own_data("dbench")
     fsbench.measure(Dbench(clients=int(dbench_clients), seconds=int(dbench_time)))

@@ -7,10 +7,12 @@ The stock personality is read from the Filebench installation and only its varia
 Without filebench the case skips before its target is built.
 """
 
+import pytest
+
 from pytest_fsbench.workloads.filebench import Filebench, find_filebench
 
 
+@pytest.mark.fsbench_own_data("Filebench")
 def test_filebench(fsbench, filebench_personality, filebench_scale, filebench_runtime):
-    fsbench.own_data("Filebench")
     fsbench.measure(Filebench.from_installation(filebench_personality, filebench_scale,
                                             runtime=int(filebench_runtime), binary=find_filebench()))

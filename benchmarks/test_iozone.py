@@ -14,19 +14,19 @@ from pytest_fsbench.workloads.iozone import NOT_IN_THROUGHPUT, Iozone
 
 
 def file_size(fsbench, iozone_file: str) -> str:
-    return resolve_size(iozone_file, fsbench.session.host.ram_bytes)
+    return resolve_size(iozone_file, fsbench.ram_bytes)
 
 
+@pytest.mark.fsbench_own_data("IOzone")
 def test_iozone(fsbench, iozone_record, iozone_file, iozone_tests):
-    fsbench.own_data("IOzone")
     size = file_size(fsbench, iozone_file)
     if parse_size(iozone_record) > parse_size(size):
         pytest.skip(f"record {iozone_record} is larger than the file ({size})")
     fsbench.measure(Iozone(tests=tuple(iozone_tests), record=iozone_record, file=size, flush=True, cpu=True))
 
 
+@pytest.mark.fsbench_own_data("IOzone")
 def test_iozone_throughput(fsbench, iozone_record, iozone_file, iozone_tests, iozone_processes):
-    fsbench.own_data("IOzone")
     processes = int(iozone_processes)
     per_process = f"{parse_size(file_size(fsbench, iozone_file)) // processes // 1024}K"
     if parse_size(iozone_record) > parse_size(per_process):

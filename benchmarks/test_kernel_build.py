@@ -12,7 +12,7 @@ from pytest_fsbench.workloads.kernel_build import KernelBuild, default_jobs, fin
 
 
 @pytest.mark.slow
+@pytest.mark.fsbench_own_data("the kernel build")
 def test_kernel_build(fsbench, kernel_config, kernel_jobs):
-    fsbench.own_data("the kernel build")
     fsbench.measure(KernelBuild(source=find_kernel_source(), config=kernel_config,
                             jobs=int(kernel_jobs) or default_jobs()))

@@ -99,9 +99,16 @@ class Bench:
         except UsageError as exc:
             pytest.fail(f"{item.nodeid}: fsbench_threshold marker: {exc}", pytrace=False)
 
+    @property
+    def ram_bytes(self) -> int:
+        """The memory a measured run may use, page cache included: --memory's limit, else the
+        machine's RAM (what 2xRAM file sizes are made of)."""
+        return self.session.settings.memory or self.session.host.ram_bytes
+
     def own_data(self, tool: str) -> None:
         """Skip unless the case uses the default data: tool writes a pattern of its own, whose
-        compressibility fsbench cannot set (only dd and fio honour --data)."""
+        compressibility fsbench cannot set (only dd and fio honour --data). A test marked
+        fsbench_own_data(tool) has this done for it, and is never given another --data."""
         if self.data != Conditions().data:
             pytest.skip(f"{self.target.id}: {tool} writes its own data pattern, so --data={self.data} "
                         "cannot apply; dd and fio honour --data")
@@ -208,7 +215,11 @@ class Bench:
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
             control = self._control()
-            measurement = self.target.measure(workload, self.session.execute, policy)
+            wanted = getattr(workload, "memory_limit", None)
+            measurement = self.target.measure(workload, self.session.targets.run_executor(wanted), policy)
+        limit = self.session.targets.run_limit(wanted)
+        if limit is not None and limit.version is not None:  # made: the run was on the host's kernel
+            self.target.manifest["memory_limit"] = limit.record()
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))

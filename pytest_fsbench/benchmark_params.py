@@ -75,7 +75,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     One that fits the devices but not the filesystem built on them is still found per case,
     before its first run, once the target tells its free space (Bench)."""
     settings = session.config.stash[SESSION].settings
-    ram = psutil.virtual_memory().total
+    ram = settings.memory or psutil.virtual_memory().total
     for item in session.items:
         callspec = getattr(item, "callspec", None)
         if callspec is None or "fsbench_spec" not in callspec.params or item.get_closest_marker("skip"):

@@ -253,8 +253,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     output.write_text(page)
     found = study_page.verdicts(chosen, data)
     print(f"fsbench study: wrote {output}: " + ", ".join(
-        f"{sum(1 for v in found if v.verdict == k)} {k}" for k in (studies.REPRODUCED, studies.CONTRADICTED,
-                                                                 studies.UNDECIDED)))
+        f"{sum(1 for v in found if v.verdict == k)} {k}" for k in studies.VERDICTS))
     return status
 
 

@@ -103,6 +103,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "root: needs root (loop devices, mkfs, mount)")
     config.addinivalue_line("markers", "fsbench_cases(*case_ids): the test needs these cases in the session's matrix "
                             "(e.g. 'btrfs-raid10'); it is deselected when --fs/--layout/--fs-opt leave one out")
+    config.addinivalue_line("markers", "fsbench_own_data(tool): the test's tool writes a data pattern of its own, so "
+                            "it runs once per --cache policy with that pattern, never with a --data it cannot honour")
     try:
         settings = check_real_devices(settings_from_config(config))
         session = FsbenchSession(settings, probe(), serialized(execute, DAEMONS))
@@ -266,12 +268,14 @@ class Rounds:
             metafunc.parametrize("fsbench_round", list(rounds), ids=[f"round{r}" for r in rounds])
 
 
+@pytest.hookimpl(trylast=True)  # after the workloads' missing tools have marked their skips
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test marked fsbench_cases(...) naming a case this session does not have is deselected
-    (it could only skip). Interleaved: every case's round 1, then every case's round 2 in the
+    (it could only skip), and with --runnable-only every case that could only skip. Interleaved: every case's round 1, then every case's round 2 in the
     reverse order, and so on (A B, B A, A B ...), so that neither slow drift nor a case's position
     in the round (the first after a build, the last before the next) favours one case."""
     deselect_without_cases(config, items)
+    leave_out_unrunnable(config, items)
 
     def round_of(item: pytest.Item) -> int:
         callspec = getattr(item, "callspec", None)
@@ -283,6 +287,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     position = {id(item): i for i, item in enumerate(items)}
     items.sort(key=key)
+
+
+def leave_out_unrunnable(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--runnable-only: the host's cases that could only skip here are deselected, and one line
+    per reason says how many and why."""
+    fsbench = config.stash[SESSION]
+    if not fsbench.settings.runnable_only:
+        return
+    left_out: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        reason = cannot_run(fsbench, item)
+        if reason:
+            left_out.setdefault(reason, []).append(item)
+    if not left_out:
+        return
+    gone = [item for found in left_out.values() for item in found]
+    config.hook.pytest_deselected(items=gone)
+    items[:] = [item for item in items if item not in gone]
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for line in left_out_lines(left_out):
+        if reporter is not None:
+            reporter.write_line(line)
+
+
+def cannot_run(fsbench: FsbenchSession, item: pytest.Item) -> str | None:
+    """Why a case cannot run on this machine, known before anything is built (None: it can, or
+    only a guest's boot would tell)."""
+    skip = item.get_closest_marker("skip")
+    if skip is not None and is_case(item):
+        return str(skip.kwargs.get("reason") or (skip.args[0] if skip.args else "skipped"))
+    if not is_case(item):
+        return None
+    spec = item.callspec.params["fsbench_spec"]
+    if spec.in_guest:
+        return None
+    reasons = fsbench.targets.unavailable(spec)
+    return "; ".join(reasons).replace(spec.id, "{case}").replace(f"{spec.fs} {spec.layout}", "{case}") if reasons else None
+
+
+def left_out_lines(left_out: dict[str, list[pytest.Item]]) -> list[str]:
+    lines = []
+    for reason, found in left_out.items():
+        cases = sorted({item.callspec.params["fsbench_spec"].id for item in found})
+        lines.append(f"fsbench: left out {len(found)} test{'s' if len(found) != 1 else ''} this machine cannot run "
+                     f"({', '.join(cases)}): {reason.replace('{case}', 'each')}")
+    return lines
 
 
 def deselect_without_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -301,8 +351,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("fsbench_spec", specs, ids=[spec.id for spec in specs])
     if "fsbench_conditions" in metafunc.fixturenames:
         conditions = metafunc.config.stash[SESSION].settings.conditions()
+        if metafunc.definition.get_closest_marker("fsbench_own_data"):
+            conditions = own_data_conditions(conditions)
         if conditions != [Conditions()]:
             metafunc.parametrize("fsbench_conditions", conditions, ids=[c.id for c in conditions])
+
+
+def own_data_conditions(conditions: list[Conditions]) -> list[Conditions]:
+    """The conditions of a test whose tool writes its own data: one per cache policy, the data
+    left at the default (the pattern is the tool's, recorded as such by Bench.own_data)."""
+    by_cache = {c.cache: dataclasses.replace(c, data=Conditions().data, show_data=False) for c in conditions}
+    return list(by_cache.values())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -387,8 +446,12 @@ def fsbench(fsbench_target: Target, fsbench_conditions: Conditions, fsbench_roun
     session = request.config.stash[SESSION]
     if PROGRESS not in request.config.stash:
         request.config.stash[PROGRESS] = progress.for_pytest(request.config)
-    return Bench(session, fsbench_target, fsbench_conditions, request.node, record_property,
-                 interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
+    bench = Bench(session, fsbench_target, fsbench_conditions, request.node, record_property,
+                  interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
+    own = request.node.get_closest_marker("fsbench_own_data")
+    if own is not None:
+        bench.own_data(*own.args)
+    return bench
 
 
 @pytest.fixture

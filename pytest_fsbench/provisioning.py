@@ -26,6 +26,7 @@ from .targets.mounts import mounts_under
 from .settings import Settings
 from .measure.run import measure_run, release_datasets
 from .system.commands import Executor
+from .system.memory import MemoryLimit
 from .errors import CommandError
 from .targets.target import Target, build_target
 from .targets.undo import UndoStack
@@ -59,6 +60,8 @@ class Targets:
         self._vms: dict[str, VmGuest] = {}
         self._booting = 0.0  # the session's time waiting for virtual machines to boot
         self._count = 0
+        self.memory = MemoryLimit(settings.memory, token) if settings.memory else None
+        self._workload_limits: dict[int, MemoryLimit] = {}  # a workload's own (bonnie++'s -r), by size
 
     def provider(self) -> DeviceProvider:
         if self.settings.devices:
@@ -284,9 +287,26 @@ class Targets:
         except CommandError as exc:
             return exc
 
+    def run_limit(self, workload_limit: int | None = None) -> MemoryLimit | None:
+        """The memory control group a measured run's commands go in: --memory's, else the one a
+        workload asks for (bonnie++'s -r), else none."""
+        if self.memory is not None or workload_limit is None:
+            return self.memory
+        if workload_limit not in self._workload_limits:
+            self._workload_limits[workload_limit] = MemoryLimit(workload_limit, f"{self.token}-{workload_limit >> 20}M")
+        return self._workload_limits[workload_limit]
+
+    def run_executor(self, workload_limit: int | None = None) -> Executor:
+        """What a measured run's commands are executed by: inside run_limit's group, if any."""
+        limit = self.run_limit(workload_limit)
+        return self.execute if limit is None else limit.executor(self.execute)
+
     def close(self) -> None:
         """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
-        directories."""
+        directories and --memory's control group."""
+        for limit in (self.memory, *self._workload_limits.values()):
+            if limit is not None:
+                limit.close()
         for guest in self._vms.values():
             guest.stop()
         for shared in self.daemons.values():

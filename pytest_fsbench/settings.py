@@ -29,7 +29,8 @@ from .pts.profiles import profiles as pts_profiles
 from .verdicts.repeat import RepeatPolicy
 from .verdicts.stats import min_rounds_for
 from .measure.run import CACHE_POLICIES
-from .sizes import format_size, human_size
+from .sizes import format_size, human_size, parse_size
+from .system.memory import SMALLEST
 from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
 
@@ -96,6 +97,14 @@ def _baseline_name(text: str) -> str:
     return name(text)
 
 
+def _memory(text: str) -> int:
+    """--memory's limit: a size of at least SMALLEST."""
+    size = parse_size(text)
+    if size < SMALLEST:
+        raise ValueError(f"below {SMALLEST >> 20}M a tool's own code and buffers no longer fit; give e.g. 2G")
+    return size
+
+
 def _datas(text: str) -> tuple[str, ...]:
     datas = [str(parse_data(d)) for d in text.split(",")]
     matrix.check_no_repeats(datas, f"--data={text}")
@@ -125,6 +134,10 @@ OPTIONS: tuple[Option, ...] = (
            "files (and the session's data sets)", path=True),
     Option("--image-size", matrix.parse_image_size, "4G", "size of each loop image (sparse: only what is "
            "written takes room), e.g. 8G"),
+    Option("--memory", _memory, None, "limit the memory of every measured run, page cache included, to SIZE (a "
+           "memory control group), so a file larger than SIZE is read from the storage, as a study that limited "
+           "RAM read it; 2xRAM file sizes follow it; recorded in each case's manifest. Host kernel only",
+           metavar="SIZE", shown_default="none"),
     Option("--cache", _caches, "drop", "cache policies before each measured run, comma list of drop (sync + "
            "drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm"),
     Option("--data", _datas, "random", "data written, comma list of zeros, random (incompressible) or N% "
@@ -145,6 +158,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
            "...), each on a freshly built target, so slow drift hits all configurations alike", kind=FLAG,
            ini=False),
+    Option("--runnable-only", bool, None, "leave out the host's cases this machine cannot run (a filesystem or "
+           "layout its kernel lacks, a missing tool) and say which and why, instead of skipping each one; a "
+           "study's plan counts only what runs", kind=FLAG, ini=False),
     Option("--save", _baseline_name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
     Option("--compare", name, None, "compare with baseline NAME, a session id, or 'last' (the newest "
            "complete session)", ini=False, metavar="NAME"),
@@ -229,6 +245,7 @@ class Settings:
     thresholds: tuple[Threshold, ...] = ()
     caches: tuple[str, ...] = ("drop",)
     datas: tuple[str, ...] = ("random",)
+    memory: int | None = None  # --memory: the measured runs' memory limit, page cache included
     store_path: Path | str = Path(DEFAULT_STORE)  # a file, or a postgresql:// URL
     repeat: RepeatPolicy = field(default_factory=RepeatPolicy)
     interleave: bool = False
@@ -236,6 +253,7 @@ class Settings:
     compare: str | None = None
     across_hosts: bool = False
     resume: str | None = None
+    runnable_only: bool = False
     regression_rules: tuple[gate.RegressionRule, ...] = ()
     alpha: float = 0.05
     gate_mode: str = "sequential"
@@ -298,6 +316,9 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         from .kernels.vm import detect_accelerator  # only a vm kernel A/B asks what QEMU can use here
 
         check_kernel_mix(kernels, detect_accelerator())
+    if value["--memory"] and any(kernel.guest for kernel in kernels):
+        raise UsageError(f"--memory with --kernel={','.join(k.label for k in kernels)}: the limit is the host "
+                         "kernel's; a guest kernel has its own memory (2G): leave --memory out or run on the host")
     if len(labels) > 1 and value["--paired"]:
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")
@@ -322,6 +343,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         thresholds=value["--threshold"],
         caches=value["--cache"],
         datas=value["--data"],
+        memory=value["--memory"],
         store_path=value["--store"] if is_url(value["--store"]) else base / value["--store"],
         repeat=RepeatPolicy(runs=value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
                             max_runs=value["--max-runs"], max_seconds=value["--max-time"], sequential=sequential),
@@ -330,6 +352,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         compare=value["--compare"],
         across_hosts=value["--across-hosts"],
         resume=value["--resume"],
+        runnable_only=value["--runnable-only"],
         regression_rules=rules,
         alpha=value["--alpha"],
         gate_mode=value["--gate-mode"],

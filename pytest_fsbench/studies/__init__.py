@@ -24,6 +24,7 @@ only the CLI imports it.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -36,6 +37,10 @@ from ..verdicts.stats import compare, plain, summarize
 STUDY_DIR = Path(__file__).resolve().parent
 SCALES = ("quick", "paper")
 REPRODUCED, CONTRADICTED, UNDECIDED = "reproduced", "contradicted", "not decided"
+NOT_COMPARABLE = "not comparable"
+VERDICTS = (REPRODUCED, CONTRADICTED, NOT_COMPARABLE, UNDECIDED)
+#: what a claim may depend on, how the study had it, and how the session's own is read (conditions)
+DISKS = "disks"
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,9 @@ class Check:
     expect: str  # higher, lower or similar (a against b)
     tolerance_pct: float = 10.0  # for similar
     by: str = ""  # who claims it: the study, or fsbench's better variant
+    #: the study's conditions the claim depends on, e.g. {"disks": "separate"}: measured otherwise, the
+    #: finding is not comparable, never contradicted
+    conditions: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,8 @@ class Study:
 
     def checks(self) -> list[Check]:
         return [Check(c["id"], c["claim"], c["source"], c["metric"], c["a"], c["b"], c["expect"],
-                      float(c.get("tolerance_pct", 10.0)), c.get("by", "study")) for c in self.fsbench["checks"]]
+                      float(c.get("tolerance_pct", 10.0)), c.get("by", "study"), c.get("conditions", {}))
+                for c in self.fsbench["checks"]]
 
     @property
     def published(self) -> list[dict]:
@@ -207,9 +216,32 @@ class Verdict:
     interval: tuple[float, float] | None = None
 
 
-def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
+def session_conditions(manifest: dict) -> dict[str, str]:
+    """The conditions a session measured under, from its manifest, in the words a check's
+    conditions use: disks are separate only when --devices gave block devices."""
+    return {DISKS: "separate" if manifest.get("devices") == "block" else "loop images on one disk"}
+
+
+def differing(check: Check, measured: dict[str, str]) -> list[str]:
+    """The claim's conditions this session did not have, each as 'the study's X; here Y'."""
+    return [f"the study's {key} {wanted}; here {measured.get(key, 'unknown')}"
+            for key, wanted in check.conditions.items() if measured.get(key) != wanted]
+
+
+def judge(check: Check, rows: list, alpha: float = 0.05, measured: dict[str, str] | None = None) -> Verdict:
     """The check against the measured rows: a's runs against b's runs (pooled when a selector
-    takes several cases), one-sided at alpha each way, the change as a percent of b."""
+    takes several cases), one-sided at alpha each way, the change as a percent of b. Measured
+    under other conditions than the claim depends on, it is not comparable (the change is still
+    shown); with no conditions given (measured None), judged as measured."""
+    found = _judged(check, rows, alpha)
+    unlike = differing(check, measured) if measured is not None else []
+    if unlike and found.verdict in (REPRODUCED, CONTRADICTED, UNDECIDED):
+        return Verdict(check, NOT_COMPARABLE, f"{found.detail}; not comparable: {'; '.join(unlike)}",
+                       found.shift_pct, found.interval)
+    return found
+
+
+def _judged(check: Check, rows: list, alpha: float) -> Verdict:
     _, a_rows = samples(rows, check.a, check.metric)
     _, b_rows = samples(rows, check.b, check.metric)
     a_rows, b_rows, apart = like_with_like(a_rows, b_rows)
@@ -241,7 +273,24 @@ def judge(check: Check, rows: list, alpha: float = 0.05) -> Verdict:
         down = cmp.verdict == "worse"
         wanted, opposite = (up, down) if check.expect == "higher" else (down, up)
         verdict = REPRODUCED if wanted else CONTRADICTED if opposite else UNDECIDED
+    if verdict == UNDECIDED:
+        detail += runs_to_decide(check, cmp.shift_pct, (lo, hi), min(len(a), len(b)))
     return Verdict(check, verdict, detail, cmp.shift_pct, (lo, hi))
+
+
+def runs_to_decide(check: Check, shift: float, interval: tuple[float, float], runs: int) -> str:
+    """Why a claim is not decided, in runs: an interval narrows as 1/sqrt(runs), so at the noise
+    measured here about runs x (half-width / room)^2 runs a side would decide it, where room is
+    how far the shift is from zero (higher, lower) or from the tolerance's edge (similar)."""
+    half = (interval[1] - interval[0]) / 2
+    room = check.tolerance_pct - abs(shift) if check.expect == "similar" else abs(shift)
+    if not math.isfinite(half) or half <= 0:
+        return ""
+    if room <= 0.5:
+        return (f"; not decided: the change {shift:+.1f}% sits at the claim's edge, so no number of runs at "
+                "this noise decides it")
+    needed = math.ceil(runs * (half / room) ** 2)
+    return f"; not decided: about {needed} runs a side would decide it at the noise measured here ({runs} ran)"
 
 
 def _median(values: list[float]) -> float:

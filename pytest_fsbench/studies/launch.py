@@ -57,6 +57,7 @@ class Plan:
     image_dir: Path
     free_bytes: int
     placement: tuple[str, ...] = ()  # where the cases run, when not all on the host (placement_lines)
+    left_out: tuple[str, ...] = ()  # the cases this machine cannot run, and why (--runnable-only's lines)
 
     @property
     def room_needed(self) -> int:
@@ -69,7 +70,8 @@ class Plan:
                 f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
                 f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
                 f"{self.free_bytes / 2**30:.0f} GiB free",
-                *(f"plan: {line}" for line in self.placement)]
+                *(f"plan: {line}" for line in self.placement),
+                *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
 
 
 def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[str]:
@@ -80,19 +82,45 @@ def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[st
     scale_args = [arg for arg in study.scale(scale)["args"] if not (arg.startswith("--") and "=" in arg
                                                                     and arg.partition("=")[0] in given)]
     args = [*scale_args, *extra]
+    if "--runnable-only" not in args:
+        args.append("--runnable-only")
     if not any(a.startswith("--store=") for a in args):
         store = os.environ.get("FSBENCH_STORE") or DEFAULT_STORE
         args.append(f"--store={store if '://' in store else cwd / store}")
     return args
 
 
-def collected_tests(args: list[str], cwd: Path) -> int:
+def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, ...]]:
+    """The tests the session will run (their ids), and the lines saying which it leaves out and why."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=600)
     if done.returncode not in (0, 5):
         errors = pytest_errors(done.stderr + done.stdout)
         raise UsageError("; ".join(errors) or (done.stderr + done.stdout).strip()[-500:])
-    return sum(1 for line in done.stdout.splitlines() if "::" in line)
+    lines = done.stdout.splitlines()
+    return ([line for line in lines if "::" in line],
+            tuple(line for line in lines if line.startswith("fsbench: left out")))
+
+
+#: pytest's start, collection and the session's opening and closing, outside every test
+SESSION_SECONDS = 10.0
+
+
+def test_function(test_id: str) -> str:
+    """pkg/test_iozone.py::test_iozone[btrfs-single-16M] -> test_iozone."""
+    return test_id.rpartition("::")[2].partition("[")[0]
+
+
+def estimate(scale: dict, tests: list[str], runs: int) -> tuple[float, str]:
+    """The plan's minutes: from the seconds a run and a target (build and teardown) of each test
+    function took when this scale was measured (the scale's run_seconds and target_seconds), for
+    the tests and runs planned now; else the scale's measured total, for any plan."""
+    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
+    functions = [test_function(test) for test in tests]
+    if not per_run or any(f not in per_run for f in functions):
+        return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated")
+    seconds = SESSION_SECONDS + sum(per_target.get(f, 0.0) + runs * per_run[f] for f in functions)
+    return seconds / 60, f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}"
 
 
 def pytest_errors(output: str) -> list[str]:
@@ -108,17 +136,17 @@ def pytest_errors(output: str) -> list[str]:
 
 
 def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
-    tests = collected_tests(args, cwd)  # pytest checks every value first (issue 23: --runs=abc was a traceback)
+    tests, left_out = collected_tests(args, cwd)  # pytest checks every value first (issue 23: --runs=abc was a traceback)
     layouts = option_value(args, "--layout", "single").split(",")
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
     existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
     runs = int(option_value(args, "--runs", "10")) + int(option_value(args, "--warmup", "1"))
     chosen = study.scale(scale)
-    return Plan(args, tests, runs, float(chosen.get("minutes", 0)),
-                chosen.get("minutes_basis", "estimated"),
+    minutes, basis = estimate(chosen, tests, runs)
+    return Plan(args, len(tests), runs, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
-                shutil.disk_usage(existing).free, tuple(placement(study, args)))
+                shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out)
 
 
 def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:

@@ -4,31 +4,35 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 
 from __future__ import annotations
 
+import re
+
 from ..views.report import Report, _e, _table
 from ..verdicts.stats import plain
 from ..store.facts import emulation
 from .launch import option_value
-from . import CONTRADICTED, REPRODUCED, Study, Verdict, beside, changes_beside, judge, ratio_text, suspect_note
+from . import (CONTRADICTED, REPRODUCED, VERDICTS, Study, Verdict, beside, changes_beside, judge, ratio_text,
+               session_conditions, suspect_note)
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
 
 
 def verdicts(study: Study, report: Report) -> list[Verdict]:
-    return [judge(check, report.rows, report.alpha) for check in study.checks()]
+    measured = session_conditions(report.session.get("manifest", {}))
+    return [judge(check, report.rows, report.alpha, measured) for check in study.checks()]
 
 
 def findings_section(found: list[Verdict]) -> str:
     rows = [[v.check.claim, v.check.source, "fsbench" if v.check.by == "fsbench" else "the study", v.verdict, v.detail]
             for v in found]
-    counts = {k: sum(1 for v in found if v.verdict == k) for k in (REPRODUCED, CONTRADICTED)}
-    return (f"<h2>Findings checked</h2><p>{counts[REPRODUCED]} reproduced, {counts[CONTRADICTED]} contradicted, "
-            f"{len(found) - sum(counts.values())} not decided, of {len(found)}.</p>"
+    counts = ", ".join(f"{sum(1 for v in found if v.verdict == k)} {k}" for k in VERDICTS)
+    return (f"<h2>Findings checked</h2><p>{counts}, of {len(found)}.</p>"
             + _table(["claim", "source", "claimed by", "verdict", "measured: a vs b medians, change [interval]"], rows,
                      [VERDICT_CLASS.get(v.verdict, "") for v in found])
             + "<p class='note'>reproduced: a significant change in the claimed direction (one-sided rank test at the "
               "report's alpha; for 'similar', the whole interval within the tolerance); contradicted: significant the "
-              "other way (or, for 'similar', the whole interval outside it); not decided otherwise, or not measured "
-              "here.</p>")
+              "other way (or, for 'similar', the whole interval outside it); not comparable: measured under other "
+              "conditions than the claim depends on (named in its row), so neither; not decided otherwise, or not "
+              "measured here.</p>")
 
 
 def beside_section(study: Study, report: Report) -> str:
@@ -42,14 +46,20 @@ def beside_section(study: Study, report: Report) -> str:
              "converted to MB/s = 10<sup>6</sup> B/s with the factor below each table. <i>fsbench ran</i>: the "
              "options of fsbench's cases in the row; where they are not the study's, the last section says what "
              "stands in and why.</p>"]
-    header = ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "statistic", "published",
+    header = ["row", "fs", "layout", "options", "fsbench ran", "test", "parameters", "statistic", "published",
               "published MB/s", "fsbench median MB/s", "fsbench / published"]
-    rows = [[i.entry.get("source", ""), i.entry.get("fs", ""), i.entry.get("layout", ""), i.entry.get("options", ""),
-             i.ran, i.entry.get("test", ""), _params(i.entry), i.entry.get("statistic", ""),
-             f"{i.entry['value']:g} {i.entry.get('unit', '')}",
-             "" if i.published_mb_s is None else plain(i.published_mb_s),
-             "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in items]
-    parts.append(_table(header, rows, numeric={9, 10, 11}) if rows else _empty_table(header, _no_numbers(study, changes)))
+    groups: dict[str, list] = {}
+    for i in items:
+        groups.setdefault(source_parts(i.entry.get("source", ""))[0], []).append(i)
+    for table, found in groups.items():
+        rows = [[source_parts(i.entry.get("source", ""))[1], i.entry.get("fs", ""), i.entry.get("layout", ""),
+                 i.entry.get("options", ""), i.ran, i.entry.get("test", ""), _params(i.entry),
+                 i.entry.get("statistic", ""), f"{i.entry['value']:g} {i.entry.get('unit', '')}",
+                 "" if i.published_mb_s is None else plain(i.published_mb_s),
+                 "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in found]
+        parts.append(f"<h3>{_e(table)}</h3>" + _table(header, rows, numeric={9, 10, 11}))
+    if not items:
+        parts.append(_empty_table(["source", *header[1:]], _no_numbers(study, changes)))
     if items:
         rules = {r.get("factor_note", "") for r in study.fsbench.get("published", []) if r.get("factor_note")}
         parts += [f"<p class='note'>{_e(note)}</p>" for note in sorted(rules)]
@@ -64,6 +74,13 @@ def beside_section(study: Study, report: Report) -> str:
             ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "published change",
              "fsbench change of medians", "runs"], rows, numeric={7, 8}))
     return "".join(parts)
+
+
+def source_parts(source: str) -> tuple[str, str]:
+    """A published number's source as its table, named once above it, and where in that table:
+    ("Results table (untitled, only table in the article)", "row 1: Ext3")."""
+    match = re.match(r"(.*?), ((?:row|rows|column|line) .*)$", source)
+    return (match.group(1), match.group(2)) if match else (source, "")
 
 
 def _no_numbers(study: Study, changes: list) -> str:

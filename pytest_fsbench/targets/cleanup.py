@@ -18,7 +18,7 @@ from pathlib import Path
 
 import psutil
 
-from ..system import daemons, processes
+from ..system import daemons, memory, processes
 from ..errors import CommandError
 from ..filesystems import DAEMONS, LEFTOVERS, Leftover
 from .mounts import mounts_under
@@ -59,6 +59,7 @@ class Leftovers:
     daemons: list[int] = field(default_factory=list)
     guests: list[int] = field(default_factory=list)  # processes of a guest kernel whose session is gone
     registries: list[Path] = field(default_factory=list)  # a daemon's registry nobody uses any more
+    memory_groups: list[Path] = field(default_factory=list)  # --memory's control groups
     session_dirs: list[Path] = field(default_factory=list)
 
     def empty(self) -> bool:
@@ -113,6 +114,7 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
     found.scratch = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*-scratch")) if stale(p.name)]
+    found.memory_groups = [p for p in memory.groups() if stale(p.name)]
     return found
 
 
@@ -147,6 +149,13 @@ def remove_leftovers(found: Leftovers, execute: Executor,
         image.unlink(missing_ok=True)
     for scratch in found.scratch:
         shutil.rmtree(scratch, ignore_errors=True)
+    for group in found.memory_groups:
+        try:
+            memory.remove_group(group)
+        except OSError as exc:
+            errors.append(f"{group}: {exc.strerror}")
+        if group.exists():
+            errors.append(f"{group}: a process of the killed session still runs in it; not removed")
     for session_dir in found.session_dirs:
         if mounts_under(session_dir):
             errors.append(f"{session_dir} still has mounts; not removed")

@@ -98,6 +98,19 @@ def unit_label(unit: str) -> str:
     return {"MB/s": "MB/s (10^6 B/s)", "ops/s": "operations/s", "ms": "ms", "%": "%", "s": "seconds"}.get(unit, unit)
 
 
+def distinct_labels(labels: Sequence[str]) -> list[str]:
+    """Case labels with what all of them share left out, so a plot's labels leave it its width:
+    test_iozone[btrfs-single-compress=no-16M] and test_iozone[btrfs-single-compress=zlib-16M]
+    become compress=no and compress=zlib. A label that would be left empty keeps its case id."""
+    ids = [label.partition("[")[2].rstrip("]") or label for label in labels]
+    if len(ids) < 2:
+        return ids
+    parts = [case.split("-") for case in ids]
+    shared = set.intersection(*(set(p) for p in parts))
+    found = [" ".join(t for t in p if t not in shared) or case for p, case in zip(parts, ids)]
+    return found if len(set(found)) == len(found) else ids
+
+
 def box_plot(title: str, groups: Sequence[tuple[str, Sequence[float]]], unit: str, direction: Direction) -> Figure:
     """One box per group (a case), every sample drawn as a point over its box. The median line of
     box i has gid "median-i"."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -177,7 +178,8 @@ def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
     for (workload, metric, params), rows in box_groups(report.rows).items():
         title = _group_title(workload, metric, json.loads(params))
         first = rows[0].series
-        fig = figures.box_plot(title, [(r.label, r.series.values) for r in rows], first.unit, first.direction)
+        labels = figures.distinct_labels([r.label for r in rows])
+        fig = figures.box_plot(title, list(zip(labels, (r.series.values for r in rows))), first.unit, first.direction)
         found.append((f"box-{len(found) + 1:02d}-{metric.replace('.', '-')}", title, fig))
     for axis, axis_name in SIZE_AXES.items():
         for (workload, unit), panels in curve_panels(report.rows, axis).items():
@@ -206,11 +208,11 @@ def write_figures(report: Report, directory: Path, fmt: str) -> list[Path]:
 # --- the page ---------------------------------------------------------------------------------
 
 STYLE = """
-body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 70em; padding: 0 1em; color: #222 }
+body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 92em; padding: 0 1em; color: #222 }
 h1 { font-size: 1.5em } h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; margin-top: 2em }
 table { border-collapse: collapse; margin: .6em 0; font-size: 13px }
-th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top }
-td.n { text-align: right; font-variant-numeric: tabular-nums }
+th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; overflow-wrap: break-word }
+td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap }
 tr.worse td { background: #fde8e8 } tr.better td { background: #e8f6e8 }
 .glance tr.group th { background: #f3f3f3 } .glance tr.best td { font-weight: bold }
 figure { margin: 1em 0 } figure svg { max-width: 100%; height: auto }
@@ -230,8 +232,15 @@ def _table(header: list[str], rows: list[list[str]], classes: list[str] | None =
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _breakable(value: object) -> str:
+    """Escaped text that may wrap after a comma, semicolon or equals sign (long option lists),
+    so a wide table fits the page without breaking inside a word."""
+    return re.sub(r"([,;=])(?=\S)", r"\1<wbr>", _e(value))
+
+
 def _row(row: list[str], numeric: set[int], cls: str = "") -> str:
-    cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_e(c)}</td>" for j, c in enumerate(row))
+    cells = "".join(f'<td class="n">{_e(c)}</td>' if j in numeric else f"<td>{_breakable(c)}</td>"
+                    for j, c in enumerate(row))
     attribute = f' class="{cls}"' if cls else ""
     return f"<tr{attribute}>{cells}</tr>"
 
@@ -301,6 +310,14 @@ def _glance_group(title: str, ranked: list[Row], alpha: float, pairs: frozenset[
     return f"<tbody><tr class='group'><th colspan='6'>{_e(heading)}</th></tr>{''.join(rows)}</tbody>"
 
 
+def glance_order(rows: list[Row]) -> list[Row]:
+    """Best median first among the figures that reached the storage; a figure the page cache
+    served ranks after every one that did not, however high (it measured the memory)."""
+    higher = rows[0].series.direction is Direction.HIGHER
+    return sorted(rows, key=lambda r: (cache_check.served_from_cache(r.disk_share),
+                                       -r.summary.median if higher else r.summary.median))
+
+
 def at_a_glance(report: Report) -> str:
     """Per box plot: the best case and how far each other one is from it, with its noise and
     whether the difference is significant; one table, a group of rows per box plot."""
@@ -308,8 +325,8 @@ def at_a_glance(report: Report) -> str:
     for (workload, metric, params), rows in box_groups(report.rows).items():
         if len(rows) < 2:
             continue
-        ranked = sorted(rows, key=lambda r: r.summary.median, reverse=rows[0].series.direction is Direction.HIGHER)
-        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), ranked, report.alpha, pairs))
+        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), glance_order(rows),
+                                    report.alpha, pairs))
     if not groups:
         return ""
     level = f"{(1 - 2 * report.alpha) * 100:.3g}"

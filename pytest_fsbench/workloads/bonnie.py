@@ -138,6 +138,13 @@ class Bonnie:
         """The -r value passed."""
         return self.size_mb // 2 if self.ram_mb is None else self.ram_mb
 
+    @property
+    def memory_limit(self) -> int | None:
+        """The memory (bytes, page cache included) bonnie++ is run with: the RAM it is told it has
+        (-r), made true by a memory control group, so its file of twice that size is read from the
+        storage, as bonnie++ means it to be, on a machine of any RAM."""
+        return self.ram << 20 if self.size_mb and self.ram else None
+
     def space_needed(self, copy_on_write: bool) -> int:
         """Bytes the target needs: the block-I/O file (twice on a copy-on-write filesystem, whose
         rewrite test allocates new blocks before the old ones are freed) and the small files."""

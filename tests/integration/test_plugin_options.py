@@ -124,3 +124,45 @@ def test_a_report_of_a_session_without_cases_is_not_written(pytester):
     assert result.ret == 0
     assert "fsbench: no report written to r.html: no case ran" in result.outlines
     assert not (pytester.path / "r.html").exists() and not (pytester.path / "s.db").exists()
+
+
+OWN_DATA = """
+import pytest
+
+@pytest.mark.fsbench_own_data("IOzone")
+def test_own(fsbench_spec, fsbench_conditions):
+    pass
+
+def test_honours_data(fsbench_spec, fsbench_conditions):
+    pass
+"""
+
+
+def test_a_tool_with_its_own_data_runs_once_per_cache_policy(pytester):
+    """--data applies to the tools that honour it; IOzone's own pattern is never given a --data
+    variant it would only skip (the btrfs-options study skipped 17 such cases)."""
+    pytester.makepyfile(OWN_DATA)
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--fs=btrfs", "--data=random,zeros",
+                                           "--cache=drop,direct")
+    ids = [line.split("::")[1] for line in result.outlines if "::" in line]
+    assert ids == [
+        "test_own[btrfs-single-cache=drop]", "test_own[btrfs-single-cache=direct]",
+        "test_honours_data[btrfs-single-cache=drop-data=random]", "test_honours_data[btrfs-single-cache=drop-data=zeros]",
+        "test_honours_data[btrfs-single-cache=direct-data=random]",
+        "test_honours_data[btrfs-single-cache=direct-data=zeros]",
+    ]
+
+
+@pytest.mark.skipif(__import__("pathlib").Path("/proc/mdstat").exists(), reason="this kernel has md: every case runs")
+def test_runnable_only_leaves_out_what_this_machine_cannot_run_and_says_why(pytester):
+    pytester.makepyfile(CASE)
+    args = ["--collect-only", "-q", "--fs=btrfs,ext4", "--layout=single,raid1"]
+    everything = pytester.runpytest_subprocess(*args)
+    assert [line for line in everything.outlines if "::" in line][-1].endswith("test_case[ext4-raid1]")
+    result = pytester.runpytest_subprocess(*args, "--runnable-only")
+    ids = [line.split("::")[1] for line in result.outlines if "::" in line]
+    assert ids == ["test_case[btrfs-single]", "test_case[btrfs-raid1]", "test_case[ext4-single]"]
+    [line] = [line for line in result.outlines if line.startswith("fsbench: left out")]
+    assert line.startswith("fsbench: left out 1 test this machine cannot run (ext4-raid1): ext4 raid1 needs an md "
+                           "RAID array"), line
+    assert "--kernel=host+uml" in line

@@ -142,6 +142,22 @@ def test_a_finding_is_reproduced_contradicted_or_not_decided(tmp_path):
     assert "not measured in this session" in studies.judge(missing, rows).detail
 
 
+def test_a_claim_measured_under_other_conditions_is_not_comparable_never_contradicted(tmp_path):
+    """Two disks against one, measured on loop images of one disk: the change is shown, the
+    verdict names the condition that differed."""
+    same = [50.0, 51.0, 49.0, 50.5, 49.5, 50.2]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): [v * 0.7 for v in same],
+                                     ("btrfs", "single", PLAIN, "16M"): same})
+    rows = report.report_data(store, sid).rows
+    separate = dataclasses.replace(check("higher"), conditions={studies.DISKS: "separate"})
+    assert studies.judge(separate, rows).verdict == studies.CONTRADICTED  # conditions unknown: judged as measured
+    on_loops = studies.judge(separate, rows, measured=studies.session_conditions({"devices": "loop"}))
+    assert on_loops.verdict == studies.NOT_COMPARABLE and on_loops.shift_pct < -20
+    assert on_loops.detail.endswith("not comparable: the study's disks separate; here loop images on one disk")
+    on_disks = studies.judge(separate, rows, measured=studies.session_conditions({"devices": "block"}))
+    assert on_disks.verdict == studies.CONTRADICTED
+
+
 def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
     a = [50.0, 50.5, 49.5, 50.2, 49.8, 50.1, 49.9, 50.3, 49.7, 50.0]
     store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): a,
@@ -156,7 +172,8 @@ def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):
     undecided = studies.judge(check("similar", 5.0), rows2)
     assert undecided.verdict == studies.UNDECIDED
     # the tolerance reads as the claim's definition, not as a result, whatever the verdict
-    assert undecided.detail.endswith(" (claim: within ±5%)") and "similar means" not in undecided.detail
+    assert " (claim: within ±5%); not decided: about 664 runs a side would decide it" in undecided.detail
+    assert "similar means" not in undecided.detail
     assert studies.judge(check("similar", 5.0), rows).detail.endswith(" (claim: within ±5%)")
     assert "claim:" not in studies.judge(check("higher"), rows).detail
 
@@ -173,6 +190,12 @@ def test_published_numbers_stand_beside_the_matching_medians(tmp_path):
     assert standard[0].published_mb_s == pytest.approx(31.586 * 1.024)
     assert studies.ratio_text(standard[0]) == f"{42.0 / (31.586 * 1.024):.2f}"
     assert all(b.entry["fs"] == "btrfs" and b.entry["test"] == "write" for b in found), "only what was measured"
+    section = lxml_html.fromstring(f"<div>{page.beside_section(study, data)}</div>")
+    # the source table is named once, above its rows; each row says where in it
+    assert [h.text_content() for h in section.iter("h3")][0] == "Results table (untitled, only table in the article)"
+    [first, *_] = section.iter("table")
+    assert [th.text_content() for th in first.iter("th")][0] == "row"
+    assert "Results table" not in first.text_content() and "row 5: Btrfs" in first.text_content()
     html = page.preface(study, data, "quick")
     assert "Findings checked" in html and "31.586 MB/s" in html and "fsbench / published" in html
     assert "What this machine cannot run as the study did" in html
@@ -194,6 +217,16 @@ def test_a_study_page_speaks_of_the_study_not_of_fsbenchs_seed_files(name, tmp_p
     assert str(study.year) in text
     shown = ("source", "fs", "layout", "options", "test", "statistic", "unit", "note")  # the published tables' cells
     assert not [e[k] for e in study.published for k in shown if "seed" in str(e.get(k, "")).lower()]
+
+
+@pytest.mark.parametrize("source, parts", [
+    ("Results table (untitled, only table in the article), row 1: Ext3",
+     ("Results table (untitled, only table in the article)", "row 1: Ext3")),
+    ("Table 2 (Appendix I), row Average, column 64", ("Table 2 (Appendix I)", "row Average, column 64")),
+    ("Table 1 (IOzone write results, record 1M, file 16GB)", ("Table 1 (IOzone write results, record 1M, file 16GB)", "")),
+])
+def test_a_sources_table_and_place(source, parts):
+    assert page.source_parts(source) == parts
 
 
 def html_text(page_html: str) -> str:

@@ -84,3 +84,15 @@ def test_an_option_the_user_gives_replaces_the_scales(tmp_path):
     assert [a for a in args if a.startswith("--runs")] == ["--runs=10"]
     scale_opts = [a for a in STUDY.scale("quick")["args"] if a.startswith("--fs-opt")]
     assert [a for a in args if a.startswith("--fs-opt")] == [*scale_opts, "--fs-opt=btrfs:compress=zstd"]
+
+
+def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function():
+    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5},
+             "seconds_basis": "measured here", "minutes": 99, "minutes_basis": "old"}
+    tests = ["p/test_iozone.py::test_iozone[btrfs-single-16M]", "p/test_iozone.py::test_iozone[ext4-single-16M]",
+             "p/test_dd.py::test_dd_write[btrfs-single-1M]"]
+    minutes, basis = launch.estimate(scale, tests, runs=9)
+    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
+    assert basis.endswith("measured here")
+    # a test function the scale has no seconds for: the scale's measured total, as before
+    assert launch.estimate(scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old")
