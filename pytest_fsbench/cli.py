@@ -250,16 +250,19 @@ def cmd_upload(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    """Print the README's generated tables, or write them into a file's generated block."""
-    block = docs.tables()
+    """Print the site's reference pages, or write every generated page into the site's directory."""
     if args.write is None:
-        print(block)
+        print("\n".join(docs.reference_pages().values()), end="")
         return 0
+    if not args.write.is_dir():
+        raise UsageError(f"fsbench docs --write={args.write}: not a directory; name the site's pages' directory "
+                         "(docs, beside mkdocs.yml)")
     try:
-        args.write.write_text(docs.replace_block(args.write.read_text(), block))
-    except (OSError, ValueError) as exc:
+        written = docs.write_pages(args.write, docs.generated_pages(args.write / docs.LAYERS_FILE))
+    except OSError as exc:
         raise UsageError(f"fsbench docs --write={args.write}: {exc}") from None
-    print(f"fsbench docs: wrote the generated tables into {args.write}")
+    print(f"fsbench docs: {', '.join(written) or 'nothing'} rewritten in {args.write}"
+          f"{'' if written else ': every generated page is current'}")
     return 0
 
 
@@ -414,9 +417,10 @@ def parser() -> argparse.ArgumentParser:
     baseline.add_argument("--drop", metavar="NAME", help="forget baseline NAME (its sessions stay in the store)")
     add_to_argparse(baseline, BY_FLAG["--store"])
     baseline.set_defaults(func=cmd_baseline)
-    docs_parser = sub.add_parser("docs", help="print the README's option, workload and filesystem tables, "
-                                 "generated from fsbench's registries")
-    docs_parser.add_argument("--write", type=Path, metavar="FILE", help="replace the generated block in FILE")
+    docs_parser = sub.add_parser("docs", help="print the documentation's reference pages (options, workload "
+                                 "parameters, filesystems), generated from fsbench's registries")
+    docs_parser.add_argument("--write", type=Path, metavar="DIR", help="rewrite the generated pages in the site's "
+                             "directory DIR (docs): the reference pages, and in a checkout the code's layers")
     docs_parser.set_defaults(func=cmd_docs)
     sessions = sub.add_parser("sessions", help="list the sessions in the store (id, token, start, status, host)")
     sessions.add_argument("--host", help="only the sessions of this machine (its hostname)")
