@@ -23,6 +23,6 @@ def test_help_says_benchmarks_are_pytest_tests_and_shows_the_commonest_commands(
     out = capsys.readouterr().out
     assert exited.value.code == 0
     assert "The benchmarks are pytest tests" in out and ".venv/bin/pytest benchmarks/test_dd.py --fs=" in out
-    for command in ("fsbench doctor", "fsbench sessions", "fsbench compare", "fsbench report", "fsbench study"):
-        assert f"\n  {command}" in out, command
+    for command in ("doctor", "sessions", "compare", "report", "study"):
+        assert f"\n  fsbench {command}" in out, command
     assert max(map(len, out.splitlines())) <= 120

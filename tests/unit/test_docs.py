@@ -60,3 +60,12 @@ def test_writing_rewrites_only_stale_pages(tmp_path):
     (tmp_path / "a.md").write_text("edited by hand\n")
     assert docs.write_pages(tmp_path, pages) == ["a.md"]
     assert (tmp_path / "a.md").read_text() == "A\n" and docs.stale_pages(tmp_path, pages) == []
+
+
+def test_the_readme_is_a_first_screen_that_links_to_the_site():
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 300
+    links = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert len(links) >= 10 and all((REPO / link).is_file() for link in links), links
+    steps = re.findall(r"^## (\d)\. (.+)$", readme, re.M)
+    assert [number for number, _ in steps] == ["1", "2", "3", "4", "5"], steps
