@@ -164,8 +164,8 @@ def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None, wi
                 f"{'OpenZFS ' + facts.openzfs if facts.openzfs else 'no OpenZFS'}")
     else:
         what = "a User-mode Linux guest"
-    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, {what}; modules "
-             f"{', '.join(facts.modules) or 'none'}):"]
+    lines = wrapped(f"kernel {kernel.label} ({kernel.path}, release {facts.release}, {what}; modules "
+                    f"{', '.join(facts.modules) or 'none'}):", width)
     column = max(map(len, FILESYSTEMS)) + 4
     for fs in FILESYSTEMS:
         fs_driver = driver(fs, facts.host)

@@ -86,6 +86,9 @@ def test_a_virtual_machine_with_openzfs_runs_zfs_and_says_it_is_emulated():
     assert "a virtual machine, EMULATED (TCG), OpenZFS 2.1.11-1+deb12u1" in lines[0]
     [zfs] = [line for line in lines if line.split()[0] == "zfs"]
     assert zfs.split(None, 1)[1] == "single, raid0, raid1, raid10, raid5"
+    narrow = doctor.guest_lines(Kernel("vm", Path("/boot/vmlinuz-6.1.0-56-amd64"), vm=True), facts, None,
+                                width=80, accel="tcg")
+    assert max(map(len, narrow)) <= 80 and narrow[1].startswith("  ") and narrow[0].startswith("kernel vm (")
 
 
 def test_a_guest_kernel_lists_its_workloads_as_the_host_does_but_pts():
