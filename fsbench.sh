@@ -126,7 +126,7 @@ setup() {
     if [ ! -x .venv/bin/pytest ] || [ pyproject.toml -nt .venv/.installed ]; then
         python3 -m venv .venv
         .venv/bin/pip install -q --upgrade pip
-        .venv/bin/pip install -q -e '.[test,vm]'
+        .venv/bin/pip install -q -e '.[test,vm,docs]'
         touch .venv/.installed
     fi
 }

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import sys
 import tempfile
+from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
 
@@ -39,7 +40,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     kernels = BY_FLAG["--kernel"].value(args.kernel)  # a bad value before the table, not after it
     store = BY_FLAG["--store"].value(args.fsbench_store)
     image_dir = args.fsbench_image_dir
-    print("\n".join(doctor.doctor_lines(probe())))
+    host = probe()
+    print("\n".join(doctor.doctor_lines(host)))
     usable = True
     for line, ok in (doctor.store_line(store, redact(store)), doctor.image_dir_line(image_dir, execute)):
         print("\n".join(doctor.wrapped(line)))
@@ -58,6 +60,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 except GuestError as exc:
                     reason = str(exc)
         print("\n".join(doctor.guest_lines(kernel, facts, reason, accel=accel)))
+    print(doctor.summary_line(host))
     return 0 if usable else 1
 
 
@@ -279,16 +282,19 @@ def cmd_upload(args: argparse.Namespace) -> int:
 
 
 def cmd_docs(args: argparse.Namespace) -> int:
-    """Print the README's generated tables, or write them into a file's generated block."""
-    block = docs.tables()
+    """Print the site's reference pages, or write every generated page into the site's directory."""
     if args.write is None:
-        print(block)
+        print("\n".join(docs.reference_pages().values()), end="")
         return 0
+    if not args.write.is_dir():
+        raise UsageError(f"fsbench docs --write={args.write}: not a directory; name the site's pages' directory "
+                         "(docs, beside mkdocs.yml)")
     try:
-        args.write.write_text(docs.replace_block(args.write.read_text(), block))
-    except (OSError, ValueError) as exc:
+        written = docs.write_pages(args.write, docs.generated_pages(args.write / docs.LAYERS_FILE))
+    except OSError as exc:
         raise UsageError(f"fsbench docs --write={args.write}: {exc}") from None
-    print(f"fsbench docs: wrote the generated tables into {args.write}")
+    print(f"fsbench docs: {', '.join(written) or 'nothing'} rewritten in {args.write}"
+          f"{'' if written else ': every generated page is current'}")
     return 0
 
 
@@ -378,9 +384,39 @@ def cmd_changes(args: argparse.Namespace) -> int:
     return 0
 
 
+DESCRIPTION = """fsbench: filesystem benchmarks as pytest tests.
+
+The benchmarks are pytest tests: pytest runs them, on a filesystem it builds for each case (its
+options --fs, --layout, --fs-opt choose the cases; pytest --help lists every option), and stores
+every run. This command checks the machine and reads what the sessions stored. For example:
+
+  .venv/bin/pytest benchmarks/test_dd.py --fs=ext4,btrfs --layout=single,raid1    run benchmarks
+  .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --save=base                   save a baseline
+  .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --compare=base --fail-on-regression=5%"""
+
+EPILOG = """the commonest commands:
+  fsbench doctor                        what this machine can run, and why not
+  fsbench sessions                      the sessions in the store
+  fsbench compare BASE NEW              two sessions (or a baseline and a session) compared
+  fsbench report last -o report.html    the newest session's HTML report
+  fsbench study                         the published studies fsbench re-runs
+  fsbench cleanup                       remove what a killed session left behind
+
+fsbench COMMAND --help shows a command's options."""
+
+
+def installed_version() -> str:
+    try:
+        return metadata.version("pytest-fsbench")
+    except metadata.PackageNotFoundError:
+        return "(not installed: run from its checkout)"
+
+
 def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(prog="fsbench", description="fsbench: filesystem benchmarks as pytest tests")
-    sub = top.add_subparsers(dest="command", required=True)
+    top = OneLineParser(prog="fsbench", description=DESCRIPTION, epilog=EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    top.add_argument("--version", action="version", version=f"fsbench {installed_version()}")
+    sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
     doctor_parser = sub.add_parser("doctor", help="list which fs x layout cases can run on this machine, and why "
                                    "not; what the filesystems' implementations here lack; whether the store and the "
                                    "image directory a session would use can be used (exit 1 if not); and what each "
@@ -455,9 +491,10 @@ def parser() -> argparse.ArgumentParser:
     baseline.add_argument("--drop", metavar="NAME", help="forget baseline NAME (its sessions stay in the store)")
     add_to_argparse(baseline, BY_FLAG["--store"])
     baseline.set_defaults(func=cmd_baseline)
-    docs_parser = sub.add_parser("docs", help="print the README's option, workload and filesystem tables, "
-                                 "generated from fsbench's registries")
-    docs_parser.add_argument("--write", type=Path, metavar="FILE", help="replace the generated block in FILE")
+    docs_parser = sub.add_parser("docs", help="print the documentation's reference pages (options, workload "
+                                 "parameters, filesystems), generated from fsbench's registries")
+    docs_parser.add_argument("--write", type=Path, metavar="DIR", help="rewrite the generated pages in the site's "
+                             "directory DIR (docs): the reference pages, and in a checkout the code's layers")
     docs_parser.set_defaults(func=cmd_docs)
     sessions = sub.add_parser("sessions", help="list the sessions in the store (id, token, start, status, host)")
     sessions.add_argument("--host", help="only the sessions of this machine (its hostname)")

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from dataclasses import dataclass
 from pathlib import Path
 
 from .case import LAYOUT_DEVICES, CaseSpec
 from .store.databases import check_store_place
 from .errors import FsbenchError, UsageError
 from .filesystems import FILESYSTEMS, driver
+from .filesystems import base as fs_base
+from .filesystems.base import guest_remedy
 from .kernels.guest import GuestFacts
 from .system.host import Host
 from .kernels.kernel import Kernel
@@ -38,20 +41,84 @@ def wrapped(line: str, width: int = WIDTH) -> list[str]:
     return textwrap.wrap(line, width, break_on_hyphens=False, subsequent_indent="  ") or [""]
 
 
-def host_lines(host: Host, width: int = WIDTH) -> list[str]:
-    """One row per fs x layout: ok, or why not; then what an implementation here lacks."""
-    specs = [CaseSpec(fs, layout) for fs in FILESYSTEMS for layout in LAYOUT_DEVICES]
-    column = max(len(spec.id) for spec in specs) + 2
-    lines = [f"kernel {host.kernel}; ZFS implementation: {host.zfs_impl or 'none'}; root: {host.is_root}"]
+@dataclass(frozen=True)
+class CaseCheck:
+    """Whether one fs x layout case can run under the host's kernel: needs are what a guest
+    kernel brings (md, a kernel filesystem), others every other reason."""
+
+    spec: CaseSpec
+    needs: tuple[str, ...]
+    others: tuple[str, ...]
+    why: tuple[str, ...]  # the needs' own words, the case's names taken out
+
+    @property
+    def ok(self) -> bool:
+        return not self.needs and not self.others
+
+    @property
+    def word(self) -> str:
+        if self.ok:
+            return "ok"
+        return "; ".join([*(["needs " + ", ".join(self.needs)] if self.needs else []), *self.others])
+
+
+def case_checks(host: Host) -> list[CaseCheck]:
+    """Every fs x layout case, and what stops it under this kernel."""
+    checks = []
     for fs in FILESYSTEMS:
         fs_driver = driver(fs, host)
         for layout in LAYOUT_DEVICES:
             spec = CaseSpec(fs, layout)
-            reasons = fs_driver.unavailable(spec, host)
-            lines += row(spec.id, "ok" if not reasons else "skip: " + "; ".join(reasons), column, width)
-        for limit in fs_driver.limits(host):
+            lacks = fs_driver.kernel_lacks(spec, host)
+            others = [reason for reason in fs_driver.unavailable(spec, host)
+                      if not lacks or not reason.startswith(lacks[0][0])]
+            checks.append(CaseCheck(spec, tuple(need.split()[0] for _, need in lacks), tuple(others),
+                                    tuple(text.replace(f"{fs} {layout} ", "") for text, _ in lacks)))
+    return checks
+
+
+def fs_summary(checks: list[CaseCheck]) -> str:
+    """One filesystem's layouts grouped by their word: "single ok; raid0, raid1 need md"."""
+    words: dict[str, list[str]] = {}
+    for check in checks:
+        words.setdefault(check.word, []).append(check.spec.layout)
+    if len(words) == 1:
+        return f"{next(iter(words))} (every layout)"
+    return "; ".join(f"{', '.join(layouts)}: {word}" for word, layouts in words.items())
+
+
+def host_lines(host: Host, width: int = WIDTH) -> list[str]:
+    """One row per filesystem, its layouts grouped by what stops them; each reason a guest kernel
+    removes said once; then what an implementation here lacks."""
+    checks = case_checks(host)
+    column = len("needs reiserfs  ")
+    lines = [f"kernel {host.kernel}; ZFS implementation: {host.zfs_impl or 'none'}; root: {host.is_root}"]
+    for fs in FILESYSTEMS:
+        lines += row(fs, fs_summary([c for c in checks if c.spec.fs == fs]), column, width)
+    whys = {need: why for c in checks for need, why in zip(c.needs, c.why)}
+    for need, why in whys.items():
+        remedy = guest_remedy(CaseSpec("ext4", "single"), [need])  # a host case's remedy, the same for all
+        lines += row(f"needs {need}", f"{why}; {remedy}", column, width)
+    for fs in FILESYSTEMS:
+        for limit in driver(fs, host).limits(host):
             lines += row(f"{fs} options", limit, column, width)
     return lines
+
+
+def summary_line(host: Host) -> str:
+    """The last line: how many cases can run here, and what runs the rest."""
+    checks = case_checks(host)
+    ok = sum(check.ok for check in checks)
+    line = f"{ok} of {len(checks)} cases can run here"
+    guest = [c for c in checks if c.needs and not c.others]
+    if guest:
+        needs = sorted({need for c in guest for need in c.needs}, key=lambda need: (need != "md", need))
+        runs = "--kernel=host+uml runs them in a guest kernel" if fs_base.uml_installed() else \
+            "install user-mode-linux (Debian package), then --kernel=host+uml runs them in a guest kernel"
+        named = f"{', '.join(needs[:-1])} or {needs[-1]}" if len(needs) > 1 else needs[0]
+        line += f"; {len(guest)} need {named}: {runs}"
+    other = len(checks) - ok - len(guest)
+    return line + (f"; {other} cannot, for the reasons above" if other else "")
 
 
 def workload_rows(indent: str, width: int = WIDTH, guest: bool = False) -> list[str]:
@@ -97,8 +164,8 @@ def guest_lines(kernel: Kernel, facts: GuestFacts | None, reason: str | None, wi
                 f"{'OpenZFS ' + facts.openzfs if facts.openzfs else 'no OpenZFS'}")
     else:
         what = "a User-mode Linux guest"
-    lines = [f"kernel {kernel.label} ({kernel.path}, release {facts.release}, {what}; modules "
-             f"{', '.join(facts.modules) or 'none'}):"]
+    lines = wrapped(f"kernel {kernel.label} ({kernel.path}, release {facts.release}, {what}; modules "
+                    f"{', '.join(facts.modules) or 'none'}):", width)
     column = max(map(len, FILESYSTEMS)) + 4
     for fs in FILESYSTEMS:
         fs_driver = driver(fs, facts.host)

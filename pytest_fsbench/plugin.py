@@ -154,6 +154,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     fsbench = session.config.stash.get(SESSION, None)
     if fsbench is None:
         return
+    if session.config.option.collectonly:  # nothing was to be measured: no session to keep, nothing to judge
+        fsbench.discard()
+        return
     collected = {case_key(item.nodeid) for item in session.items if is_case(item)}
     left = collected - session.config.stash[REPORTED] - fsbench.finished_tests
     try:

@@ -180,6 +180,17 @@ class FsbenchSession:
         assert self._session_id is not None
         return self._session_id
 
+    def discard(self) -> None:
+        """Forget the row a session that measures nothing by design (--collect-only) started: its
+        --compare or --resume was checked, and it is not a session of the store. A resumed session
+        stays as it was, interrupted."""
+        if self._store is None:
+            return
+        if self.settings.resume:
+            self.store.finish_session(self.session_id, "interrupted")
+        else:
+            self.store.discard_session(self.session_id)
+
     def finish(self, interrupted: bool, tests_left: int, failed: int = 0) -> list[str]:
         """Record how the session ended: interrupted when it was interrupted or a case did not
         finish its runs (tests_left: collected tests that never reported); else complete when it

@@ -29,6 +29,23 @@ def paired_record(series, cmp, reference: str) -> dict[str, object]:
             "line": format_comparison(metric_label(series.key.metric, series.key.params), cmp, series.unit)}
 
 
+def benchmark_stats(values, s) -> dict[str, object]:
+    """Every field of pytest-benchmark's stats, computed as it computes them (its compare reads
+    each: ops, outliers and total too; a stddev of one value is 0, not missing)."""
+    stddev = s.stddev if s.n > 1 and math.isfinite(s.stddev) else 0.0
+    beyond_stddev = sum(1 for v in values if v < s.mean - stddev or v > s.mean + stddev)
+    total = sum(values)
+    return {
+        "min": s.min, "max": s.max, "mean": s.mean, "median": s.median, "stddev": stddev,
+        "q1": s.q1, "q3": s.q3, "iqr": s.iqr, "rounds": s.n, "iterations": 1,
+        "iqr_outliers": len(s.outliers), "stddev_outliers": beyond_stddev,
+        "outliers": f"{beyond_stddev};{len(s.outliers)}", "data": list(values),
+        "ld15iqr": min((v for v in values if v >= s.q1 - 1.5 * s.iqr), default=s.min),
+        "hd15iqr": max((v for v in values if v <= s.q3 + 1.5 * s.iqr), default=s.max),
+        "ops": s.n / total if total else 0, "total": total,
+    }
+
+
 def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None = None,
                     paired: dict | None = None) -> dict[str, object]:
     s = summarize(series.values)
@@ -42,13 +59,7 @@ def benchmark_entry(series, cases_by_test: dict[str, dict], shares: dict | None 
         "fullname": series.key.test,
         "params": params,
         "param": case.get("case_id"),
-        "stats": {
-            "min": s.min, "max": s.max, "mean": s.mean, "median": s.median, "stddev": _finite(s.stddev),
-            "q1": s.q1, "q3": s.q3, "iqr": s.iqr, "rounds": s.n, "iterations": 1,
-            "iqr_outliers": len(s.outliers), "data": list(series.values),
-            "ld15iqr": min((v for v in series.values if v >= s.q1 - 1.5 * s.iqr), default=s.min),
-            "hd15iqr": max((v for v in series.values if v <= s.q3 + 1.5 * s.iqr), default=s.max),
-        },
+        "stats": benchmark_stats(series.values, s),
         "extra_info": {
             "metric": series.key.metric, "unit": series.unit, "direction": series.direction.value,
             "case": series.case_id, "workload_params": json.loads(series.key.workload_params),

@@ -4,6 +4,7 @@ anything is built, and the matrix turns into test ids. Needs no root: nothing is
 import pytest
 
 from pytest_fsbench.filesystems import FILESYSTEMS
+from pytest_fsbench.store.results import Store
 
 pytest_plugins = ["pytester"]
 
@@ -166,3 +167,19 @@ def test_runnable_only_leaves_out_what_this_machine_cannot_run_and_says_why(pyte
     assert line.startswith("fsbench: left out 1 test this machine cannot run (ext4-raid1): ext4 raid1 needs an md "
                            "RAID array"), line
     assert "--kernel=host+uml" in line
+
+
+def test_collecting_only_records_no_session_and_judges_nothing(pytester):
+    """--collect-only with --save or a threshold lists the cases and exits 0: nothing was measured,
+    so no session is kept and no rule is said to have checked nothing (issue 35)."""
+    pytester.makepyfile(CASE)
+    store = pytester.path / "fsbench.db"
+    result = pytester.runpytest_subprocess("--collect-only", "-q", "--fs=btrfs", f"--store={store}", "--save=base",
+                                           "--threshold=dd.write>=100MB/s")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    assert "1 test collected" in result.stdout.str() and "fsbench:" not in result.stdout.str()
+    opened = Store(store, create=False)
+    try:
+        assert opened.sessions() == []
+    finally:
+        opened.close()

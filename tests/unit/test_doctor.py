@@ -28,25 +28,37 @@ def uml_installed(monkeypatch):
     monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: True)
 
 
-def case_rows(lines: list[str]) -> list[str]:
-    return lines[1:]
-
-
-def test_every_case_row_lines_up_however_long_its_id_or_reason():
-    rows = case_rows(doctor.host_lines(HOST, width=100))
+def test_each_filesystem_is_one_row_its_layouts_grouped_by_what_stops_them():
+    rows = doctor.host_lines(HOST, width=100)[1:]
     assert max(map(len, rows)) <= 100
-    column = len("reiserfs-single  ")
-    heads = [r for r in rows if not r.startswith(" ")]
-    assert len(heads) == 8 * 5 + 1  # each case, and the line of what zfs-fuse lacks
-    assert all(r[column - 2:column] == "  " and r[column] != " " for r in heads), heads
-    assert all(r[:column].isspace() and r[column] != " " for r in rows if r.startswith(" "))
+    text = {r.split()[0]: r.split(None, 1)[1] for r in rows if not r.startswith(" ")}
+    assert text["ext4"] == "single: ok; raid0, raid1, raid10, raid5: needs md"
+    assert text["btrfs"] == "ok (every layout)"
+    assert text["jfs"] == "single: needs jfs; raid0, raid1, raid10, raid5: needs jfs, md"
+    column = len("needs reiserfs  ")
+    assert all(r[column - 2:column] == "  " and r[column] != " " for r in rows if not r.startswith(" "))
 
 
-def test_each_case_the_host_kernel_cannot_run_names_the_guest_kernel():
-    text = {r.split()[0]: r for r in doctor.host_lines(HOST, width=10_000)[1:]}
-    for case in ("ext4-raid1", "xfs-raid10", "jfs-single", "reiserfs-raid5"):
-        assert text[case].endswith("; run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"), text[case]
-        assert text[case].count("--kernel=host+uml") == 1
+def test_each_reason_a_guest_kernel_removes_is_said_once_with_its_remedy():
+    lines = doctor.host_lines(HOST, width=10_000)
+    assert sum("this kernel has no md driver" in line for line in lines) == 1
+    [md] = [line for line in lines if line.startswith("needs md ")]
+    assert md.endswith("; run it in a guest kernel with --kernel=host+uml (or --kernel=uml)"), md
+    assert "ext4" not in md and "raid0" not in md
+    assert [line.split()[1] for line in lines if line.startswith("needs ")] == ["md", "jfs", "reiserfs"]
+
+
+def test_the_last_line_counts_the_cases_and_names_what_runs_the_rest(monkeypatch):
+    # ext2/3/4 and xfs on one disk, btrfs and zfs on every layout; md, jfs and reiserfs need a guest
+    assert doctor.summary_line(HOST) == ("14 of 40 cases can run here; 26 need md, jfs or reiserfs: "
+                                         "--kernel=host+uml runs them in a guest kernel")
+    assert doctor.summary_line(dataclasses.replace(HOST, has_md=True)).startswith(
+        "30 of 40 cases can run here; 10 need jfs or reiserfs: ")
+    no_root = dataclasses.replace(HOST, is_root=False)
+    assert doctor.summary_line(no_root) == "0 of 40 cases can run here; 40 cannot, for the reasons above"
+    monkeypatch.setattr("pytest_fsbench.filesystems.base.uml_installed", lambda: False)
+    assert doctor.summary_line(HOST).endswith("install user-mode-linux (Debian package), then --kernel=host+uml "
+                                              "runs them in a guest kernel")
 
 
 def test_what_zfs_fuse_lacks_is_listed_and_openzfs_lacks_nothing():
@@ -74,6 +86,9 @@ def test_a_virtual_machine_with_openzfs_runs_zfs_and_says_it_is_emulated():
     assert "a virtual machine, EMULATED (TCG), OpenZFS 2.1.11-1+deb12u1" in lines[0]
     [zfs] = [line for line in lines if line.split()[0] == "zfs"]
     assert zfs.split(None, 1)[1] == "single, raid0, raid1, raid10, raid5"
+    narrow = doctor.guest_lines(Kernel("vm", Path("/boot/vmlinuz-6.1.0-56-amd64"), vm=True), facts, None,
+                                width=80, accel="tcg")
+    assert max(map(len, narrow)) <= 80 and narrow[1].startswith("  ") and narrow[0].startswith("kernel vm (")
 
 
 def test_a_guest_kernel_lists_its_workloads_as_the_host_does_but_pts():

@@ -1,0 +1,128 @@
+"""The documentation site builds with `mkdocs build --strict` (a broken link, a page missing from
+the nav or a nav entry without its page fails it), and every page of it opens in a real browser:
+headless Chromium (Debian's chromium) lays each page out as a web server on this machine serves it
+(its search loads its index over HTTP, which a file:// page may not), and a script added to a
+copy of it reports the page's title, its heading, the navigation it rendered, its images' sizes, what it
+loaded from outside and its errors."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))), None)
+MKDOCS = Path(sys.executable).with_name("mkdocs")
+
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const out = document.createElement('pre');
+  out.id = 'fsbench-probe';
+  out.textContent = JSON.stringify({
+    title: document.title,
+    h1: (document.querySelector('article h1') || {}).textContent || null,
+    nav: [...document.querySelectorAll('nav.md-nav--primary .md-nav__link')].map(a => a.textContent.trim()),
+    images: [...document.querySelectorAll('article img')].map(i => [i.getAttribute('src'), i.naturalWidth]),
+    outside: performance.getEntriesByType('resource').map(e => e.name)
+      .filter(n => !n.startsWith(location.origin)),
+    errors: window.fsbenchErrors});
+  document.body.appendChild(out);
+});
+</script>"""
+HEAD_PROBE = ("<script>window.fsbenchErrors = []; window.addEventListener('error', "
+              "e => window.fsbenchErrors.push(String(e.message || e.target && e.target.src)), "
+              "true);</script>")
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the requests are not the test's output
+        pass
+
+
+@pytest.fixture(scope="module")
+def served(site):
+    """The built site at an http://127.0.0.1 address of its own."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(QuietHandler, directory=str(site)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join()
+    server.server_close()
+
+
+def chromium_dom(url: str, profile: Path) -> str:
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                           "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                           "--no-first-run",
+                           f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    return done.stdout + done.stderr[-2000:]
+
+
+def nav_titles() -> list[str]:
+    """The page titles of mkdocs.yml's nav (each "- Title: page.md" line)."""
+    text = (REPO / "mkdocs.yml").read_text().split("\nnav:", 1)[1]
+    return re.findall(r"^\s+- ([^:#]+): \S+\.md$", text, re.M)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    if not MKDOCS.exists():
+        pytest.skip("needs MkDocs Material: pip install -e '.[docs]' (./fsbench.sh setup installs it)")
+    out = tmp_path_factory.mktemp("docs-site")
+    built = subprocess.run([str(MKDOCS), "build", "--strict", "--site-dir", str(out)], cwd=REPO,
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    return out
+
+
+def test_the_site_builds_strictly_with_a_page_for_every_nav_entry(site):
+    titles = nav_titles()
+    assert len(titles) >= 15 and "Session options" in titles and "Concepts" in titles
+    pages = sorted(site.rglob("index.html"))
+    assert len(pages) == len(titles), [str(p.relative_to(site)) for p in pages]
+    assert (site / "architecture.svg").read_text().startswith("<svg")
+
+
+def probed(site: Path, served: str, page: Path, profile: Path) -> dict:
+    """What the probe saw of page (a built index.html) as the browser laid it out."""
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("<head>", "<head>" + HEAD_PROBE, 1)
+                     .replace("</body>", PROBE + "</body>", 1))
+    dom = chromium_dom(f"{served}/{probe.relative_to(site)}", profile)
+    found = re.search(r'<pre id="fsbench-probe">(.*?)</pre>', dom, re.S)
+    assert found, f"{page}: no probe in the page as the browser laid it out:\n{dom[-2000:]}"
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                      .replace("&amp;", "&"))
+
+
+def test_every_page_renders_its_title_and_the_nav_in_a_browser(site, served, tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("needs a browser: Debian package chromium")
+    titles = nav_titles()
+    for page in sorted(site.rglob("index.html")):
+        seen, where = probed(site, served, page, tmp_path / "profile"), page.relative_to(site)
+        assert seen["h1"] and seen["title"].startswith(seen["h1"].strip().rstrip("¶")), (where, seen)
+        assert seen["title"].endswith("fsbench"), (where, seen["title"])
+        assert set(titles) <= set(seen["nav"]), (where, set(titles) - set(seen["nav"]))
+        assert all(width > 0 for _, width in seen["images"]), (where, seen["images"])
+        assert seen["outside"] == [] and seen["errors"] == [], (where, seen)
+
+
+def test_the_architecture_page_shows_the_layers_picture(site, served, tmp_path):
+    if CHROMIUM is None:
+        pytest.skip("needs a browser: Debian package chromium")
+    page = site / "architecture" / "index.html"
+    assert 'src="../architecture.svg"' in page.read_text()
+    seen = probed(site, served, page, tmp_path / "profile")
+    assert seen["images"] and seen["images"][0][1] > 500, seen["images"]

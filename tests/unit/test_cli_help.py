@@ -1,0 +1,28 @@
+"""The fsbench command's first screen: --version says the installed version, --help says that
+benchmarks are pytest tests and shows the commonest commands."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+from pytest_fsbench import cli
+
+
+def test_version_is_the_installed_packages(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"fsbench {metadata.version('pytest-fsbench')}\n"
+
+
+def test_help_says_benchmarks_are_pytest_tests_and_shows_the_commonest_commands(capsys):
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert exited.value.code == 0
+    assert "The benchmarks are pytest tests" in out and ".venv/bin/pytest benchmarks/test_dd.py --fs=" in out
+    for command in ("doctor", "sessions", "compare", "report", "study"):
+        assert f"\n  fsbench {command}" in out, command
+    assert max(map(len, out.splitlines())) <= 120
