@@ -175,11 +175,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("--gate-mode", _gate_mode, "sequential", "with --fail-on-regression: sequential (look at --runs, 10, "
            "15, 20, ... runs up to --max-runs and stop once every gated metric is decided; alpha is spent "
            "across the looks) or fixed (exactly --runs runs)"),
-    Option("--control", _control, "auto", "before every measured run, measure a fixed reference: a direct-I/O dd "
+    Option("--control", _control, "off", "before every measured run, measure a fixed reference: a direct-I/O dd "
            f"write of {CONTROL_MB} MiB to a loop device of its own beside the images (the machine's own speed at "
-           "that moment); a gate against a baseline with control runs compares each figure's ratio to its run's "
-           "control, so a machine that got busier between sessions is not taken for a slower filesystem. auto: "
-           "on in sessions that --save or --compare (the ones whose figures cross sessions); on; off",
+           "that moment), kept with the run as a diagnostic of the machine; a gate against a baseline with "
+           "control runs then compares each figure's ratio to its run's control. Off by default: under load "
+           "the control fell 49-65 % where the figure fell 21-34 %, and dividing by it hid a real -47 % and "
+           "failed an unchanged re-run. auto: on in sessions that --save or --compare; on; off",
            kind=OPTIONAL, const="on"),
     Option("--drift", _drift, "machine", "what a baseline session's result may drift by in another session: "
            "machine (pooled from every repeated series of this machine's complete sessions in the store, once they "

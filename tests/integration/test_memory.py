@@ -73,7 +73,8 @@ def test_bonnie_runs_with_the_ram_it_is_told_it_has(tmp_path):
     makes -r true with a memory control group, so its block read reaches the storage on a machine
     of any RAM (with 24 GiB, a 1 GiB file was the page cache's)."""
     store = tmp_path / "s.db"
-    done = execute_pytest(["--pyargs", "pytest_fsbench.benchmarks.test_bonnie", "--fs=ext4", "--bonnie-size=512",
+    # 1 GiB: bonnie++ reports a test under 0.5 s as "+++++", and 512M read at ~1 GB/s is at that edge
+    done = execute_pytest(["--pyargs", "pytest_fsbench.benchmarks.test_bonnie", "--fs=ext4", "--bonnie-size=1024",
                            "--runs=1", "--warmup=0", f"--store={store}", f"--image-dir={tmp_path / 'images'}"],
                           cwd=tmp_path)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -81,6 +82,6 @@ def test_bonnie_runs_with_the_ram_it_is_told_it_has(tmp_path):
         shares = {json.loads(p)["metric"]: v for (p, v) in db.execute(
             "SELECT params, value FROM metrics WHERE name = 'disk.share'")}
         [manifest] = [json.loads(m) for (m,) in db.execute("SELECT manifest FROM cases")]
-    assert manifest["memory_limit"] == {"bytes": 256 << 20, "cgroup": hierarchy().version}
+    assert manifest["memory_limit"] == {"bytes": 512 << 20, "cgroup": hierarchy().version}
     assert shares["bonnie.block_read"] >= 50, shares
     assert not [p for p in hierarchy().root.iterdir() if p.name.startswith(NAME_PREFIX)]

@@ -164,8 +164,8 @@ def test_runnable_only_leaves_out_what_this_machine_cannot_run_and_says_why(pyte
     ids = [line.split("::")[1] for line in result.outlines if "::" in line]
     assert ids == ["test_case[btrfs-single]", "test_case[btrfs-raid1]", "test_case[ext4-single]"]
     [line] = [line for line in result.outlines if line.startswith("fsbench: left out")]
-    assert line.startswith("fsbench: left out 1 test this machine cannot run (ext4-raid1): ext4 raid1 needs an md "
-                           "RAID array"), line
+    assert line.startswith("fsbench: left out 1 test this machine cannot run (ext4-raid1): each needs an md RAID "
+                           "array"), line
     assert "--kernel=host+uml" in line
 
 
