@@ -486,14 +486,21 @@ def submit_only(request: Request, slurm: Slurm, out: Callable[[str], None] = pri
     return 0
 
 
-def tell(store_location: Path | str, slurm: Slurm, nodes: Sequence[str], job_ids: Sequence[str],
-         jobs: dict[str, Job], python: str | None, out: Callable[[str], None]) -> int:
-    cluster = slurm.cluster()
-    store = Store(store_location)
+def read_sessions(location: Path | str, cluster: str, job_ids: Sequence[str]) -> dict[str, SessionOutcome]:
+    """The jobs' sessions in the store; none while no session has made it (an SQLite file not there
+    yet; a server's database gets fsbench's tables, as the first session would make them)."""
+    if not is_url(location) and not Path(location).exists():
+        return {}
+    store = Store(location)
     try:
-        sessions = find_sessions(store, cluster, job_ids)
+        return find_sessions(store, cluster, job_ids)
     finally:
         store.close()
+
+
+def tell(store_location: Path | str, slurm: Slurm, nodes: Sequence[str], job_ids: Sequence[str],
+         jobs: dict[str, Job], python: str | None, out: Callable[[str], None]) -> int:
+    sessions = read_sessions(store_location, slurm.cluster(), job_ids)
     lines, passed = result_lines(nodes, job_ids, jobs, sessions, python)
     for line in lines:
         out(line)
@@ -505,12 +512,7 @@ def status(store_location: Path | str, slurm: Slurm, job_ids: Sequence[str],
     """fleet status JOBIDS: each job as it stands (a job still running says so); 0 only when every
     one has ended with its session complete and passed."""
     jobs = slurm.jobs(job_ids)
-    cluster = slurm.cluster()
-    store = Store(store_location, create=False)
-    try:
-        sessions = find_sessions(store, cluster, job_ids)
-    finally:
-        store.close()
+    sessions = read_sessions(store_location, slurm.cluster(), job_ids)
     nodes = [jobs[i].node if i in jobs else (sessions[i].host if i in sessions else "?") for i in job_ids]
     lines, passed = result_lines(nodes, job_ids, jobs, sessions)
     for line in lines:

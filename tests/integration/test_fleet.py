@@ -35,9 +35,9 @@ def cluster():
     assert fsbench_leftovers() == []
 
 
-def session_args(tmp_path: Path, *extra: str) -> list[str]:
-    """A small real session: ext4, dd write and read of 16M, five runs each."""
-    return ["-p", "no:cacheprovider", "--pyargs", "pytest_fsbench.benchmarks", "-k", "dd", "--fs=ext4",
+def session_args(tmp_path: Path, *extra: str, select: str = "dd") -> list[str]:
+    """A small real session: ext4, dd write and read of 16M (select: pytest's -k), five runs each."""
+    return ["-p", "no:cacheprovider", "--pyargs", "pytest_fsbench.benchmarks", "-k", select, "--fs=ext4",
             "--dd-size=16M", "--runs=5", "--warmup=0", "--control=off", f"--image-dir={tmp_path / 'images'}",
             "--image-size=512M", *extra]
 
@@ -80,6 +80,28 @@ def test_a_node_without_fsbench_fails_naming_the_node(cluster, tmp_path):
     line = line_of(out, "fleet-b")
     assert "FAILED" in line, out
     assert f"fsbench is not installed on fleet-b: {missing} there cannot import" in line, out
+
+
+def test_no_wait_then_status_reads_the_jobs_back(cluster, tmp_path):
+    url = cluster.postgres.new_database()
+    args = ["--nodes=fleet-a,fleet-b", f"--store={url}", f"--workdir={tmp_path}", "--no-wait", "--",
+            *session_args(tmp_path, select="dd_write")]
+    code, out = finished(cluster.fleet(args, tmp_path), 60)
+    assert code == 0, out
+    job_ids = [line_of(out, node).split()[2] for node in ("fleet-a", "fleet-b")]
+    assert f"fsbench fleet status {','.join(job_ids)} --store={url} reads them back" in out
+    status = ["status", ",".join(job_ids), f"--store={url}"]
+    deadline = time.monotonic() + 180
+    while True:
+        code, out = finished(cluster.fleet(status, tmp_path), 60)
+        if code == 0 or time.monotonic() > deadline:
+            break
+        assert "the job is RUNNING" in out or "the job is PENDING" in out or "no session" in out, out
+        time.sleep(2)
+    assert code == 0, out
+    for node, job_id in zip(("fleet-a", "fleet-b"), job_ids):
+        assert line_of(out, node).split()[:4] == [node, "job", job_id, "COMPLETED"], out
+        assert "complete: 1 passed" in line_of(out, node), out
 
 
 def test_three_nodes_one_store_and_a_node_cut_off_mid_session(cluster, tmp_path):
