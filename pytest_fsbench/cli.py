@@ -345,9 +345,12 @@ def cmd_changes(args: argparse.Namespace) -> int:
 def cmd_fleet(args: argparse.Namespace) -> int:
     """One session per Slurm node into one store, or (fleet status JOBIDS) how a fleet's jobs stand."""
     store = BY_FLAG["--store"].value(args.fsbench_store)
+    report = output_path(args.report) if args.report is not None else None
+    if args.report is not None and report is None:
+        raise UsageError("--report -: the fleet's page is a file; name one")
     slurm = fleet.Slurm(execute)
     if args.nodes is None and args.words[:1] == ["status"]:
-        return fleet.status(store, slurm, fleet.parse_job_ids(args.words[1:]))
+        return fleet.status(store, slurm, fleet.parse_job_ids(args.words[1:]), report)
     if args.nodes is None:
         raise UsageError("give --nodes=NODE,NODE,... (Slurm's names of the machines) and the sessions' "
                          "pytest arguments after --; or fsbench fleet status JOBIDS")
@@ -355,7 +358,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         nodes=fleet.parse_nodes(args.nodes), store=store if is_url(store) else Path(store).absolute(),
         pytest_args=tuple(args.words), python=args.python, workdir=Path(args.workdir).absolute(),
         partition=args.partition, constraint=args.constraint,
-        time=fleet.parse_time(args.time) if args.time is not None else None)
+        time=fleet.parse_time(args.time) if args.time is not None else None, report=report)
     return fleet.submit_only(request, slurm) if args.no_wait else fleet.run(request, slurm)
 
 
@@ -476,6 +479,8 @@ def parser() -> argparse.ArgumentParser:
     fleet_parser.add_argument("--time", metavar="LIMIT", help="each job's time limit, e.g. 2:00:00; a "
                               "session that reaches it ends TIMEOUT (default: the partition's)")
     fleet_parser.add_argument("--no-wait", action="store_true", help="submit, print the job ids and return")
+    fleet_parser.add_argument("--report", metavar="FILE", help="also write the nodes' results and hosts x "
+                              "cases as one HTML page, once every job ended (and with fleet status)")
     fleet_parser.add_argument("--python", default=sys.executable, help="the Python of fsbench's virtual "
                               "environment, at the same path on every node (default: this one's, "
                               f"{sys.executable})")

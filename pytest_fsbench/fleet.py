@@ -129,6 +129,7 @@ class Request:
     partition: str | None = None
     constraint: str | None = None
     time: str | None = None
+    report: Path | None = None  # the fleet's HTML page, written once every job ended
 
     def session_args(self) -> list[str]:
         return [*self.pytest_args, f"--store={self.store}"]
@@ -390,18 +391,34 @@ def job_problem(node: str, job: Job | None, python: str | None) -> str | None:
     return f"the job on {node} ended {job.state}{reason}"
 
 
-def node_line(node: str, job_id: str, job: Job | None, session: SessionOutcome | None,
-              python: str | None = None) -> tuple[str, bool]:
-    """One node's line (job, Slurm state, session, outcome) and whether it passed."""
+@dataclass(frozen=True)
+class NodeResult:
+    """One node's word: its job, Slurm state, session, what went wrong (None: nothing), its output."""
+
+    node: str
+    job_id: str
+    state: str
+    session: str
+    problem: str | None
+    output: str
+    passed: bool
+
+    def line(self) -> str:
+        return (f"{self.node:12} job {self.job_id:>7}  {self.state:10} {self.session}"
+                + (f"; {self.problem}" if self.problem else "")
+                + (f"; its output: {self.output} on {self.node}" if self.output else ""))
+
+
+def node_result(node: str, job_id: str, job: Job | None, session: SessionOutcome | None,
+                python: str | None = None) -> NodeResult:
     state = job.state if job is not None else "UNKNOWN"
     problem = job_problem(node, job, python)
     said = session.text() if session is not None else "no session recorded"
     passed = problem is None and session is not None and session.passed
     if problem is None and session is not None and not session.passed and session.status != "complete":
         problem = "the session did not complete"
-    output = f"; its output: {job.output} on {node}" if job is not None and job.output and not passed else ""
-    line = f"{node:12} job {job_id:>7}  {state:10} {said}" + (f"; {problem}" if problem else "") + output
-    return line, passed
+    output = job.output if job is not None and not passed else ""
+    return NodeResult(node, job_id, state, said, problem, output, passed)
 
 
 def cell(outcome: str | None, verdicts: Sequence[tuple[str, bool]]) -> str:
@@ -411,28 +428,54 @@ def cell(outcome: str | None, verdicts: Sequence[tuple[str, bool]]) -> str:
     return " ".join([outcome, *(v for v, _ in verdicts)])
 
 
-def fleet_table(sessions: Sequence[SessionOutcome]) -> list[str]:
-    """Hosts x cases: each host's outcome and gate verdict for each case ('-': not run there)."""
+def fleet_rows(sessions: Sequence[SessionOutcome]) -> tuple[list[str], list[list[str]]]:
+    """Hosts x cases: the header (case, each host) and a row per case, each host's outcome and gate
+    verdicts ('-': not run there); no rows when no session reported a test."""
     tests = sorted({t for s in sessions for t in s.tests})
-    if not tests:
+    header = ["case", *(s.host or f"session {s.id}" for s in sessions)]
+    return header, [[short_test(t), *(cell(s.tests.get(t), s.gates.get(t, [])) for s in sessions)]
+                    for t in tests]
+
+
+def fleet_table(sessions: Sequence[SessionOutcome]) -> list[str]:
+    """The hosts x cases table as the terminal shows it."""
+    header, rows = fleet_rows(sessions)
+    if not rows:
         return []
-    hosts = [s.host or f"session {s.id}" for s in sessions]
-    rows = [[short_test(t), *(cell(s.tests.get(t), s.gates.get(t, [])) for s in sessions)] for t in tests]
-    header = ["case", *hosts]
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
     return ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in [header, *rows]]
 
 
-def result_lines(nodes: Sequence[str], job_ids: Sequence[str], jobs: dict[str, Job],
-                 sessions: dict[str, SessionOutcome], python: str | None = None) -> tuple[list[str], bool]:
-    """Every node's line, then the fleet's table; whether every node's session completed and passed."""
-    lines, passed = [], True
-    for node, job_id in zip(nodes, job_ids):
-        line, ok = node_line(node, job_id, jobs.get(job_id), sessions.get(job_id), python)
-        lines.append(line)
-        passed = passed and ok
-    table = fleet_table([sessions[i] for i in job_ids if i in sessions])
-    return lines + ([""] + table if table else []), passed
+@dataclass(frozen=True)
+class FleetResult:
+    """What a fleet's jobs came to: each node's result and its session, in the order of the nodes."""
+
+    nodes: list[NodeResult]
+    sessions: list[SessionOutcome]
+
+    @property
+    def passed(self) -> bool:
+        return all(n.passed for n in self.nodes)
+
+    def lines(self) -> list[str]:
+        table = fleet_table(self.sessions)
+        return [n.line() for n in self.nodes] + ([""] + table if table else [])
+
+
+def fleet_result(nodes: Sequence[str], job_ids: Sequence[str], jobs: dict[str, Job],
+                 sessions: dict[str, SessionOutcome], python: str | None = None) -> FleetResult:
+    return FleetResult([node_result(node, job_id, jobs.get(job_id), sessions.get(job_id), python)
+                        for node, job_id in zip(nodes, job_ids)],
+                       [sessions[i] for i in job_ids if i in sessions])
+
+
+def write_report(result: FleetResult, path: Path, title: str) -> None:
+    """The fleet as one HTML page: the nodes' results, then hosts x cases."""
+    from .views import fleet_page  # the report's helpers bring matplotlib: only for --report
+
+    header, rows = fleet_rows(result.sessions)
+    nodes = [[n.node, n.job_id, n.state, n.session, n.problem or "", n.output] for n in result.nodes]
+    path.write_text(fleet_page.page(title, nodes, [not n.passed for n in result.nodes], header, rows))
 
 
 # ---- the commands -----------------------------------------------------------------------------
@@ -465,12 +508,17 @@ def run(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> i
     job_ids = submit(slurm, request)
     out(f"fsbench fleet: submitted {', '.join(f'{n} job {j}' for n, j in zip(request.nodes, job_ids))} "
         f"(store {redact(request.store)})")
+    again = f"fsbench fleet status {','.join(job_ids)}"
     try:
         jobs = wait(lambda: slurm.jobs(job_ids), job_ids)
     except KeyboardInterrupt:
-        out(f"fsbench fleet: stopped waiting; the jobs run on: fsbench fleet status {','.join(job_ids)}")
+        out(f"fsbench fleet: stopped waiting; the jobs run on: {again}")
         return 130
-    return tell(request.store, slurm, request.nodes, job_ids, jobs, request.python, out)
+    except FsbenchError as exc:
+        raise FsbenchError(f"{exc}; the jobs run on: {again}") from None
+    sessions = read_sessions(request.store, slurm.cluster(), job_ids)
+    result = fleet_result(request.nodes, job_ids, jobs, sessions, request.python)
+    return tell(result, request.report, f"fsbench fleet: jobs {', '.join(job_ids)}", out)
 
 
 def submit_only(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> int:
@@ -498,23 +546,22 @@ def read_sessions(location: Path | str, cluster: str, job_ids: Sequence[str]) ->
         store.close()
 
 
-def tell(store_location: Path | str, slurm: Slurm, nodes: Sequence[str], job_ids: Sequence[str],
-         jobs: dict[str, Job], python: str | None, out: Callable[[str], None]) -> int:
-    sessions = read_sessions(store_location, slurm.cluster(), job_ids)
-    lines, passed = result_lines(nodes, job_ids, jobs, sessions, python)
-    for line in lines:
+def tell(result: FleetResult, report: Path | None, title: str, out: Callable[[str], None]) -> int:
+    """Print the result (and write its page); 0 only when every node's session completed and passed."""
+    for line in result.lines():
         out(line)
-    return 0 if passed else 1
+    if report is not None:
+        write_report(result, report, title)
+        out(f"fsbench fleet: wrote {report}")
+    return 0 if result.passed else 1
 
 
-def status(store_location: Path | str, slurm: Slurm, job_ids: Sequence[str],
+def status(store_location: Path | str, slurm: Slurm, job_ids: Sequence[str], report: Path | None = None,
            out: Callable[[str], None] = print) -> int:
     """fleet status JOBIDS: each job as it stands (a job still running says so); 0 only when every
     one has ended with its session complete and passed."""
     jobs = slurm.jobs(job_ids)
     sessions = read_sessions(store_location, slurm.cluster(), job_ids)
     nodes = [jobs[i].node if i in jobs else (sessions[i].host if i in sessions else "?") for i in job_ids]
-    lines, passed = result_lines(nodes, job_ids, jobs, sessions)
-    for line in lines:
-        out(line)
-    return 0 if passed else 1
+    result = fleet_result(nodes, job_ids, jobs, sessions)
+    return tell(result, report, f"fsbench fleet: jobs {', '.join(job_ids)}", out)

@@ -7,6 +7,8 @@ the others complete; a node without fsbench named in its line; nothing of the cl
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import time
 from pathlib import Path
 
@@ -49,6 +51,22 @@ def finished(process, timeout: float = 240) -> tuple[int, str]:
 
 def line_of(out: str, node: str) -> str:
     return next(line for line in out.splitlines() if line.startswith(node + " "))
+
+
+def job_of(out: str, node: str) -> str:
+    return line_of(out, node).split()[2]
+
+
+def opened_in_a_browser(page: Path) -> str:
+    """The page as a real browser laid it out (headless Chromium's DOM); skips without one."""
+    browser = next((found for name in ("chromium", "chromium-browser") if (found := shutil.which(name))),
+                   None)
+    if browser is None:
+        pytest.skip("needs a browser: Debian package chromium")
+    argv = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
 
 
 def sessions(cluster: SlurmCluster, database: str) -> list[tuple[int, str, str]]:
@@ -120,7 +138,9 @@ def test_three_nodes_one_store_and_a_node_cut_off_mid_session(cluster, tmp_path)
     saved = time.monotonic() - start
 
     # the nightly run: each node gated against its own host's sessions in "nightly"; fleet-c dies mid-session
-    fleet = cluster.fleet([f"--nodes={nodes}", f"--store={url}", f"--workdir={tmp_path}", "--",
+    page = tmp_path / "fleet.html"
+    fleet = cluster.fleet([f"--nodes={nodes}", f"--store={url}", f"--workdir={tmp_path}", f"--report={page}",
+                           "--",
                            *session_args(tmp_path, "--compare=nightly", "--fail-on-regression=50%",
                                          "--gate-mode=fixed")], tmp_path)
     deadline = time.monotonic() + 120
@@ -143,11 +163,15 @@ def test_three_nodes_one_store_and_a_node_cut_off_mid_session(cluster, tmp_path)
         if host != "fleet-c":  # gated against its own host's baseline session only
             entries = gated(cluster, database, session_id)
             assert len(entries) == 2 and not any(e["failed"] for e in entries), entries
-    table = out.splitlines()[out.splitlines().index(cut) + 2:]
+    after = out.splitlines()[out.splitlines().index(cut) + 2:]
+    table = after[:after.index(f"fsbench fleet: wrote {page}")]
     assert table[0].split() == ["case", "fleet-a", "fleet-b", "fleet-c"], out
     assert [row.split()[0] for row in table[1:]] == ["test_dd_read[ext4-single-1M]",
                                                      "test_dd_write[ext4-single-1M]"], out
     for row in table[1:]:  # fleet-a and fleet-b passed (and were gated); fleet-c was cut off
         assert row.split()[1] == "passed" and row.count("passed") >= 2, out
+    dom = opened_in_a_browser(page)
+    assert f"<td>fleet-c</td><td>{job_of(out, 'fleet-c')}</td><td>NODE_FAIL</td>" in dom, dom
+    assert "<th>case</th><th>fleet-a</th><th>fleet-b</th><th>fleet-c</th>" in dom, dom
     print(f"three sessions saved in {saved:.0f} s; the nightly with a node cut off in "
           f"{time.monotonic() - start - saved:.0f} s")

@@ -162,33 +162,38 @@ def outcome(host: str, status: str = "complete", **tests: str) -> fleet.SessionO
     return fleet.SessionOutcome(7, host, status, named, gates)
 
 
+def node_line(*args) -> tuple[str, bool]:
+    result = fleet.node_result(*args)
+    return result.line(), result.passed
+
+
 def test_each_nodes_line_names_it_with_its_state_and_session():
     found = jobs("scontrol-show-job-ended.txt")
-    line, ok = fleet.node_line("fleet-a", "1", found["1"], outcome("fleet-a", test_dd_write="passed"))
+    line, ok = node_line("fleet-a", "1", found["1"], outcome("fleet-a", test_dd_write="passed"))
     assert ok and line.split()[:4] == ["fleet-a", "job", "1", "COMPLETED"]
     assert line.endswith("session 7 complete: 1 passed; gate: 1 within bounds")
-    line, ok = fleet.node_line("fleet-b", "2", found["2"], None, "/opt/fsbench/.venv/bin/python")
+    line, ok = node_line("fleet-b", "2", found["2"], None, "/opt/fsbench/.venv/bin/python")
     assert not ok and "FAILED     no session recorded; fsbench is not installed on fleet-b: " \
                       "/opt/fsbench/.venv/bin/python there cannot import pytest_fsbench" in line
-    line, ok = fleet.node_line("fleet-c", "3", found["3"], outcome("fleet-c", "running"))
+    line, ok = node_line("fleet-c", "3", found["3"], outcome("fleet-c", "running"))
     assert not ok and ("NODE_FAIL  session 7 running; node fleet-c failed while the job ran (Slurm: NodeDown)"
                        in line)
     assert line.endswith("/fsbench-fleet-3.out on fleet-c")
-    line, ok = fleet.node_line("fleet-c", "4", found["4"], None)
+    line, ok = node_line("fleet-c", "4", found["4"], None)
     assert not ok and "the job is PENDING on fleet-c: fsbench fleet status 4 asks again" in line
-    line, ok = fleet.node_line("fleet-a", "1", None, None)
+    line, ok = node_line("fleet-a", "1", None, None)
     assert not ok and "UNKNOWN" in line and "no longer knows this job" in line
 
 
 def test_a_completed_job_passes_only_with_a_complete_passed_session():
     done = jobs("scontrol-show-job-ended.txt")["1"]
-    assert not fleet.node_line("fleet-a", "1", done, None)[1]
-    assert not fleet.node_line("fleet-a", "1", done, outcome("fleet-a", test_dd_write="failed"))[1]
+    assert not fleet.node_result("fleet-a", "1", done, None).passed
+    assert not fleet.node_result("fleet-a", "1", done, outcome("fleet-a", test_dd_write="failed")).passed
     regressed = fleet.SessionOutcome(7, "fleet-a", "complete", {"t": "passed"},
                                      {"t": [(fleet.REGRESSION, True)]})
-    assert not fleet.node_line("fleet-a", "1", done, regressed)[1]
+    assert not fleet.node_result("fleet-a", "1", done, regressed).passed
     interrupted = outcome("fleet-a", "interrupted", test_dd_write="passed")
-    line, ok = fleet.node_line("fleet-a", "1", done, interrupted)
+    line, ok = node_line("fleet-a", "1", done, interrupted)
     assert not ok and "session 7 interrupted: 1 passed; the session did not complete;" in line
 
 
@@ -200,6 +205,56 @@ def test_the_fleet_table_is_hosts_by_cases():
         ["test_dd_read[ext4-single-1M]", "passed", "-"],
         ["test_dd_write[ext4-single-1M]", "passed", "within", "bounds", "failed"]]
     assert fleet.fleet_table([]) == []
+
+
+def test_the_fleets_page_holds_every_node_and_hosts_by_cases(tmp_path):
+    found = jobs("scontrol-show-job-ended.txt")
+    write = "test_dd.py::test_dd_write[ext4-single-1M]"
+    cut = fleet.SessionOutcome(8, "fleet-c", "running", {write: "failed"})
+    sessions = {"1": outcome("fleet-a", test_dd_write="passed", test_dd_read="passed"), "3": cut}
+    result = fleet.fleet_result(["fleet-a", "fleet-b", "fleet-c"], ["1", "2", "3"], found, sessions)
+    assert not result.passed and [n.passed for n in result.nodes] == [True, False, False]
+    page = tmp_path / "fleet.html"
+    fleet.write_report(result, page, "fsbench fleet: jobs 1, 2, 3")
+    tables = html_tables(page.read_text())
+    assert [row[:3] for row in tables[0]] == [["node", "job", "Slurm state"], ["fleet-a", "1", "COMPLETED"],
+                                             ["fleet-b", "2", "FAILED"], ["fleet-c", "3", "NODE_FAIL"]]
+    assert tables[0][3][4].startswith("node fleet-c failed while the job ran")
+    assert tables[1] == [["case", "fleet-a", "fleet-c"],
+                         ["test_dd_read[ext4-single-1M]", "passed", "-"],
+                         ["test_dd_write[ext4-single-1M]", "passed within bounds", "failed"]]
+    assert page.read_text().count('class="worse"') == 3  # fleet-b's and fleet-c's nodes, the failed case
+
+
+def html_tables(text: str) -> list[list[list[str]]]:
+    """Each table of a page as rows of cell texts (Python's own HTML parser)."""
+    from html.parser import HTMLParser
+
+    class Tables(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.tables, self.cell = [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "table":
+                self.tables.append([])
+            elif tag == "tr":
+                self.tables[-1].append([])
+            elif tag in ("td", "th"):
+                self.cell = ""
+
+        def handle_endtag(self, tag):
+            if tag in ("td", "th"):
+                self.tables[-1][-1].append(self.cell)
+                self.cell = None
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+
+    parser = Tables()
+    parser.feed(text)
+    return parser.tables
 
 
 def test_gate_lines_give_their_verdict():
@@ -248,6 +303,7 @@ def test_slurm_job_is_read_from_slurms_environment():
      "give the store to fsbench fleet"),
     (["fleet", "status", "twelve"], "give the job ids"),
     (["fleet", "--nodes=", "--", "-k", "dd"], "--nodes='': give a value"),
+    (["fleet", "status", "12", "--report=-"], "--report -: the fleet's page is a file"),
 ])
 def test_usage_errors_are_one_line(argv, said, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
