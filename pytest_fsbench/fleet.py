@@ -413,6 +413,8 @@ def node_result(node: str, job_id: str, job: Job | None, session: SessionOutcome
                 python: str | None = None) -> NodeResult:
     state = job.state if job is not None else "UNKNOWN"
     problem = job_problem(node, job, python)
+    if job is None and session is not None and session.passed:
+        problem = None  # an ended job Slurm forgot: its session, complete and passed, is the word
     said = session.text() if session is not None else "no session recorded"
     passed = problem is None and session is not None and session.passed
     if problem is None and session is not None and not session.passed and session.status != "complete":

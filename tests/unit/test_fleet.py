@@ -183,6 +183,16 @@ def test_each_nodes_line_names_it_with_its_state_and_session():
     assert not ok and "the job is PENDING on fleet-c: fsbench fleet status 4 asks again" in line
     line, ok = node_line("fleet-a", "1", None, None)
     assert not ok and "UNKNOWN" in line and "no longer knows this job" in line
+    line, ok = node_line("fleet-a", "1", None, outcome("fleet-a", test_dd_write="passed"))
+    assert ok and line.endswith("UNKNOWN    session 7 complete: 1 passed; gate: 1 within bounds")
+
+
+def test_a_time_limit_or_a_cancel_is_named_with_the_node():
+    timed_out = fleet.Job("5", "TIMEOUT", "bench-1", 0, 15, "TimeLimit")
+    assert fleet.job_problem("bench-1", timed_out, None) == ("the job reached its time limit (--time) on "
+                                                              "bench-1")
+    cancelled = fleet.Job("6", "CANCELLED", "bench-2", 0, 15, "None")
+    assert fleet.job_problem("bench-2", cancelled, None) == "the job on bench-2 ended CANCELLED"
 
 
 def test_a_completed_job_passes_only_with_a_complete_passed_session():
