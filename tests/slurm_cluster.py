@@ -33,6 +33,7 @@ TEST_RANGE = "10.233.33.0/24"
 CONTROLLER = ("fleet-ctl", "10.233.33.1")
 NODES = {"fleet-a": "10.233.33.11", "fleet-b": "10.233.33.12", "fleet-c": "10.233.33.13"}
 BRIDGE = "fleet-br"
+FEATURES = {"fleet-a": "nvme", "fleet-b": "sata", "fleet-c": "sata"}  # a --constraint only fleet-a meets
 PROGRAMS = {"slurmctld": "slurmctld", "slurmd": "slurmd", "sbatch": "slurm-client", "munged": "munge",
             "nsenter": "util-linux", "unshare": "util-linux", "ip": "iproute2"}
 #: a node silent this long is DOWN and its job NODE_FAIL (Slurm's pings come every third of it)
@@ -65,7 +66,7 @@ def enter(name: str) -> list[str]:
 
 def slurm_conf(root: Path) -> str:
     ctl_name, ctl_address = CONTROLLER
-    nodes = "\n".join(f"NodeName={name} NodeAddr={address} CPUs=1 State=UNKNOWN"
+    nodes = "\n".join(f"NodeName={name} NodeAddr={address} CPUs=1 Features={FEATURES[name]} State=UNKNOWN"
                       for name, address in NODES.items())
     return f"""ClusterName=fsbench-fleet-test
 SlurmctldHost={ctl_name}({ctl_address})
@@ -235,6 +236,10 @@ class SlurmCluster:
         argv = [*enter(CONTROLLER[0]), sys.executable, "-m", "pytest_fsbench.cli", "fleet", *args]
         return subprocess.Popen(argv, cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
+
+    def jobs_left(self) -> str:
+        """squeue's jobs, pending or running."""
+        return self.controller(["squeue", "-h", "-o", "%i %T %N"], timeout=30).stdout.strip()
 
     def cut_off(self, node: str) -> None:
         """The node's link down and its slurmd killed: the machine is gone, as far as Slurm can tell."""
