@@ -358,7 +358,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         nodes=fleet.parse_nodes(args.nodes), store=store if is_url(store) else Path(store).absolute(),
         pytest_args=tuple(args.words), python=args.python, workdir=Path(args.workdir).absolute(),
         partition=args.partition, constraint=args.constraint,
-        time=fleet.parse_time(args.time) if args.time is not None else None, report=report)
+        time=fleet.parse_time(args.time) if args.time is not None else None, report=report, shard=args.shard)
     return fleet.submit_only(request, slurm) if args.no_wait else fleet.run(request, slurm)
 
 
@@ -479,6 +479,9 @@ def parser() -> argparse.ArgumentParser:
     fleet_parser.add_argument("--time", metavar="LIMIT", help="each job's time limit, e.g. 2:00:00; a "
                               "session that reaches it ends TIMEOUT (default: the partition's)")
     fleet_parser.add_argument("--no-wait", action="store_true", help="submit, print the job ids and return")
+    fleet_parser.add_argument("--shard", action="store_true", help="split the cases among the nodes (meant "
+                              "for identical machines): node i of N runs the pytest session's --shard=i/N, "
+                              "each case on exactly one node")
     fleet_parser.add_argument("--report", metavar="FILE", help="also write the nodes' results and hosts x "
                               "cases as one HTML page, once every job ended (and with fleet status)")
     fleet_parser.add_argument("--python", default=sys.executable, help="the Python of fsbench's virtual "

@@ -90,11 +90,14 @@ def check_store(store: Path | str, nodes: Sequence[str], this_host: str) -> None
 
 
 def check_pytest_args(pytest_args: Sequence[str]) -> None:
-    """The fleet names the store every session writes; a session's own --store would split them."""
+    """The fleet names the store every session writes (a session's own --store would split them)
+    and, with --shard, each node's share."""
     for word in pytest_args:
         if word == "--store" or word.startswith("--store="):
             raise UsageError(f"{word} after --: give the store to fsbench fleet itself (fsbench fleet "
                              "--store=URL ... -- PYTEST-ARGS), which every node's session then writes")
+        if word == "--shard" or word.startswith("--shard="):
+            raise UsageError(f"{word} after --: give fsbench fleet --shard, which deals each node its share")
 
 
 def kernel_paths(pytest_args: Sequence[str]) -> list[str]:
@@ -130,9 +133,12 @@ class Request:
     constraint: str | None = None
     time: str | None = None
     report: Path | None = None  # the fleet's HTML page, written once every job ended
+    shard: bool = False  # split the cases: node i of N runs --shard=i/N
 
-    def session_args(self) -> list[str]:
-        return [*self.pytest_args, f"--store={self.store}"]
+    def session_args(self, node: str) -> list[str]:
+        """A node's pytest arguments: the fleet's, its store, and its share of the cases (--shard)."""
+        shard = [f"--shard={self.nodes.index(node)}/{len(self.nodes)}"] if self.shard else []
+        return [*self.pytest_args, f"--store={self.store}", *shard]
 
 
 def batch_script(python: str, pytest_args: Sequence[str]) -> str:
@@ -269,7 +275,7 @@ class Slurm:
         return parse_cluster(config)
 
     def submit(self, node: str, request: Request) -> str:
-        script = batch_script(request.python, request.session_args())
+        script = batch_script(request.python, request.session_args(node))
         try:
             done = self.execute(sbatch_argv(node, request), input=script, timeout=60)
         except CommandError as exc:

@@ -37,9 +37,9 @@ def cluster():
     assert fsbench_leftovers() == []
 
 
-def session_args(tmp_path: Path, *extra: str, select: str = "dd") -> list[str]:
+def session_args(tmp_path: Path, *extra: str, select: str = "dd", fs: str = "ext4") -> list[str]:
     """A small real session: ext4, dd write and read of 16M (select: pytest's -k), five runs each."""
-    return ["-p", "no:cacheprovider", "--pyargs", "pytest_fsbench.benchmarks", "-k", select, "--fs=ext4",
+    return ["-p", "no:cacheprovider", "--pyargs", "pytest_fsbench.benchmarks", "-k", select, f"--fs={fs}",
             "--dd-size=16M", "--runs=5", "--warmup=0", "--control=off", f"--image-dir={tmp_path / 'images'}",
             "--image-size=512M", *extra]
 
@@ -119,10 +119,10 @@ def test_what_slurm_refuses_is_one_line_and_leaves_no_job(cluster, tmp_path):
     assert cluster.jobs_left() == ""
 
 
-def test_no_wait_then_status_reads_the_jobs_back(cluster, tmp_path):
+def test_no_wait_then_status_reads_the_sharded_jobs_back(cluster, tmp_path):
     url = cluster.postgres.new_database()
-    args = ["--nodes=fleet-a,fleet-b", f"--store={url}", f"--workdir={tmp_path}", "--no-wait", "--",
-            *session_args(tmp_path, select="dd_write")]
+    args = ["--nodes=fleet-a,fleet-b", f"--store={url}", f"--workdir={tmp_path}", "--no-wait", "--shard",
+            "--", *session_args(tmp_path, select="dd_write", fs="ext4,xfs")]
     code, out = finished(cluster.fleet(args, tmp_path), 60)
     assert code == 0, out
     job_ids = [line_of(out, node).split()[2] for node in ("fleet-a", "fleet-b")]
@@ -139,6 +139,10 @@ def test_no_wait_then_status_reads_the_jobs_back(cluster, tmp_path):
     for node, job_id in zip(("fleet-a", "fleet-b"), job_ids):
         assert line_of(out, node).split()[:4] == [node, "job", job_id, "COMPLETED"], out
         assert "complete: 1 passed" in line_of(out, node), out
+    lines = out.splitlines()
+    table = [line.split() for line in lines[lines.index(line_of(out, "fleet-b")) + 2:]]
+    assert table == [["case", "fleet-a", "fleet-b"], ["test_dd_write[ext4-single-1M]", "passed", "-"],
+                     ["test_dd_write[xfs-single-1M]", "-", "passed"]], out  # each case on exactly one node
 
 
 def test_three_nodes_one_store_and_a_node_cut_off_mid_session(cluster, tmp_path):

@@ -74,6 +74,16 @@ def test_the_store_is_the_fleets_and_kernels_by_path_are_named():
         "fsbench fleet: /k/bzImage must be readable at that path on every node (fsbench copies no kernel)"]
 
 
+def test_with_shard_each_node_gets_its_share(tmp_path):
+    nodes = ("bench-1", "bench-2", "bench-3")
+    sharded = request(tmp_path, nodes=nodes, shard=True)
+    assert [sharded.session_args(n)[-1] for n in nodes] == ["--shard=0/3", "--shard=1/3", "--shard=2/3"]
+    assert request(tmp_path, nodes=nodes).session_args("bench-2") == [
+        "-k", "dd", "--store=postgresql://fsbench@db/fsbench"]
+    with pytest.raises(UsageError, match="give fsbench fleet --shard"):
+        fleet.check_pytest_args(["--shard=0/2"])
+
+
 def test_each_job_is_exclusive_never_requeued_and_on_its_node(tmp_path):
     argv = fleet.sbatch_argv("fleet-b", request(tmp_path, partition="bench", constraint="nvme",
                                                 time="2:00:00"))
