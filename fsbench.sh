@@ -12,7 +12,8 @@ cd "$(dirname "$0")"
 PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
           util-linux fdisk fio bonnie++ time iozone3 dbench
           jfsutils reiserfsprogs user-mode-linux postgresql
-          linux-source build-essential bc bison flex libelf-dev libssl-dev chromium)
+          linux-source build-essential bc bison flex libelf-dev libssl-dev chromium
+          slurmctld slurmd slurm-client munge)
 
 # --kernel=vm: QEMU, the distribution's kernel with its headers, OpenZFS's module built for it by
 # zfs-dkms, and busybox (virtme-ng builds the guest's boot image with it). zfs-dkms comes from

@@ -17,7 +17,7 @@ from .kernels.guest import GuestError, boot_facts
 from .kernels.probe import probe
 from .kernels.vm import vm_boot_facts, vm_missing
 from .session import RUN_ROOT
-from . import docs, doctor, studies
+from . import docs, doctor, fleet, studies
 from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
@@ -384,6 +384,26 @@ def cmd_changes(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_fleet(args: argparse.Namespace) -> int:
+    """One session per Slurm node into one store, or (fleet status JOBIDS) how a fleet's jobs stand."""
+    store = BY_FLAG["--store"].value(args.fsbench_store)
+    report = output_path(args.report) if args.report is not None else None
+    if args.report is not None and report is None:
+        raise UsageError("--report -: the fleet's page is a file; name one")
+    slurm = fleet.Slurm(execute)
+    if args.nodes is None and args.words[:1] == ["status"]:
+        return fleet.status(store, slurm, fleet.parse_job_ids(args.words[1:]), report)
+    if args.nodes is None:
+        raise UsageError("give --nodes=NODE,NODE,... (Slurm's names of the machines) and the sessions' "
+                         "pytest arguments after --; or fsbench fleet status JOBIDS")
+    request = fleet.Request(
+        nodes=fleet.parse_nodes(args.nodes), store=store if is_url(store) else Path(store).absolute(),
+        pytest_args=tuple(args.words), python=args.python, workdir=Path(args.workdir).absolute(),
+        partition=args.partition, constraint=args.constraint,
+        time=fleet.parse_time(args.time) if args.time is not None else None, report=report, shard=args.shard)
+    return fleet.submit_only(request, slurm) if args.no_wait else fleet.run(request, slurm)
+
+
 DESCRIPTION = """fsbench: filesystem benchmarks as pytest tests.
 
 The benchmarks are pytest tests: pytest runs them, on a filesystem it builds for each case (its
@@ -401,6 +421,7 @@ EPILOG = """the commonest commands:
   fsbench report last -o report.html    the newest session's HTML report
   fsbench study                         the published studies fsbench re-runs
   fsbench cleanup                       remove what a killed session left behind
+  fsbench fleet --nodes=a,b -- ARGS     one session per Slurm node into one store
 
 fsbench COMMAND --help shows a command's options."""
 
@@ -524,6 +545,34 @@ def parser() -> argparse.ArgumentParser:
     changed.add_argument("--json", action="store_true", help="print the change points as one JSON document")
     add_to_argparse(changed, BY_FLAG["--store"])
     changed.set_defaults(func=cmd_changes)
+    fleet_parser = sub.add_parser("fleet", help="run one fsbench session on each of Slurm's nodes into "
+                                  "one store (sbatch --exclusive --no-requeue, one job per node), wait, and "
+                                  "tell each node's job, Slurm state, session and verdicts (exit 0 only when "
+                                  "every one completed and passed); fsbench fleet status JOBIDS reads them "
+                                  "back (docs/fleet.md)")
+    fleet_parser.add_argument("words", nargs="*", metavar="PYTEST-ARGS", help="after --: every node's pytest "
+                              "arguments, e.g. -- --fs=ext4,btrfs -k dd; or: status JOBIDS")
+    fleet_parser.add_argument("--nodes", metavar="NODE,...", help="the Slurm nodes to run a session on, one "
+                              "each")
+    fleet_parser.add_argument("--partition", help="the Slurm partition (default: Slurm's default one)")
+    fleet_parser.add_argument("--constraint", metavar="FEATURE", help="only nodes with this Slurm feature, "
+                              "e.g. nvme (Slurm refuses a listed node without it)")
+    fleet_parser.add_argument("--time", metavar="LIMIT", help="each job's time limit, e.g. 2:00:00; a "
+                              "session that reaches it ends TIMEOUT (default: the partition's)")
+    fleet_parser.add_argument("--no-wait", action="store_true", help="submit, print the job ids and return")
+    fleet_parser.add_argument("--shard", action="store_true", help="split the cases among the nodes (meant "
+                              "for identical machines): node i of N runs the pytest session's --shard=i/N, "
+                              "each case on exactly one node")
+    fleet_parser.add_argument("--report", metavar="FILE", help="also write the nodes' results and hosts x "
+                              "cases as one HTML page, once every job ended (and with fleet status)")
+    fleet_parser.add_argument("--python", default=sys.executable, help="the Python of fsbench's virtual "
+                              "environment, at the same path on every node (default: this one's, "
+                              f"{sys.executable})")
+    fleet_parser.add_argument("--workdir", default=".", metavar="DIR", help="where each session runs and "
+                              "its job's output goes, the same path on every node (default: the current "
+                              "directory)")
+    add_to_argparse(fleet_parser, BY_FLAG["--store"])
+    fleet_parser.set_defaults(func=cmd_fleet)
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)
     return top

@@ -14,7 +14,7 @@ from pathlib import Path
 from . import __version__
 from .system import processes
 from .case import CaseSpec
-from .system.host import Host
+from .system.host import Host, slurm_job
 from .settings import Settings
 from .verdicts import drift
 from .verdicts.baseline import Baseline
@@ -233,12 +233,14 @@ class FsbenchSession:
         return self.targets.target(spec, self.host_manifest())
 
     def host_manifest(self) -> dict[str, object]:
-        return {
+        manifest = {
             "hostname": platform.node(), "kernel": self.host.kernel, "ram_bytes": self.host.ram_bytes,
             "cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
             "fsbench": __version__, "fsbench_commit": git_commit(), "zfs_implementation": self.host.zfs_impl,
             "devices": "loop" if not self.settings.devices else "block", "process": processes.identity(),
         }
+        job = slurm_job(os.environ)  # a fleet's session: the Slurm job it ran in (fleet.py finds it by that)
+        return manifest if job is None else {**manifest, "slurm_job": job}
 
     def close(self) -> None:
         """End of session: close the store, release what the targets needed."""

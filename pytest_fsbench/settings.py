@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,14 @@ def store_location(text: str, option: str = "--store") -> Path | str:
         return path(text)
     except ValueError as exc:
         raise UsageError(f"{option}={text!r}: {exc}") from None
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """K/N: share K (from 0) of N."""
+    found = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if found is None or not int(found.group(1)) < int(found.group(2)):
+        raise ValueError("give K/N, share K of N counted from 0 (K below N), e.g. 0/3")
+    return int(found.group(1)), int(found.group(2))
 
 
 def _paired(text: str) -> tuple[str, str, str]:
@@ -197,6 +205,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--resume", name, None, "continue an interrupted session (default: the last one): finished tests "
            "are skipped, a case's completed runs are kept", kind=OPTIONAL, const="last", ini=False,
            metavar="SESSION"),
+    Option("--shard", _shard, None, "run only share K of N of the session's cases (K/N, counted from 0): "
+           "the cases dealt out in turn, each in exactly one share, so identical machines split one matrix "
+           "(fsbench fleet --shard gives each node its share)", ini=False, metavar="K/N"),
     Option("--report", file_to_write, None, "write the session's HTML report (box plots, size curves, the "
            "change table) to this file at the end", ini=False, metavar="FILE", path=True),
     Option("--threshold", parse_threshold, None, "minimum or maximum per metric, e.g. dd.write>=100MB/s, "
@@ -264,6 +275,7 @@ class Settings:
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
     report: Path | None = None
+    shard: tuple[int, int] | None = None  # (K, N): this session runs share K of N of the cases
     pts: pts_options.PtsSettings | None = None  # the PTS face's profile and run options (--pts-*)
 
     def room(self, spec: CaseSpec) -> tuple[int, str] | None:
@@ -363,11 +375,25 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         pairs=tuple(pairs),
         args=args,
         report=value["--report"],
+        shard=value["--shard"],
         pts=pts_options.pts_settings(value["--pts-profile"], value["--pts-options"] or (), value["--pts-result"],
                                      value["--pts-binary"], value["--pts-system-tools"]),
     )
     check(settings)
-    return settings
+    return settings if settings.shard is None else replace(settings, specs=share(settings))
+
+
+def share(settings: Settings) -> tuple[CaseSpec, ...]:
+    """--shard=K/N: every N-th case from the K-th; a comparison within the session (--paired, a kernel
+    A/B) runs on one machine, so it is not split."""
+    k, n = settings.shard
+    if settings.pairs:
+        raise UsageError(f"--shard={k}/{n} with a paired comparison (--paired or a kernel A/B): its two "
+                         "sides are compared within one session, on one machine; run it unsplit")
+    if n > len(settings.specs):
+        raise UsageError(f"--shard={k}/{n}: this session has {len(settings.specs)} case(s), fewer than {n} "
+                         "shares; give at most as many shares as cases")
+    return settings.specs[k::n]
 
 
 def check(settings: Settings) -> None:

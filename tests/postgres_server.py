@@ -41,7 +41,13 @@ def free_port() -> int:
 
 
 class PostgresServer:
-    def __init__(self) -> None:
+    """address: where it listens for TCP (and its clients connect); enter: an argv prefix the
+    server is started under (e.g. nsenter into a network namespace); admit: a network beside
+    address whose clients may log in with the password."""
+
+    def __init__(self, address: str = "127.0.0.1", enter: tuple[str, ...] = (),
+                 admit: str | None = None) -> None:
+        self.address, self.enter, self.admit = address, tuple(enter), admit
         self.bin = binaries()
         self.root = Path(tempfile.mkdtemp(prefix="fsbench-pg-"))
         shutil.chown(self.root, "postgres", "postgres")
@@ -49,9 +55,9 @@ class PostgresServer:
         self.passfile = self.root / "pgpass"
         self._databases = 0
 
-    def _as_postgres(self, *argv: str, input: str | None = None) -> str:
-        done = subprocess.run(["runuser", "-u", "postgres", "--", *argv], capture_output=True, text=True,
-                              input=input, timeout=120, cwd=self.root)
+    def _as_postgres(self, *argv: str, input: str | None = None, enter: tuple[str, ...] = ()) -> str:
+        done = subprocess.run([*enter, "runuser", "-u", "postgres", "--", *argv], capture_output=True,
+                              text=True, input=input, timeout=120, cwd=self.root)
         if done.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)}: {done.stdout}{done.stderr}")
         return done.stdout
@@ -60,11 +66,15 @@ class PostgresServer:
         data = self.root / "data"
         self._as_postgres(str(self.bin / "initdb"), "-D", str(data), "-U", "postgres", "--auth-local=trust",
                           "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync")
-        options = f"-k {self.root} -p {self.port} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50"
+        if self.admit:
+            with open(data / "pg_hba.conf", "a") as hba:
+                hba.write(f"host all all {self.admit} scram-sha-256\n")
+        options = (f"-k {self.root} -p {self.port} -c listen_addresses={self.address} -c fsync=off "
+                   "-c max_connections=50")
         self._as_postgres(str(self.bin / "pg_ctl"), "-D", str(data), "-l", str(self.root / "log"), "-w", "-o",
-                          options, "start")
+                          options, "start", enter=self.enter)
         self.sql(f"CREATE ROLE fsbench LOGIN PASSWORD '{PASSWORD}'")
-        self.passfile.write_text(f"127.0.0.1:{self.port}:*:fsbench:{PASSWORD}\n")
+        self.passfile.write_text(f"{self.address}:{self.port}:*:fsbench:{PASSWORD}\n")
         self.passfile.chmod(0o600)
 
     def sql(self, statement: str, database: str = "postgres") -> str:
@@ -79,7 +89,7 @@ class PostgresServer:
         return self.url(name)
 
     def url(self, database: str) -> str:
-        return f"postgresql://fsbench@127.0.0.1:{self.port}/{database}"
+        return f"postgresql://fsbench@{self.address}:{self.port}/{database}"
 
     def stop(self) -> None:
         try:

@@ -197,6 +197,17 @@ class Store:
         return [row for row in rows if host is None or row.host == host]
 
     @_guarded
+    def sessions_with(self, key: str, value: str) -> list[SessionRow]:
+        """The sessions whose manifest records key = value (e.g. the Slurm job a fleet's session ran
+        in), oldest first."""
+        pattern = canonical({key: value})[1:-1].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        rows = self.db.execute("SELECT id, token, started, finished, status, manifest FROM sessions"
+                               " WHERE manifest LIKE ? ESCAPE '\\' ORDER BY id", (f"%{pattern}%",))
+        found = [(row, json.loads(row[5])) for row in rows]
+        return [SessionRow(*row[:5], manifest.get("hostname", "")) for row, manifest in found
+                if manifest.get(key) == value]
+
+    @_guarded
     def hosts(self, session_ids: Iterable[int]) -> dict[int, str]:
         """The machine each session ran on (its manifest's hostname)."""
         ids = list(session_ids)
@@ -402,6 +413,13 @@ class Store:
         self.db.execute("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?) "
                         "ON CONFLICT(session_id, test) DO UPDATE SET outcome = excluded.outcome",
                         (session_id, test, outcome))
+
+    @_guarded
+    def test_outcomes(self, session_id: int) -> dict[str, str]:
+        """Each test the session reported, with its outcome (passed, failed, skipped)."""
+        rows = self.db.execute("SELECT test, outcome FROM tests WHERE session_id = ? ORDER BY test",
+                               (session_id,))
+        return {test: outcome for test, outcome in rows}
 
     @_guarded
     def finished_tests(self, session_id: int) -> set[str]:

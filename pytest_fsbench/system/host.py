@@ -4,6 +4,7 @@ drivers read (kernels/probe.py gathers them, once per session)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,13 @@ DEBIAN_UML = Path("/usr/bin/linux.uml")  # Debian's User-mode Linux kernel (pack
 def uml_installed() -> bool:
     """Whether Debian's User-mode Linux kernel is here (--kernel=uml can boot)."""
     return DEBIAN_UML.is_file() and os.access(DEBIAN_UML, os.X_OK)
+
+
+def slurm_job(environ: Mapping[str, str]) -> str | None:
+    """CLUSTER/JOBID of the Slurm job this process runs in (None outside one): how `fsbench fleet`
+    finds the session each node's job recorded."""
+    job = environ.get("SLURM_JOB_ID")
+    return f"{environ.get('SLURM_CLUSTER_NAME', '')}/{job}" if job else None
 
 
 @dataclass(frozen=True)
