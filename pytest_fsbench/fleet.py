@@ -27,7 +27,9 @@ from .metrics import short_test
 from .store.databases import is_url, redact
 from .store.results import Store
 from .system.commands import Executor
+from .verdicts import changes
 from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
+from .views.change_points import change_lines
 
 #: the exit status the batch script gives when the node has no fsbench (a shell's "command not found")
 NOT_INSTALLED = 127
@@ -460,6 +462,8 @@ class FleetResult:
 
     nodes: list[NodeResult]
     sessions: list[SessionOutcome]
+    #: each host's change points, as fsbench changes --host prints them, of the cases the fleet ran
+    history: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -467,14 +471,41 @@ class FleetResult:
 
     def lines(self) -> list[str]:
         table = fleet_table(self.sessions)
-        return [n.line() for n in self.nodes] + ([""] + table if table else [])
+        return [n.line() for n in self.nodes] + ([""] + table if table else []) + history_lines(self.history)
+
+
+def history_lines(history: dict[str, list[str]]) -> list[str]:
+    """Each host's change points, or that it has none (yet)."""
+    lines = []
+    for host, found in history.items():
+        lines += ([f"change points on {host}:", *found] if found else
+                  [f"change points on {host}: none in the cases this fleet ran ({changes.MIN_SESSIONS} complete "
+                   f"sessions are the least a series needs; fsbench changes --host {host})"])
+    return [""] + lines if lines else []
+
+
+def host_history(store: Store, sessions: Sequence[SessionOutcome]) -> dict[str, list[str]]:
+    """Each host's change points (fsbench changes per host) in the tests its session ran."""
+    found: dict[str, list[str]] = {}
+    for session in sessions:
+        if not session.host or session.host in found:
+            continue
+        tests = set(session.tests)
+        try:
+            detected = changes.detect(store, session.host)
+        except UsageError:  # no complete session of that host yet
+            detected = []
+        found[session.host] = [line for change in detected
+                               if change.history.key.test in tests for line in change_lines(change, False)]
+    return found
 
 
 def fleet_result(nodes: Sequence[str], job_ids: Sequence[str], jobs: dict[str, Job],
-                 sessions: dict[str, SessionOutcome], python: str | None = None) -> FleetResult:
+                 sessions: dict[str, SessionOutcome], python: str | None = None,
+                 history: dict[str, list[str]] | None = None) -> FleetResult:
     return FleetResult([node_result(node, job_id, jobs.get(job_id), sessions.get(job_id), python)
                         for node, job_id in zip(nodes, job_ids)],
-                       [sessions[i] for i in job_ids if i in sessions])
+                       [sessions[i] for i in job_ids if i in sessions], history or {})
 
 
 def write_report(result: FleetResult, path: Path, title: str) -> None:
@@ -483,7 +514,8 @@ def write_report(result: FleetResult, path: Path, title: str) -> None:
 
     header, rows = fleet_rows(result.sessions)
     nodes = [[n.node, n.job_id, n.state, n.session, n.problem or "", n.output] for n in result.nodes]
-    path.write_text(fleet_page.page(title, nodes, [not n.passed for n in result.nodes], header, rows))
+    path.write_text(fleet_page.page(title, nodes, [not n.passed for n in result.nodes], header, rows,
+                                    history_lines(result.history)[1:]))
 
 
 # ---- the commands -----------------------------------------------------------------------------
@@ -524,8 +556,8 @@ def run(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> i
         return 130
     except FsbenchError as exc:
         raise FsbenchError(f"{exc}; the jobs run on: {again}") from None
-    sessions = read_sessions(request.store, slurm.cluster(), job_ids)
-    result = fleet_result(request.nodes, job_ids, jobs, sessions, request.python)
+    sessions, history = read_sessions(request.store, slurm.cluster(), job_ids)
+    result = fleet_result(request.nodes, job_ids, jobs, sessions, request.python, history)
     return tell(result, request.report, f"fsbench fleet: jobs {', '.join(job_ids)}", out)
 
 
@@ -542,14 +574,17 @@ def submit_only(request: Request, slurm: Slurm, out: Callable[[str], None] = pri
     return 0
 
 
-def read_sessions(location: Path | str, cluster: str, job_ids: Sequence[str]) -> dict[str, SessionOutcome]:
-    """The jobs' sessions in the store; none while no session has made it (an SQLite file not there
-    yet; a server's database gets fsbench's tables, as the first session would make them)."""
+def read_sessions(location: Path | str, cluster: str,
+                  job_ids: Sequence[str]) -> tuple[dict[str, SessionOutcome], dict[str, list[str]]]:
+    """The jobs' sessions in the store and each host's change points; none while no session has
+    made it (an SQLite file not there yet; a server's database gets fsbench's tables, as the first
+    session would make them)."""
     if not is_url(location) and not Path(location).exists():
-        return {}
+        return {}, {}
     store = Store(location)
     try:
-        return find_sessions(store, cluster, job_ids)
+        found = find_sessions(store, cluster, job_ids)
+        return found, host_history(store, list(found.values()))
     finally:
         store.close()
 
@@ -569,7 +604,7 @@ def status(store_location: Path | str, slurm: Slurm, job_ids: Sequence[str], rep
     """fleet status JOBIDS: each job as it stands (a job still running says so); 0 only when every
     one has ended with its session complete and passed."""
     jobs = slurm.jobs(job_ids)
-    sessions = read_sessions(store_location, slurm.cluster(), job_ids)
+    sessions, history = read_sessions(store_location, slurm.cluster(), job_ids)
     nodes = [jobs[i].node if i in jobs else (sessions[i].host if i in sessions else "?") for i in job_ids]
-    result = fleet_result(nodes, job_ids, jobs, sessions)
+    result = fleet_result(nodes, job_ids, jobs, sessions, history=history)
     return tell(result, report, f"fsbench fleet: jobs {', '.join(job_ids)}", out)

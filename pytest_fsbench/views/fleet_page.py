@@ -17,9 +17,10 @@ def bad(row: Sequence[str]) -> bool:
 
 
 def page(title: str, nodes: Sequence[Sequence[str]], failed: Sequence[bool], header: Sequence[str],
-         rows: Sequence[Sequence[str]]) -> str:
+         rows: Sequence[Sequence[str]], history: Sequence[str] = ()) -> str:
     """nodes: a row per node as NODE_HEADER, failed: whether each did not pass; header and rows:
-    hosts x cases ('-': the host did not report the case)."""
+    hosts x cases ('-': the host did not report the case); history: each host's change points, as
+    fsbench changes prints them."""
     passed = sum(1 for f in failed if not f)
     body = [f"<h1>{_e(title)}</h1>",
             f"<p>{passed} of {len(nodes)} node{'s' * (len(nodes) != 1)} completed and passed.</p>",
@@ -33,6 +34,10 @@ def page(title: str, nodes: Sequence[Sequence[str]], failed: Sequence[bool], hea
                  "row: some host failed it.</p>"]
     else:
         body.append("<p>No node's session reported a test.</p>")
+    if history:
+        body += ["<h2>Change points per host</h2>", "<pre>" + _e("\n".join(history)) + "</pre>",
+                 "<p class='note'>Where each host's series of session medians changed level, in the cases this "
+                 "fleet ran (fsbench changes --host HOST).</p>"]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body)
             + "</body></html>\n")

@@ -331,3 +331,28 @@ def test_usage_errors_are_one_line(argv, said, capsys, tmp_path, monkeypatch):
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1, err
     assert list(tmp_path.iterdir()) == []  # nothing made: no store, no job output
+
+
+def test_the_fleet_view_gives_each_hosts_change_points_in_the_cases_it_ran(tmp_path):
+    """A host whose dd write dropped 20 % from night 8 shows that change point; a host with too few
+    sessions says it has none yet, and how to ask (fsbench changes --host)."""
+    sys.path.insert(0, str(Path(__file__).parent / "verdicts"))
+    from test_changes import WRITE, nightly
+
+    from pytest_fsbench.store.results import Store
+
+    store = Store(nightly(tmp_path / "s.db"), create=False)
+    ran = [fleet.SessionOutcome(12, "nightly-1", "complete", {WRITE: "passed"}),
+           fleet.SessionOutcome(13, "newcomer", "complete", {WRITE: "passed"})]
+    history = fleet.host_history(store, ran)
+    assert history["nightly-1"][0] == ("test_dd_write[ext4-single-1M] dd.write [bs=1M,data=random,size=256M] "
+                                       "(MB/s, higher is better)")
+    assert "session 8 (started" in history["nightly-1"][1] and "worse" in history["nightly-1"][1]
+    assert history["newcomer"] == []
+    lines = fleet.history_lines(history)
+    assert "change points on nightly-1:" in lines
+    assert lines[-1].startswith("change points on newcomer: none in the cases this fleet ran (5 complete sessions")
+    result = fleet.FleetResult([], ran, history)
+    page = tmp_path / "fleet.html"
+    fleet.write_report(result, page, "fsbench fleet")
+    assert "<h2>Change points per host</h2>" in page.read_text() and "session 8 (started" in page.read_text()
