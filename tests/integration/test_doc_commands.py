@@ -44,7 +44,7 @@ REASONS: tuple[tuple[str, str], ...] = (
 #: pages whose commands the test does not run, and why (the first pattern of REASONS still decides a line)
 PAGE_REASONS = {
     "docs/fleet.md": "sets up Slurm, munge and network namespaces as root, or submits to a cluster "
-                     "(tests/integration/test_fleet.py builds such a cluster and runs fsbench fleet on it)",
+                     "(tests/integration/test_fleet_cluster.py builds such a cluster and runs fsbench fleet on it)",
 }
 #: the sessions the pages name (compare base 3, compare 1 2, report 3, export 3, ...)
 SESSIONS = 3

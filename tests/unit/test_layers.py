@@ -101,3 +101,11 @@ def test_the_check_finds_an_import_up_the_layers(tmp_path):
     assert wrong == ["pkg.store.results -> pkg.views (store is below views)",
                      "pkg.store.results -> pkg.views.report (store is below views)"]
     assert cycles(unit_graph(import_graph(package))) == [["store", "views", "store"]]
+
+
+def test_every_test_file_has_a_name_of_its_own():
+    """Tests mirror the package in folders without __init__.py, so pytest imports each file by its
+    name alone: two files of one name end the whole run at collection."""
+    tests = Path(__file__).resolve().parents[1]
+    names = [path.name for path in tests.rglob("test_*.py")]
+    assert sorted({n for n in names if names.count(n) > 1}) == []
