@@ -22,9 +22,13 @@ class Metric:
     unit: str
     direction: Direction
     params: dict[str, str] = field(default_factory=dict)
-    #: the figure's own I/O, ("read" or "write", bytes), where the tool says how much it moved: what
-    #: the disk monitor checks it against (cache_check); not stored, the check's share is
-    io: tuple[str, int] | None = None
+    #: the figure's own I/O, ("read" or "write", bytes), or several such pairs for a figure of both
+    #: (Filebench's IO Summary), where the tool says how much it moved: what the disk monitor checks
+    #: it against (cache_check); not stored, the check's share is
+    io: tuple[str, int] | tuple[tuple[str, int], ...] | None = None
+    #: the name of an earlier figure of the same command and params whose bytes this figure's are
+    #: (Filebench's ops/s beside its MB/s): it gets that figure's share and takes no bytes itself
+    same_io_as: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {

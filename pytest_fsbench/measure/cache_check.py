@@ -1,12 +1,14 @@
 """Whether a figure came from the storage or from a cache: its own I/O set against what the disk
 monitor saw reach the target's member devices while it ran.
 
-A tool that says how many bytes a figure moved (dd, IOzone, fio) gives each figure an `io`
-("read" or "write", bytes). Within one measured command the figures take the devices' bytes in the
+A tool that says how many bytes a figure moved (dd, IOzone, fio, bonnie++, Filebench) gives each
+figure an `io` ("read" or "write", bytes; or both, for a figure of concurrent reads and writes like
+Filebench's IO Summary). Within one measured command the figures take the devices' bytes in the
 order they ran (IOzone's read before its reread), each at most what it needs; what a filesystem
-compresses needs only bytes / ratio. The share of its need that a figure got is stored as
-`disk.share` (%) beside it, and a figure whose median share is below FROM_CACHE_BELOW is "served
-from cache" in every view. Zeros are not checked: a filesystem may store them as holes.
+compresses needs only bytes / ratio. Figures that describe the same bytes (Filebench's ops/s beside
+its MB/s) share one share. The share of its need that a figure got is stored as `disk.share` (%)
+beside it, and a figure whose median share is below FROM_CACHE_BELOW is "served from cache" in
+every view. Zeros are not checked: a filesystem may store them as holes.
 """
 
 from __future__ import annotations
@@ -25,19 +27,45 @@ FROM_CACHE_BELOW = 50.0
 
 def shares(metrics: Iterable[Metric], read_bytes: float, write_bytes: float,
            ratio: float | None = None) -> list[Metric]:
-    """disk.share of each figure that declares its I/O, in run order (see the module's docstring)."""
+    """disk.share of each figure that declares its I/O, in run order (see the module's docstring).
+
+    A figure of reads and writes (several io parts) takes each part's bytes from its kind; its
+    share is what it got of all it needed. A figure `same_io_as` an earlier one gets its share.
+    """
     left = {"read": float(read_bytes), "write": float(write_bytes)}
     found = []
+    earlier: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
     for metric in metrics:
-        if metric.io is None or metric.io[1] <= 0:
+        params = tuple(sorted(metric.params.items()))
+        if metric.same_io_as is not None:
+            share = earlier.get((metric.same_io_as, params))
+        else:
+            share = _take(io_parts(metric.io), left, max(ratio or 1.0, 1.0))
+        if share is None:
             continue
-        kind, nbytes = metric.io
-        needed = nbytes / max(ratio or 1.0, 1.0)
-        seen = min(needed, left[kind])
-        left[kind] -= seen
-        found.append(Metric(SHARE, 100.0 * seen / needed, "%", Direction.HIGHER,
-                            {**metric.params, "metric": metric.name}))
+        earlier[(metric.name, params)] = share
+        found.append(Metric(SHARE, share, "%", Direction.HIGHER, {**metric.params, "metric": metric.name}))
     return found
+
+
+def io_parts(io: tuple[str, int] | tuple[tuple[str, int], ...] | None) -> tuple[tuple[str, int], ...]:
+    """A figure's io as (kind, bytes) pairs: none, one, or one per kind."""
+    if io is None:
+        return ()
+    if isinstance(io[0], str):
+        return (io,)  # type: ignore[return-value]
+    return io  # type: ignore[return-value]
+
+
+def _take(parts: tuple[tuple[str, int], ...], left: dict[str, float], ratio: float) -> float | None:
+    """The share (%) of its bytes a figure takes from what is left of each kind (None: no bytes)."""
+    needed = seen = 0.0
+    for kind, nbytes in parts:
+        need = max(nbytes, 0) / ratio
+        got = min(need, left[kind])
+        left[kind] -= got
+        needed, seen = needed + need, seen + got
+    return None if needed <= 0 else 100.0 * seen / needed
 
 
 def share_key(metric: str, params_json: str) -> str:

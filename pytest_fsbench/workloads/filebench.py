@@ -16,6 +16,22 @@ worse, *skips* an illegal character and runs on: `set $dir=./x` ran a whole benc
 Filebench's exit status is 0 after such a syntax error and after "Run stopped early", so `parse`
 is what decides whether a run succeeded.
 
+The fileset is made before the measured run, not inside it (issue 36): Filebench's `run` creates
+its filesets and then runs, so a cache policy applied before the command found nothing to empty,
+and webserver's 16 MB fileset was re-read from the page cache it had just been written to. Each
+run's unmeasured preparation runs the stock text with its `run` line replaced by `create files`
+(the filesets as the stock file makes them: removed and made afresh, or reused where the stock
+file says `reuse`); then fsbench applies its cache policy; then the measured text, whose every
+`define fileset` says `reuse`, finds the files there and runs. Filebench draws file sizes, the
+directory tree and which files to pre-allocate from generators it never seeds, so both commands
+lay out the same files and the measured one only checks them (`parse` insists it reused every
+fileset).
+
+Bytes moved: Filebench prints each flowop's MiB/s over the run's seconds (IO Summary ops / ops/s),
+so a flowop moved MiB/s x seconds; the flowop's type in the workload text (`FLOWOP_IO`) says
+whether those bytes were read or written. The IO Summary's figures declare them as their `io`, so
+the cache check sets them against what reached the disks.
+
 Scales (the variables fsbench sets; every other variable keeps the stock file's value):
 - "stock": nothing changed; run 60 (filebench's own suggestion).
 - "paper": S1's values (fileserver nfiles 10000, meanfilesize 128k, nthreads 50, iosize 1m,
@@ -102,6 +118,12 @@ SCALE_VARIABLES: dict[str, dict[str, dict[str, str]]] = {
 }
 
 MIB = 1024 * 1024
+#: Filebench's flowop types that move data, by what they do (FLOW_ATTR_READ / FLOW_ATTR_WRITE in
+#: its flowop_library.c and fb_localfs.c); its other flowops move no bytes
+FLOWOP_IO = {"read": "read", "readwholefile": "read", "write": "write", "writewholefile": "write",
+             "appendfile": "write", "appendfilerand": "write", "aiowrite": "write"}
+#: what replaces the `run` line of the text the preparation runs
+CREATE = "create files\n"
 _SIZE_SUFFIX = {"": 1, "k": 1024, "m": MIB, "g": 1024 * MIB}
 _SIZE_RE = re.compile(r"([0-9]+)([kmg]?)")
 _BOOLEANS = ("true", "false")
@@ -110,6 +132,9 @@ _PATH_RE = re.compile(r"[/A-Za-z-][/A-Za-z0-9._:;-]*")
 _SET_RE = re.compile(r"^[ \t]*set[ \t]+\$(?P<name>\w+)[ \t]*=[ \t]*(?P<value>[^\n]*?)[ \t]*$", re.M)
 _RUN_RE = re.compile(r"^[ \t]*(?:run|psrun)(?:[ \t][^\n]*)?(?:\n|\Z)", re.M)
 _MEAN_RE = re.compile(r"(?<=mean:)[0-9]+")
+_FILESET_RE = re.compile(r"^([ \t]*define[ \t]+fileset[ \t][^\n]*?)[ \t]*$", re.M)
+_REUSE_RE = re.compile(r"[ \t]*,[ \t]*reuse(?:[ \t]*=[ \t]*[^,\s]*)?(?=[ \t]*(?:,|$))")
+_FLOWOP_DEF_RE = re.compile(r"^[ \t]*flowop[ \t]+(?P<type>\w+)[ \t]+name=(?P<name>[^,\s]+)", re.M)
 
 
 def size_bytes(value: str) -> int:
@@ -193,6 +218,26 @@ def _check_value(key: str, value: str, stock_value: str) -> None:
             raise ValueError(f"{key}={value!r}: expected true or false")
     elif not _SIZE_RE.fullmatch(value):
         raise ValueError(f"{key}={value!r}: expected a number with optional k/m/g")
+
+
+def reusing(text: str) -> str:
+    """The text with `reuse` on every `define fileset` line (a stock `reuse=...` replaced), so its
+    `run` uses the files the preparation made."""
+    return _FILESET_RE.sub(lambda m: _REUSE_RE.sub("", m.group(1)) + ",reuse", text)
+
+
+def creating(text: str) -> str:
+    """The customised text (ending in its `run` line) with `create files` in place of `run`."""
+    body, _, last = text.rstrip("\n").rpartition("\n")
+    if not last.startswith("run "):
+        raise ValueError("the customised text does not end with its run line")
+    return (body + "\n" if body else "") + CREATE
+
+
+def flowop_kinds(text: str) -> dict[str, str]:
+    """Each data-moving flowop's name in a workload text, with "read" or "write" (FLOWOP_IO)."""
+    return {m.group("name"): FLOWOP_IO[m.group("type")] for m in _FLOWOP_DEF_RE.finditer(text)
+            if m.group("type") in FLOWOP_IO}
 
 
 def stock_dir(binary: str | None = None, directory: str | None = None) -> Path:
@@ -320,12 +365,16 @@ class Filebench:
             raise ValueError(f"filebench {self.personality}: {e}") from None
 
     def files(self) -> dict[str, str]:
-        """`<personality>.f`, with `$dir` relative to the workdir (see the module docstring)."""
-        return {f"{self.personality}.f": self.workload_text()}
+        """`<personality>.f`, the measured text (its filesets reused), and `<personality>-create.f`,
+        the preparation's (filesets created, no run); `$dir` relative to the workdir (see the
+        module docstring)."""
+        text = self.workload_text()
+        return {f"{self.personality}.f": reusing(text), f"{self.personality}-create.f": creating(text)}
 
     def prepare_argvs(self, workdir: Path, scratch: Path) -> list[list[str]]:
-        """Nothing: filebench creates and pre-allocates its filesets itself (unmeasured)."""
-        return []
+        """Filebench on `<personality>-create.f`: the filesets made afresh before every run
+        (unmeasured; the cache policy comes after it)."""
+        return [self._command(workdir, scratch, f"{self.personality}-create.f")]
 
     def argv(self, workdir: Path, scratch: Path) -> list[str]:
         """`setarch -R env -C <workdir> filebench -f <scratch>/<personality>.f`, paths absolute.
@@ -333,13 +382,18 @@ class Filebench:
         Absolute because `env -C` changes directory before filebench opens its `-f` file;
         `setarch -R` disables ASLR for filebench and its workers.
         """
+        return self._command(workdir, scratch, f"{self.personality}.f")
+
+    def _command(self, workdir: Path, scratch: Path, filename: str) -> list[str]:
         binary = os.path.abspath(self.binary) if os.sep in self.binary else self.binary
-        script = Path(os.path.abspath(scratch)) / f"{self.personality}.f"
+        script = Path(os.path.abspath(scratch)) / filename
         return ["setarch", "-R", "env", "-C", os.path.abspath(workdir), binary, "-f", str(script)]
 
     def parse(self, output: str) -> list[Metric]:
-        """IO Summary and per-flowop metrics; ParseError on errors, aborts or truncation."""
-        return parse_output(output)
+        """IO Summary and per-flowop metrics, the summary's with the bytes moved as their io;
+        ParseError on errors, aborts, truncation, or a fileset made inside the measured run."""
+        check_reused(output)
+        return parse_output(output, flowop_kinds(self.stock()))
 
     def params(self) -> dict[str, str]:
         """personality, scale, runtime, the variables fsbench set and, once the stock text is
@@ -374,8 +428,23 @@ def mib_to_mb(mib_per_s: float) -> float:
     return mib_per_s * MIB / 1_000_000
 
 
-def parse_output(output: str) -> list[Metric]:
-    """Metrics from a filebench run's stdout+stderr."""
+_POPULATED_RE = re.compile(r"^[\d.]+: (?P<name>\S+) populated: ", re.M)
+_REUSING_RE = re.compile(r"^[\d.]+: Reusing existing (?P<name>\S+) tree$", re.M)
+
+
+def check_reused(output: str) -> None:
+    """ParseError unless the run reused every fileset it populated (the preparation made them)."""
+    made = [m.group("name") for m in _POPULATED_RE.finditer(output)]
+    reused = {m.group("name") for m in _REUSING_RE.finditer(output)}
+    created = [name for name in made if name not in reused]
+    if created:
+        raise ParseError("filebench", f"fileset {created[0]} was created inside the measured run, not "
+                         "reused from the preparation (was its preparation skipped?)", output)
+
+
+def parse_output(output: str, kinds: Mapping[str, str] | None = None) -> list[Metric]:
+    """Metrics from a filebench run's stdout+stderr. With `kinds` (flowop name -> "read" or
+    "write", `flowop_kinds` of the workload text) the IO Summary's figures carry the bytes moved."""
     if "Filebench Version" not in output:
         raise ParseError("filebench", "no 'Filebench Version' banner: not filebench output", output)
     bad = _ERROR_RE.search(output)
@@ -388,24 +457,53 @@ def parse_output(output: str) -> list[Metric]:
         raise ParseError("filebench", f"{what} (truncated or aborted run)", output)
     if int(m.group("ops")) == 0:
         raise ParseError("filebench", "IO Summary reports 0 operations", output)
-    return _summary_metrics(m) + _flowop_metrics(output[: m.start()])
+    flowops = _flowop_lines(output[: m.start()])
+    seconds = int(m.group("ops")) / float(m.group("ops_s"))
+    io = None if kinds is None else moved(flowops, kinds, seconds, output)
+    return _summary_metrics(m, io) + _flowop_metrics(flowops)
 
 
-def _summary_metrics(m: re.Match[str]) -> list[Metric]:
+def moved(flowops: list[re.Match[str]], kinds: Mapping[str, str], seconds: float,
+          output: str) -> tuple[tuple[str, int], ...]:
+    """The bytes read and written: each flowop's MiB/s x the run's seconds, by its kind.
+
+    ParseError for a flowop that moved bytes but is no read or write flowop of the workload text.
+    """
+    total = {"read": 0.0, "write": 0.0}
+    for m in flowops:
+        mib_s = float(m.group("mib_s"))
+        if mib_s == 0:
+            continue
+        kind = kinds.get(m.group("name"))
+        if kind is None:
+            raise ParseError("filebench", f"flowop {m.group('name')} moved {mib_s} MiB/s but the workload "
+                             "text has no read or write flowop of that name", output)
+        total[kind] += mib_s * MIB * seconds
+    return tuple((kind, round(nbytes)) for kind, nbytes in total.items())
+
+
+def _summary_metrics(m: re.Match[str], io: tuple[tuple[str, int], ...] | None) -> list[Metric]:
+    """The IO Summary's figures: MB/s with the bytes moved (io), ops/s and ms/op of the same bytes."""
+    same = None if io is None else "filebench.mb_per_s"
     return [
-        Metric("filebench.ops_per_s", float(m.group("ops_s")), "ops/s", Direction.HIGHER),
-        Metric("filebench.mb_per_s", mib_to_mb(float(m.group("mib_s"))), "MB/s", Direction.HIGHER),
-        Metric("filebench.ms_per_op", float(m.group("ms_op")), "ms", Direction.LOWER),
+        Metric("filebench.mb_per_s", mib_to_mb(float(m.group("mib_s"))), "MB/s", Direction.HIGHER, io=io),
+        Metric("filebench.ops_per_s", float(m.group("ops_s")), "ops/s", Direction.HIGHER, same_io_as=same),
+        Metric("filebench.ms_per_op", float(m.group("ms_op")), "ms", Direction.LOWER, same_io_as=same),
     ]
 
 
-def _flowop_metrics(text: str) -> list[Metric]:
-    """ops/s, MB/s and (when it ran at all) ms/op of each flowop in the Per-Operation Breakdown."""
+def _flowop_lines(text: str) -> list[re.Match[str]]:
+    """The lines of the Per-Operation Breakdown."""
     start = text.rfind("Per-Operation Breakdown")
     if start < 0:
         raise ParseError("filebench", "no Per-Operation Breakdown before the IO Summary", text)
+    return list(_FLOWOP_RE.finditer(text, start))
+
+
+def _flowop_metrics(flowops: list[re.Match[str]]) -> list[Metric]:
+    """ops/s, MB/s and (when it ran at all) ms/op of each flowop in the Per-Operation Breakdown."""
     metrics = []
-    for m in _FLOWOP_RE.finditer(text, start):
+    for m in flowops:
         name = m.group("name")
         ops, mb = float(m.group("ops_s")), mib_to_mb(float(m.group("mib_s")))
         metrics.append(Metric("filebench.flowop_ops_per_s", ops, "ops/s", Direction.HIGHER, {"flowop": name}))

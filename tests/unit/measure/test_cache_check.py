@@ -39,6 +39,33 @@ def test_compressed_data_needs_fewer_bytes():
     assert shares(metrics, write=200 * MB, ratio=0.5) == {"dd.write": 100.0, "dd.other": 0.0}
 
 
+def test_a_figure_of_reads_and_writes_needs_both():
+    # Filebench's IO Summary: 100 MB read and 50 MB written at once; the disks saw 10 MB read and
+    # every byte written
+    mixed = Metric("filebench.mb_per_s", 30.0, "MB/s", Direction.HIGHER,
+                   io=(("read", 100 * MB), ("write", 50 * MB)))
+    assert shares([mixed], read=10 * MB, write=80 * MB) == {"filebench.mb_per_s": 40.0}
+    assert shares([mixed], read=0.0, write=0.0) == {"filebench.mb_per_s": 0.0}
+    assert shares([mixed], read=100 * MB, write=50 * MB, ratio=2.0) == {"filebench.mb_per_s": 100.0}
+    nothing = Metric("filebench.mb_per_s", 0.0, "MB/s", Direction.HIGHER, io=(("read", 0), ("write", 0)))
+    assert cache_check.shares([nothing], MB, MB) == []
+
+
+def test_figures_of_the_same_bytes_get_one_share():
+    mb = Metric("filebench.mb_per_s", 30.0, "MB/s", Direction.HIGHER, {"k": "v"}, io=(("read", 100 * MB),))
+    ops = Metric("filebench.ops_per_s", 9.0, "ops/s", Direction.HIGHER, {"k": "v"}, same_io_as=mb.name)
+    ms = Metric("filebench.ms_per_op", 1.0, "ms", Direction.LOWER, {"k": "v"}, same_io_as=mb.name)
+    found = cache_check.shares([mb, ops, ms], 25 * MB, 0.0)
+    assert [(m.params["metric"], m.value, m.params["k"]) for m in found] == [
+        ("filebench.mb_per_s", 25.0, "v"), ("filebench.ops_per_s", 25.0, "v"),
+        ("filebench.ms_per_op", 25.0, "v")]
+    # not the same bytes when the params differ, nor when the named figure is not before it
+    other = Metric("filebench.ops_per_s", 9.0, "ops/s", Direction.HIGHER, {"k": "w"}, same_io_as=mb.name)
+    assert shares([other, mb, ops], read=100 * MB) == {"filebench.mb_per_s": 100.0,
+                                                       "filebench.ops_per_s": 100.0}
+    assert len(cache_check.shares([other, mb], 0.0, 0.0)) == 1
+
+
 def test_figures_without_io_are_not_checked():
     plain = Metric("dbench.throughput", 1.0, "MB/s", Direction.HIGHER)
     assert cache_check.shares([plain], 0.0, 0.0) == []

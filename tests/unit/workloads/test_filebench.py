@@ -20,10 +20,14 @@ from pytest_fsbench.workloads.filebench import (
     PERSONALITIES,
     SCALE_VARIABLES,
     Filebench,
+    check_reused,
+    creating,
     customise,
     find_filebench,
+    flowop_kinds,
     mib_to_mb,
     parse_output,
+    reusing,
     size_bytes,
 )
 
@@ -143,6 +147,131 @@ def test_customise_errors(text, overrides, directory, runtime, message):
     assert "\n" not in str(info.value)
 
 
+# ---------------------------------------------------------------- the fileset made before the measured run
+
+
+def test_reusing_puts_reuse_on_every_fileset_line_and_nothing_else():
+    text = ("set $dir=d\n"
+            "define fileset name=a,path=$dir,size=$filesize,entries=$nfiles,prealloc=80\n"
+            "define fileset name=b,path=$dir,entries=4,reuse,prealloc\n"
+            "define fileset name=$vids,path=$dir,reuse=$reuseit,prealloc=50,paralloc  \n"
+            "define process name=reuser,instances=1\n"
+            "  flowop openfile name=reuse,filesetname=a,fd=1\n"
+            "run 5\n")
+    assert reusing(text) == (
+        "set $dir=d\n"
+        "define fileset name=a,path=$dir,size=$filesize,entries=$nfiles,prealloc=80,reuse\n"
+        "define fileset name=b,path=$dir,entries=4,prealloc,reuse\n"
+        "define fileset name=$vids,path=$dir,prealloc=50,paralloc,reuse\n"
+        "define process name=reuser,instances=1\n"
+        "  flowop openfile name=reuse,filesetname=a,fd=1\n"
+        "run 5\n")
+
+
+def test_creating_replaces_the_run_line_with_create_files():
+    text = customise(SYNTH, "d", {}, 5)
+    assert creating(text) == text.replace("run 5\n", "create files\n")
+    assert creating("run 5\n") == "create files\n"
+    with pytest.raises(ValueError, match="does not end with its run line"):
+        creating(SYNTH.replace("run $runtime\n", ""))
+
+
+def test_flowop_kinds_from_the_workload_text():
+    text = ("flowop openfile name=openfile1,filesetname=b,fd=1\n"
+            "    flowop readwholefile name=readfile1,fd=1,iosize=$iosize\n"
+            "flowop aiowrite name=lg-write,filesetname=logfile,\n        iosize=256k,random,dsync\n"
+            "flowop appendfilerand name=appendlog,filesetname=logfiles,iosize=1k,fd=2\n"
+            "flowop read name=shadowread,filesetname=datafiles,iosize=2k\n"
+            "flowop aiowait name=lg-aiowait\n# flowop write name=commented,fd=1\n")
+    assert flowop_kinds(text) == {"readfile1": "read", "lg-write": "write", "appendlog": "write",
+                                  "shadowread": "read"}
+
+
+#: the data-moving flowops of the stock personalities (names and types as in Filebench 1.5-alpha3's
+#: workloads/<personality>.f; test_installed_flowop_kinds checks them against the installation)
+KINDS = {
+    "fileserver": {"appendfilerand1": "write", "readfile1": "read", "wrtfile1": "write"},
+    "webserver": {"appendlog": "write", **{f"readfile{i}": "read" for i in range(1, 11)}},
+    "oltp": {"dbwrite-a": "write", "lg-write": "write", "shadowread": "read"},
+    "varmail": {"appendfilerand2": "write", "appendfilerand3": "write", "readfile3": "read",
+                "readfile4": "read"},
+    "videoserver": {"newvid": "write", "vidreader": "read"},
+    "webproxy": {"appendfilerand1": "write", **{f"readfile{i}": "read" for i in range(2, 7)}},
+}
+
+
+@pytest.mark.parametrize("personality", NAMES)
+def test_bytes_moved_are_the_summary_figures_io(personality):
+    """A run captured as fsbench now makes it (README.txt): the fileset reused, the bytes read and
+    written add up to the IO Summary's MiB/s over the run's seconds."""
+    text = read(f"reused-{personality}.txt")
+    check_reused(text)
+    metrics = parse_output(text, KINDS[personality])
+    mb = by_name(metrics, "filebench.mb_per_s")
+    summary = re.search(r"IO Summary: +(\d+) ops ([\d.]+) ops/s", text)
+    seconds = int(summary.group(1)) / float(summary.group(2))
+    assert 4.9 < seconds < 5.1  # "run 5"
+    parts = dict(mb.io)
+    assert set(parts) == {"read", "write"}
+    assert sum(parts.values()) == pytest.approx(mb.value * 1e6 * seconds, rel=0.01)
+    flowop_mb = {m.params["flowop"]: m.value for m in metrics if m.name == "filebench.flowop_mb_per_s"}
+    reads = sum(v for k, v in flowop_mb.items() if KINDS[personality].get(k) == "read")
+    assert parts["read"] == pytest.approx(reads * 1e6 * seconds, rel=1e-6)
+    for name in ("filebench.ops_per_s", "filebench.ms_per_op"):
+        figure = by_name(metrics, name)
+        assert figure.io is None and figure.same_io_as == "filebench.mb_per_s"
+
+
+def test_webserver_reads_and_writes():
+    # readfile1..10 at 41.6-42.7 mb/s, appendlog 1.4 mb/s, over 448277 / 88310.797 s
+    mb = by_name(parse_output(read("reused-webserver.txt"), KINDS["webserver"]), "filebench.mb_per_s")
+    seconds = 448277 / 88310.797
+    reads = 42.1 + 42.0 + 41.8 + 42.1 + 42.0 + 41.8 + 42.7 + 41.6 + 41.7 + 42.4
+    assert mb.io == (("read", round(reads * 1048576 * seconds)), ("write", round(1.4 * 1048576 * seconds)))
+
+
+def test_without_kinds_no_io_is_declared():
+    metrics = parse_output(read("reused-varmail.txt"))
+    assert all(m.io is None and m.same_io_as is None for m in metrics)
+
+
+def test_a_flowop_that_moved_bytes_of_no_known_kind_raises():
+    kinds = dict(KINDS["fileserver"])
+    del kinds["wrtfile1"]
+    with pytest.raises(ParseError, match="flowop wrtfile1 moved .* MiB/s but the workload text has no"):
+        parse_output(read("reused-fileserver.txt"), kinds)
+
+
+@pytest.mark.parametrize("name", ["fileserver.txt", "webserver.txt", "oltp.txt", "ok-dir-created.txt"])
+def test_a_fileset_made_inside_the_measured_run_is_refused(name):
+    """The earlier captures made their filesets in the run they measured (issue 36)."""
+    with pytest.raises(ParseError, match="was created inside the measured run"):
+        check_reused(read(name))
+
+
+@pytest.mark.parametrize("personality", NAMES)
+def test_the_preparation_made_the_filesets_the_run_reused(personality):
+    made = re.findall(r"^[\d.]+: (\S+) populated: (.*)$", read(f"create-{personality}.txt"), re.M)
+    reused = re.findall(r"^[\d.]+: (\S+) populated: (.*)$", read(f"reused-{personality}.txt"), re.M)
+    assert made and made == reused  # same files, same sizes: Filebench's generators are not seeded
+    assert "Removing" in read(f"create-{personality}.txt")
+    assert "Running..." not in read(f"create-{personality}.txt")
+
+
+def test_parse_checks_the_fileset_was_reused():
+    stock = "set $dir=/tmp\nflowop openfile name=openfile1\nflowop readwholefile name=readfile1,fd=1\n"
+    fb = Filebench("webserver", "stock", stock_text=stock)
+    with pytest.raises(ParseError, match="fileset logfiles was created inside the measured run"):
+        fb.parse(read("webserver.txt"))
+    with pytest.raises(ParseError, match="flowop appendlog moved"):  # this text has no appendlog
+        fb.parse(read("reused-webserver.txt"))
+    stock += "flowop appendfilerand name=appendlog,iosize=1k\n" + "".join(
+        f"flowop readwholefile name=readfile{i},fd=1\n" for i in range(2, 11))
+    mb = by_name(Filebench("webserver", "stock", stock_text=stock).parse(read("reused-webserver.txt")),
+                 "filebench.mb_per_s")
+    assert mb.io == parse_output(read("reused-webserver.txt"), KINDS["webserver"])[0].io
+
+
 # ---------------------------------------------------------------- the workload object
 
 
@@ -157,8 +286,10 @@ def test_is_a_workload():
 
 def test_files_customise_the_given_stock_text():
     fb = Filebench("fileserver", overrides={"nthreads": 2}, runtime=5, stock_text=SYNTH)
-    text = fb.files()["fileserver.f"]
-    assert text == customise(SYNTH, "fsbench-filebench", {"nfiles": "10000", "meanfilesize": "16k", "nthreads": "2"}, 5)
+    variables = {"nfiles": "10000", "meanfilesize": "16k", "nthreads": "2"}
+    text = customise(SYNTH, "fsbench-filebench", variables, 5)
+    assert fb.workload_text() == text
+    assert fb.files() == {"fileserver.f": reusing(text), "fileserver-create.f": creating(text)}
     assert fb.params()["stock_sha256"] and len(fb.params()["stock_sha256"]) == 16
     assert fb.params() != Filebench("fileserver", overrides={"nthreads": 2}, runtime=5,
                                     stock_text=SYNTH + "#\n").params()
@@ -184,7 +315,7 @@ def test_stock_file_from_workloads_dir_env_and_prefix(monkeypatch, tmp_path):
     (shipped / "varmail.f").write_text(SYNTH)
     # next to the binary, given by path or found on PATH (through a symlink)
     expected = customise(SYNTH, "fsbench-filebench", {}, 15)
-    assert Filebench("varmail", binary=str(exe)).files()["varmail.f"] == expected
+    assert Filebench("varmail", binary=str(exe)).workload_text() == expected
     (tmp_path / "path").mkdir()
     os.symlink(exe, tmp_path / "path" / "filebench")
     monkeypatch.setenv("PATH", str(tmp_path / "path"))
@@ -202,7 +333,7 @@ def test_stock_file_from_workloads_dir_env_and_prefix(monkeypatch, tmp_path):
     assert "stock_sha256" not in fb.params()
     fb.files()
     (tmp_path / "env" / "varmail.f").unlink()
-    assert fb.files()["varmail.f"].startswith("set $dir=fsbench-filebench\n")
+    assert fb.files()["varmail-create.f"].startswith("set $dir=fsbench-filebench\n")
     assert "stock_sha256" in fb.params()
 
 
@@ -309,11 +440,12 @@ def test_workload_text_refuses_paths_filebench_would_mangle(bad):
         Filebench("fileserver", stock_text=SYNTH).workload_text(bad)
 
 
-def test_argv_and_prepare(tmp_path):
+def test_argv_and_prepare():
     fb = Filebench("webserver", binary="/opt/fb/bin/filebench")
-    assert fb.prepare_argvs(tmp_path / "w", tmp_path / "s") == []
-    assert fb.argv(Path("/mnt/t/w"), Path("/run/fsbench/s")) == [
-        "setarch", "-R", "env", "-C", "/mnt/t/w", "/opt/fb/bin/filebench", "-f", "/run/fsbench/s/webserver.f"]
+    start = ["setarch", "-R", "env", "-C", "/mnt/t/w", "/opt/fb/bin/filebench", "-f"]
+    assert fb.prepare_argvs(Path("/mnt/t/w"), Path("/run/fsbench/s")) == [
+        start + ["/run/fsbench/s/webserver-create.f"]]
+    assert fb.argv(Path("/mnt/t/w"), Path("/run/fsbench/s")) == start + ["/run/fsbench/s/webserver.f"]
 
 
 def test_argv_makes_relative_paths_absolute(monkeypatch, tmp_path):
@@ -362,7 +494,7 @@ def binary(monkeypatch) -> str:
 def test_installed_personality_is_customised(binary, personality, scale):
     fb = Filebench.from_installation(personality, scale=scale, binary=binary)
     stock = fb.stock_text
-    text = fb.files()[f"{personality}.f"]
+    text = fb.workload_text()
     assert other_lines(text) == other_lines(stock)  # the definitions are filebench's, untouched
     assert text.endswith(f"\nrun {fb.runtime}\n") and len(re.findall(r"^\s*(ps)?run\b", text, re.M)) == 1
     sets, stock_sets = set_lines(text), set_lines(stock)
@@ -388,6 +520,23 @@ def test_installed_quick_scale_fits_a_small_loop_device(binary, personality):
     size = sets.get("meanfilesize", sets.get("filesize", "0"))
     mean = re.search(r"mean:([0-9]+)", size)
     assert nfiles * (int(mean.group(1)) if mean else size_bytes(size)) < 600 * 1024 * 1024
+
+
+@pytest.mark.parametrize("personality", NAMES)
+def test_installed_flowop_kinds(binary, personality):
+    """KINDS (used on the captures without Filebench) are what the installed stock file says."""
+    assert flowop_kinds(Filebench.from_installation(personality, binary=binary).stock()) == KINDS[personality]
+
+
+@pytest.mark.parametrize("personality", NAMES)
+def test_installed_files_create_then_reuse(binary, personality):
+    fb = Filebench.from_installation(personality, binary=binary)
+    files = fb.files()
+    measured, create = files[f"{personality}.f"], files[f"{personality}-create.f"]
+    filesets = re.findall(r"^define fileset .*$", measured, re.M)
+    assert filesets and all(line.endswith(",reuse") and line.count("reuse") == 1 for line in filesets)
+    assert other_lines(create) == other_lines(fb.workload_text()) + ["create files"]
+    assert not re.search(r"^\s*(ps)?run\b", create, re.M)
 
 
 def test_installed_captured_overrides_apply(binary):
@@ -418,7 +567,7 @@ def test_units():
     ],
 )
 def test_io_summary(name, ops_s, mib_s, ms_op, nflowops):
-    metrics = Filebench("fileserver").parse(read(f"{name}.txt"))
+    metrics = parse_output(read(f"{name}.txt"))
     ops = by_name(metrics, "filebench.ops_per_s")
     assert (ops.value, ops.unit, ops.direction) == (ops_s, "ops/s", Direction.HIGHER)
     mb = by_name(metrics, "filebench.mb_per_s")
@@ -470,7 +619,7 @@ def test_videoserver_padded_summary():
 )
 def test_failures_raise(name, problem):
     with pytest.raises(ParseError, match=re.escape(problem)) as info:
-        Filebench("fileserver").parse(read(name))
+        parse_output(read(name))
     assert info.value.tool == "filebench"
 
 
