@@ -21,7 +21,7 @@ from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
 from .views.json_export import export_session
-from .options import add_to_argparse, directory_for_files, file_to_write
+from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import compare_pairs
 from .store.databases import is_url, redact
@@ -81,17 +81,20 @@ def open_store(args: argparse.Namespace) -> Store:
     return Store(BY_FLAG["--store"].value(args.fsbench_store), create=False)
 
 
-def output_path(text: str) -> Path | None:
-    """-o's file (None: standard output); a place that cannot be written is a usage error before
-    anything is computed."""
+def output_path(text: str, kind: str, args: argparse.Namespace, force: bool = False) -> Path | None:
+    """-o's file (None: standard output) for an output of kind; a place that cannot be written, or
+    a file fsbench may not replace (the store, a database, a file it did not write), is a usage
+    error before anything is computed."""
     if text == "-":
         return None
     if not text.strip():
         raise UsageError(f"-o {text!r}: give the file to write, or - for standard output")
     try:
-        return file_to_write(text)
+        where = file_to_write(text)
+        check_replaceable(where, kind, [BY_FLAG["--store"].value(args.fsbench_store)], force)
     except ValueError as exc:
         raise UsageError(f"-o {text}: {exc}") from None
+    return where
 
 
 def check_measured(store: Store, session_ids: list[int], what: str) -> None:
@@ -139,7 +142,7 @@ def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[li
 def cmd_report(args: argparse.Namespace) -> int:
     from .views import report  # matplotlib only for the commands that draw
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
-    output = output_path(args.output)
+    output = output_path(args.output, "report", args, args.force)
     figures = None
     if args.figures is not None:
         try:
@@ -150,6 +153,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     session_id = store.resolve(args.session)
     base_ids, base_label = report_baseline(store, session_id, args.compare)
     data = report.report_data(store, session_id, base_ids, base_label, alpha, args.allowed)
+    if figures is not None:
+        for path in report.figure_paths(data, figures, args.format):
+            try:
+                check_replaceable(path, "figure", [store.path], args.force)
+            except ValueError as exc:
+                raise UsageError(f"--figures={args.figures}: {path} {exc}") from None
     page = report.render(data)
     if output is None:
         sys.stdout.write(page)
@@ -181,7 +190,7 @@ def study_output(output: str | None, name: str, store: Path | str) -> Path:
     if output is None:
         directory = Path(DEFAULT_STORE).parent.absolute() if is_url(store) else Path(store).parent
         return directory / f"study-{name}.html"
-    page = output_path(output)
+    page = output_path(output, "report", argparse.Namespace(fsbench_store=str(store)))
     if page is None:
         raise UsageError("-o -: the study's page is a file; name one")
     return page
@@ -229,8 +238,9 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    pts_commands.check_export_options(args.format == "pts", args.pts_save, args.suffix, args.force)
-    output = output_path(args.output)
+    pts_commands.check_export_options(args.format == "pts", args.pts_save, args.suffix, args.force,
+                                      args.output != "-")
+    output = output_path(args.output, "export", args, args.force)
     store = open_store(args)
     session_id = store.resolve(args.session)
     check_measured(store, [session_id], "export")
@@ -385,6 +395,8 @@ def parser() -> argparse.ArgumentParser:
                      "default report.html)")
     rep.add_argument("--figures", metavar="DIR", help="also write each figure into DIR")
     rep.add_argument("--format", choices=("png", "svg"), default="svg", help="the figures' format in DIR")
+    rep.add_argument("--force", action="store_true", help="replace an existing -o file or figure that fsbench did "
+                     "not write (never a result store or another SQLite database)")
     rep.add_argument("--allowed", type=allowed_pct, metavar="PCT", help="draw this allowed change (e.g. 5%%) on "
                      "the forest plot")
     add_to_argparse(rep, BY_FLAG["--alpha"])
@@ -397,7 +409,9 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     export.add_argument("--pts-save", metavar="NAME",
                         help="with --format pts: save it as PTS's result file NAME, for show-result and upload")
-    export.add_argument("--force", action="store_true", help="with --pts-save: replace an existing result file")
+    export.add_argument("--force", action="store_true", help="replace an existing result file of --pts-save, or an "
+                        "existing -o file that fsbench did not write (never a result store or another SQLite "
+                        "database)")
     export.add_argument("--suffix", nargs="?", const="", metavar="NAME",
                         help="with --format pts: append ' (NAME)' to every system identifier, so result files of "
                              "sessions with the same cases stay apart when PTS merges them (alone: the session's "

@@ -21,7 +21,8 @@ from .system.host import Host
 from .kernels.probe import probe
 from .kernels.kernel import HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
 from .errors import UsageError
-from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice
+from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, check_replaceable, directory_for_files
+from .options import file_to_write, given_twice
 from .options import name, path
 from .options import percent_below_100, positive, positive_seconds, whole
 from .pts import options as pts_options
@@ -182,6 +183,8 @@ OPTIONS: tuple[Option, ...] = (
            metavar="SESSION"),
     Option("--report", file_to_write, None, "write the session's HTML report (box plots, size curves, the "
            "change table) to this file at the end", ini=False, metavar="FILE", path=True),
+    Option("--force", bool, None, "let --report replace an existing file that is no report fsbench wrote (never "
+           "the session's store or another SQLite database)", kind=FLAG, ini=False),
     Option("--threshold", parse_threshold, None, "minimum or maximum per metric, e.g. dd.write>=100MB/s, "
            "btrfs:dd.write>=150MB/s (ini: one per line)", kind=APPEND, metavar="RULE"),
     # the PTS face (benchmarks/test_pts.py): values parsed and checked in pts/options.py
@@ -245,6 +248,7 @@ class Settings:
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
     report: Path | None = None
+    force: bool = False
     pts: pts_options.PtsSettings | None = None  # the PTS face's profile and run options (--pts-*)
 
     def room(self, spec: CaseSpec) -> tuple[int, str] | None:
@@ -339,6 +343,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         pairs=tuple(pairs),
         args=args,
         report=value["--report"],
+        force=value["--force"],
         pts=pts_options.pts_settings(value["--pts-profile"], value["--pts-options"] or (), value["--pts-result"],
                                      value["--pts-binary"], value["--pts-system-tools"]),
     )
@@ -358,6 +363,11 @@ def check(settings: Settings) -> None:
         raise UsageError(f"--paired with --runs={settings.repeat.runs} rounds can never show a significant "
                          f"difference at --alpha={settings.alpha:g}; use --runs={min_rounds_for(settings.alpha)} "
                          "or more")
+    if settings.report is not None:
+        try:
+            check_replaceable(settings.report, "report", [settings.store_path], settings.force)
+        except ValueError as exc:
+            raise UsageError(f"--report={settings.report}: {exc}") from None
     for threshold in settings.thresholds:
         check_measurable(threshold, KNOWN_METRICS)
         check_threshold_scope(threshold, settings.specs)
@@ -372,6 +382,9 @@ def check_needs(settings: Settings) -> None:
     if settings.wipe and not settings.devices:
         raise UsageError("--wipe-devices lets fsbench overwrite --devices, and none are given; add "
                          "--devices=DEV[,DEV...] or leave --wipe-devices out")
+    if settings.force and settings.report is None:
+        raise UsageError("--force lets --report replace a file fsbench did not write, and --report is not given; "
+                         "add --report=FILE or leave --force out")
     if settings.across_hosts and not settings.compare:
         raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
                          "add --compare=NAME or leave --across-hosts out")

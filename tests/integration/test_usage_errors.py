@@ -392,7 +392,8 @@ def empty_session(path: Path, status: str) -> int:
     (["export", "base", "--format=pts", "--pts-save=", "{store}"],
      "fsbench export: --pts-save='': give a value or leave the option out"),
     (["export", "base", "--format=pts", "--force", "{store}"],
-     "fsbench export: --force replaces an existing PTS result file of --pts-save NAME, and --pts-save is not given"),
+     "fsbench export: --force replaces an existing PTS result file of --pts-save NAME or an -o FILE, and neither "
+     "is given"),
     (["sessions", "--host=", "{store}"], "fsbench sessions: --host='': give a value or leave the option out"),
     (["doctor", "--kernel=bogus"], "fsbench doctor: --kernel='bogus': unknown kernel 'bogus'"),
     (["report", "base", "--format=bmp", "{store}"], "fsbench report: argument --format: invalid choice: 'bmp'"),
@@ -502,3 +503,89 @@ def test_an_immutable_store_is_refused_for_a_session_and_read_for_a_listing(tmp_
     listed = fsbench("sessions", f"--store={immutable_store}")
     assert listed.returncode == 0 and "fixture-1234" in listed.stdout, listed.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]
+
+
+# --- issue 34: no output is written over a store or a file fsbench did not write ------------------------
+
+
+def test_the_report_is_never_the_session_s_store_or_another_database(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    other = tmp_path / "team.db"
+    saved_baseline(other, "base", runs=6)
+    kept = store.read_bytes(), other.read_bytes()
+    assert usage_error([f"--report={store}"], tmp_path) == (
+        f"ERROR: --report={store}: is the result store {store} (or its journal); name another file")
+    assert usage_error([f"--report={other}", "--force"], tmp_path) == (
+        f"ERROR: --report={other}: is an SQLite database (a result store?), which fsbench never replaces; "
+        "name another file")
+    assert (store.read_bytes(), other.read_bytes()) == kept
+
+
+def test_the_report_replaces_a_file_fsbench_did_not_write_only_with_force(tmp_path):
+    notes = tmp_path / "notes.html"
+    notes.write_text("my notes\n")
+    assert usage_error([f"--report={notes}"], tmp_path) == (
+        f"ERROR: --report={notes}: exists and is no report fsbench wrote; name a new file, or pass --force to "
+        "replace it")
+    assert usage_error(["--force"], tmp_path).startswith("ERROR: --force lets --report replace a file fsbench did "
+                                                        "not write, and --report is not given")
+    assert notes.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("command, kind", [("report", "report"), ("export", "export"),
+                                           ("export --format=pts", "export")])
+def test_a_command_s_output_is_never_a_store_and_replaces_only_its_own_kind(tmp_path, command, kind):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    team = tmp_path / "team.db"
+    saved_baseline(team, "base", runs=6)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    kept = store.read_bytes(), team.read_bytes()
+    run = [*command.split(), "1", f"--store={store}", "-o"]
+    assert one_line_error(fsbench(*run, str(store))) == (
+        f"fsbench {command.split()[0]}: -o {store}: is the result store {store} (or its journal); name another file")
+    assert one_line_error(fsbench(*run, str(team), "--force")).endswith(
+        f"-o {team}: is an SQLite database (a result store?), which fsbench never replaces; name another file")
+    assert one_line_error(fsbench(*run, f"{store}-wal")).endswith("(or its journal); name another file")
+    assert one_line_error(fsbench(*run, str(notes))).endswith(
+        f"-o {notes}: exists and is no {kind} fsbench wrote; name a new file, or pass --force to replace it")
+    assert (store.read_bytes(), team.read_bytes(), notes.read_text()) == (*kept, "my notes\n")
+    written = tmp_path / "out"
+    assert fsbench(*run, str(written)).returncode == 0
+    assert fsbench(*run, str(written)).returncode == 0, "its own output is replaced"
+    assert fsbench(*run, str(notes), "--force").returncode == 0
+    assert notes.read_text() != "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db", "notes.txt", "out", "team.db"]
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_figures_replace_only_fsbench_s_figures(tmp_path, fmt):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    figures = tmp_path / "figures"
+    run = ["report", "1", f"--store={store}", "-o", str(tmp_path / "r.html"), f"--figures={figures}", f"--format={fmt}"]
+    assert fsbench(*run).returncode == 0
+    drawn = figures / f"box-01-dd-write.{fmt}"
+    assert fsbench(*run).returncode == 0, "its own figures are replaced"
+    drawn.write_bytes(b"a drawing of mine")
+    (tmp_path / "r.html").unlink()
+    assert one_line_error(fsbench(*run)) == (f"fsbench report: --figures={figures}: {drawn} exists and is no figure "
+                                             "fsbench wrote; name a new file, or pass --force to replace it")
+    assert drawn.read_bytes() == b"a drawing of mine" and not (tmp_path / "r.html").exists()
+    drawn.write_bytes(store.read_bytes())
+    assert "is an SQLite database" in one_line_error(fsbench(*run, "--force"))
+    drawn.write_bytes(b"a drawing of mine")
+    assert fsbench(*run, "--force").returncode == 0 and drawn.read_bytes() != b"a drawing of mine"
+
+
+def test_the_change_points_figure_is_never_a_database(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    figure = tmp_path / "changes.svg"
+    figure.write_bytes(store.read_bytes())
+    assert one_line_error(fsbench("changes", f"--store={store}", f"--figure={figure}")) == (
+        f"fsbench changes: --figure {figure}: is an SQLite database (a result store?), which fsbench never "
+        "replaces; name another file")
+    assert figure.read_bytes() == store.read_bytes()
