@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import platform
@@ -589,3 +590,26 @@ def test_the_change_points_figure_is_never_a_database(tmp_path):
         f"fsbench changes: --figure {figure}: is an SQLite database (a result store?), which fsbench never "
         "replaces; name another file")
     assert figure.read_bytes() == store.read_bytes()
+
+
+@pytest.mark.root
+def test_a_loop_device_another_process_holds_open_is_passed_over(tmp_path, no_leftovers):
+    """Issue 34: a CI run's teardown failed busy on a /dev/loop0 another job held open, which
+    losetup --find had given the session; the provider now takes the next one nobody holds."""
+    free = subprocess.run(["losetup", "--find"], capture_output=True, text=True, check=True).stdout.strip()
+    holder = subprocess.Popen([sys.executable, "-c", "import os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\n"
+                               "print('open', flush=True)\ntime.sleep(600)", free], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
+                               "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
+                               f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 0, done.stdout[-2000:]
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    manifest = con.execute("SELECT manifest FROM cases").fetchone()[0]
+    con.close()
+    used = [d["path"] for d in json.loads(manifest)["devices"]]
+    assert used and free not in used, (free, used)
