@@ -98,9 +98,22 @@ def _baseline_name(text: str) -> str:
 
 
 def _datas(text: str) -> tuple[str, ...]:
-    datas = [str(parse_data(d)) for d in text.split(",")]
+    given = text.split(",")
+    datas = [str(parse_data(d)) for d in given]
+    check_one_spelling("--data", given, datas)
     matrix.check_no_repeats(datas, f"--data={text}")
     return tuple(datas)
+
+
+def check_one_spelling(flag: str, texts: list[str], values: list) -> None:
+    """Two spellings of one value (zfs:recordsize=128K and 131072; --data 50% and 050%, 0% and
+    random) would be two cases of one configuration (issue 34): a usage error naming both."""
+    first: dict = {}
+    for text, value in zip(texts, values):
+        other = first.setdefault(value, text)
+        if other.strip() != text.strip():
+            spelled = "{}:{}={}".format(*value) if isinstance(value, tuple) else value
+            raise UsageError(f"{flag}: {other.strip()!r} and {text.strip()!r} are one value ({spelled}); give it once")
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -295,6 +308,8 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     value = {o.flag: (o.values(get(o)) if o.kind == APPEND else get(o) if o.kind == FLAG
                       else None if get(o) is None else o.value(get(o)))
              for o in OPTIONS}
+    for flag in ("--fs-opt", "--paired"):
+        check_one_spelling(flag, list(get(BY_FLAG[flag])), list(value[flag]))
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
     labels = compared(kernels)  # host+uml: one kernel per case, no A/B

@@ -95,6 +95,18 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
                          "(1 x --image-size=4G); give a smaller --dd-size or a larger --image-size"),
     (["--dd-size=1G", "--image-size=1G", "--layout=single,raid1"], "--dd-size=1G: ext4-single needs about 1.1G"),
     # issue 23: a program that is no UML kernel is not booted in every case
+    # issue 34: one configuration, one spelling; one setting, one route
+    (["--data=50%,050%"], "--data: '50%' and '050%' are one value (50%); give it once"),
+    (["--data=0%,random"], "--data: '0%' and 'random' are one value (random); give it once"),
+    (["--fs=zfs", "--fs-opt=zfs:recordsize=128K", "--fs-opt=zfs:recordsize=131072"],
+     "--fs-opt: 'zfs:recordsize=128K' and 'zfs:recordsize=131072' are one value (zfs:recordsize=128K); give it once"),
+    (["--fs=btrfs", "--fs-opt=btrfs:compress=lzo", "--fs-opt=btrfs:mount=compress=zstd"],
+     "--fs-opt btrfs:compress=lzo and btrfs:mount=compress=zstd both set compress, and the mount command would take "
+     "only the last; set compress one way"),
+    (["--fs=btrfs", "--fs-opt=btrfs:compress=lzo", "--fs-opt=btrfs:compress-force=zstd"],
+     "--fs-opt btrfs:compress=lzo and btrfs:compress-force=zstd both set compress"),
+    (["--fs=btrfs", "--fs-opt=btrfs:mount=noatime,compress=lzo,compress=zstd"],
+     "--fs-opt btrfs:mount=noatime,compress=lzo,compress=zstd sets compress twice"),
     (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
                                    "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
 ])
