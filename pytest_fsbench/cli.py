@@ -21,7 +21,7 @@ from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
 from .views.json_export import export_session
-from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write
+from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import compare_pairs
 from .store.databases import is_url, redact
@@ -478,6 +478,21 @@ def check_given(command: argparse.ArgumentParser, args: argparse.Namespace) -> N
             raise UsageError(f"{action.option_strings[-1]}='': give a value or leave the option out")
 
 
+def check_once(command: argparse.ArgumentParser, argv: list[str]) -> None:
+    """An option of one value given twice is a usage error, never silently the last (issue 34:
+    baseline --drop=nosuch --drop=base forgot only base); -o and --output are one option."""
+    single = [action for action in command._actions  # argparse has no public list of a parser's options
+              if action.option_strings and isinstance(action, argparse._StoreAction)]
+    spelled = {flag: action.option_strings[-1] for action in single for flag in action.option_strings}
+    words = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        words.append(spelled[flag] + eq + value if flag in spelled else arg)
+    twice = given_twice(words, {action.option_strings[-1] for action in single})
+    if twice:
+        raise UsageError(twice)
+
+
 def main(argv: list[str] | None = None) -> int:
     cli = parser()
     args, extra = cli.parse_known_args(argv)
@@ -485,6 +500,7 @@ def main(argv: list[str] | None = None) -> int:
         args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.pytest_args = extra
     try:
+        check_once(args.command_parser, sys.argv[1:] if argv is None else argv)
         check_given(args.command_parser, args)
         return args.func(args)
     except UsageError as exc:

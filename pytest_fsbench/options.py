@@ -75,7 +75,7 @@ def given_twice(args: Iterable[str], flags: Iterable[str]) -> str | None:
             continue
         if not eq:
             following = args[i + 1] if i + 1 < len(args) else ""
-            text = repr(following) if following and not following.startswith("-") else "alone"
+            text = repr(following) if following == "-" or following and not following.startswith("-") else "alone"
         else:
             text = repr(text)
         seen.setdefault(flag, []).append(text)

@@ -180,6 +180,19 @@ class FsbenchSession:
         assert self._session_id is not None
         return self._session_id
 
+    def refused(self) -> None:
+        """A usage error found once the store was open (--compare, --save and --resume open it
+        at once), before anything ran: the new session is forgotten, a resumed one is
+        interrupted again as it was (issue 34: a rule that could gate nothing left a session)."""
+        if self._store is None or self._session_id is None:
+            return
+        if self.settings.resume:
+            self._store.finish_session(self._session_id, "interrupted")
+        else:
+            self._store.discard_session(self._session_id)
+        self._store.close()
+        self._store = None
+
     def finish(self, interrupted: bool, tests_left: int, failed: int = 0) -> list[str]:
         """Record how the session ended: interrupted when it was interrupted or a case did not
         finish its runs (tests_left: collected tests that never reported); else complete when it

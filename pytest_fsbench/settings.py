@@ -94,6 +94,9 @@ def _baseline_name(text: str) -> str:
         raise ValueError("a session is saved as one baseline; give one name, without commas")
     if text == "last" or text.startswith("last@"):
         raise ValueError("'last' names the newest complete session in --compare; choose another name")
+    if text.strip().isdigit():  # issue 34: baseline 1 made session 1 unreachable by its id
+        raise ValueError("a number names a session by its id in --compare and the fsbench commands; choose a name "
+                         "with a letter in it")
     return name(text)
 
 
@@ -388,6 +391,7 @@ def check(settings: Settings) -> None:
         check_threshold_scope(threshold, settings.specs)
     for rule in settings.regression_rules:
         gate.check_measurable(rule, KNOWN_METRICS)
+    gate.check_one_rule_each(settings.regression_rules)
     if not settings.devices:
         check_image_room(settings.image_dir, settings.image_size)
 
@@ -400,6 +404,9 @@ def check_needs(settings: Settings) -> None:
     if settings.force and settings.report is None:
         raise UsageError("--force lets --report replace a file fsbench did not write, and --report is not given; "
                          "add --report=FILE or leave --force out")
+    if settings.devices and _given(settings.args, "--image-size"):
+        raise UsageError("--image-size sizes the loop images fsbench makes, and --devices replaces them with real "
+                         "devices of their own size; leave one of them out")
     if settings.across_hosts and not settings.compare:
         raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
                          "add --compare=NAME or leave --across-hosts out")

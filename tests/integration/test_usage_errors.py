@@ -107,6 +107,17 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
      "--fs-opt btrfs:compress=lzo and btrfs:compress-force=zstd both set compress"),
     (["--fs=btrfs", "--fs-opt=btrfs:mount=noatime,compress=lzo,compress=zstd"],
      "--fs-opt btrfs:mount=noatime,compress=lzo,compress=zstd sets compress twice"),
+    # issue 34: silent before, now one line
+    (["--save=1"], "--save='1': a number names a session by its id in --compare and the fsbench commands"),
+    (["--devices=/dev/null", "--image-size=8G"], "--image-size sizes the loop images fsbench makes, and --devices "
+                                                 "replaces them with real devices of their own size"),
+    (["--pts-options=;;"], "--pts-options=';;': no IDENTIFIER=VALUE in it"),
+    (["--pts-options=test=write;test=read"], "--pts-options='test=write;test=read': 'test' is given twice (write, "
+                                             "then read)"),
+    (["--compare=1", "--fail-on-regression=dd.write:3%", "--fail-on-regression=dd.write:10%"],
+     "--fail-on-regression=dd.write:3% and dd.write:10% are two rules for dd.write; give one"),
+    (["--compare=1", "--fail-on-regression=3%", "--fail-on-regression=5%"],
+     "--fail-on-regression=3% and 5% are two rules for every headline metric"),
     (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
                                    "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
 ])
@@ -146,6 +157,18 @@ def test_a_value_only_the_tool_can_judge_is_one_line_before_anything_is_measured
     line = usage_error(args, tmp_path)
     assert all(part in line for part in message), line
     assert not (tmp_path / "fsbench.db").exists(), "no session was recorded"
+
+
+def test_a_rule_for_a_metric_no_selected_test_measures_is_refused_before_measuring(tmp_path):
+    """Issue 34: it gated nothing and the session passed."""
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    message = usage_error(["-k", "write", "--compare=base", "--fail-on-regression=dd.read:5%"], tmp_path)
+    assert message == ("ERROR: --fail-on-regression=dd.read:5%: no selected test measures dd.read (selected: "
+                       "test_dd_write), so the rule would gate nothing; select a test that measures it, or leave the "
+                       "rule out")
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1, "no session was recorded"
+    con.close()
 
 
 def test_kernel_config_make_does_not_know(tmp_path):
@@ -354,7 +377,8 @@ def test_report_into_a_place_that_cannot_be_written(tmp_path, args, message):
     """Checked before the page is drawn (issue 23: --figures failed after the page was written)."""
     saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
     page = tmp_path / "r.html"
-    error = one_line_error(fsbench("report", "base", f"--store={tmp_path / 'fsbench.db'}", "-o", str(page), *args))
+    output = [] if args[0] == "-o" else ["-o", str(page)]  # -o once: given twice is an error of its own
+    error = one_line_error(fsbench("report", "base", f"--store={tmp_path / 'fsbench.db'}", *output, *args))
     assert error.startswith(message)
     assert not page.exists()
 
@@ -421,6 +445,15 @@ def empty_session(path: Path, status: str) -> int:
      "fsbench push: --to=postgresql://me@db.example/fsbench: put the password in PGPASSFILE"),
     (["push", "base", "--to={tmp}", "{store}"], "fsbench push: --to={tmp} is a directory; name the store's file"),
     (["push", "base", "--to=", "{store}"], "fsbench push: --to='': give a value or leave the option out"),
+    # issue 34: an option of one value given twice is refused, not silently the last
+    (["baseline", "--drop=nosuch", "--drop=base", "{store}"],
+     "fsbench baseline: --drop is given twice ('nosuch', then 'base'); it takes one value, so give it once"),
+    (["report", "base", "-o", "{tmp}/a.html", "--output={tmp}/b.html", "{store}"],
+     "fsbench report: --output is given twice ('{tmp}/a.html', then '{tmp}/b.html')"),
+    (["compare", "base", "2", "--alpha=0.1", "--alpha", "0.2", "{store}"],
+     "fsbench compare: --alpha is given twice ('0.1', then '0.2')"),
+    (["sessions", "--host=a", "--host=b", "{store}"], "fsbench sessions: --host is given twice ('a', then 'b')"),
+    (["export", "base", "-o", "-", "-o", "-", "{store}"], "fsbench export: --output is given twice ('-', then '-')"),
 ])
 def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, message):
     store = tmp_path / "fsbench.db"
