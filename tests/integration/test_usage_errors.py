@@ -658,3 +658,16 @@ def test_a_loop_device_another_process_holds_open_is_passed_over(tmp_path, no_le
     con.close()
     used = [d["path"] for d in json.loads(manifest)["devices"]]
     assert used and free not in used, (free, used)
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("text", ['{"pid": 40', '{"image_dir": "/nowhere"}'])
+def test_cleanup_reads_a_truncated_or_pid_less_state_file(tmp_path, text):
+    """Issue 34: JSONDecodeError / KeyError, nothing cleaned; now the session is named by its
+    directory (PID-HEX). --dry-run: the machine's other leftovers are other sessions' to remove."""
+    session = tmp_path / "4000000-ab12"
+    session.mkdir()
+    (session / "state.json").write_text(text)
+    done = fsbench("cleanup", "--dry-run", f"--run-root={tmp_path}")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert f"would remove session_dirs: {session}" in done.stdout
