@@ -73,6 +73,9 @@ def store_location(text: str, option: str = "--store") -> Path | str:
     if scheme and not is_url(text):
         raise UsageError(f"{option}={redact(text)}: {scheme.group(1)}:// is no store fsbench knows; give an SQLite "
                          "file's path or a postgresql://USER@HOST/DB URL")
+    if not scheme and os.path.exists(text) and not os.path.isfile(text) and not os.path.isdir(text):
+        # issue 34: SQLite opened /dev/null and left /dev/null-journal beside it
+        raise UsageError(f"{option}={text}: is no regular file (a device?); name the store's file")
     if is_url(text):
         if redact(text) != text:
             raise UsageError(f"{option}={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
@@ -211,7 +214,7 @@ OPTIONS: tuple[Option, ...] = (
            "values (each option's DefaultEntry: minutes, small files)", ini=False, metavar="OPTIONS"),
     Option("--pts-result", pts_options.result_name, None, "the PTS result file the session's PTS cases are written "
            "into", ini=False, metavar="NAME", shown_default="fsbench-<date>-<time> of the session"),
-    Option("--pts-binary", str, None, "the phoronix-test-suite launcher", ini=False, metavar="PATH", path=True,
+    Option("--pts-binary", pts_options.binary, None, "the phoronix-test-suite launcher", ini=False, metavar="PATH", path=True,
            shown_default="$FSBENCH_PTS, else PATH's"),
     Option("--pts-system-tools", bool, None, "let the PTS profiles use the system's tool instead of building the "
            "pinned release; they then install offline (also: FSBENCH_PTS_SYSTEM_TOOLS=1)", kind=FLAG, ini=False),

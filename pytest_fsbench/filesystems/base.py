@@ -92,6 +92,8 @@ def shell_words(value: str) -> None:
 def mount_options(value: str) -> None:
     if not value or any(not part or part.isspace() for part in value.split(",")):
         raise ValueError("must be a comma-separated list of mount options, e.g. noatime,nodiratime")
+    if "ro" in (part.strip() for part in value.split(",")):  # issue 34: passed preflight, then OSError
+        raise ValueError("ro mounts the target read-only, and every workload writes to it; leave ro out")
 
 
 MKFS_OPT = OptionSpec("extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)

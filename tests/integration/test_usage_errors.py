@@ -118,6 +118,16 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
      "--fail-on-regression=dd.write:3% and dd.write:10% are two rules for dd.write; give one"),
     (["--compare=1", "--fail-on-regression=3%", "--fail-on-regression=5%"],
      "--fail-on-regression=3% and 5% are two rules for every headline metric"),
+    # issue 34: what failed with a traceback once the target was built, or ran and gave nothing
+    (["--dd-bs=512,1", "--dd-size=1M", "--cache=direct"], "--dd-bs=1 with --cache=direct: direct I/O moves whole "
+                                                          "sectors of 512 bytes; give a multiple of 512"),
+    (["--fio-bs=1", "--cache=drop,direct"], "--fio-bs=1 with --cache=direct: direct I/O moves whole sectors"),
+    (["--iozone-record=3K"], "--iozone-record=3K: iozone size '3K' is not a power of two"),
+    (["--fs-opt=ext4:mount=noatime,ro"], "ext4:mount=noatime,ro: mount ro mounts the target read-only, and every "
+                                         "workload writes to it; leave ro out"),
+    (["--pts-binary=/nonexistent"], "--pts-binary='/nonexistent': /nonexistent is no executable file; name the "
+                                    "phoronix-test-suite launcher"),
+    (["--store=/dev/full"], "--store=/dev/full: is no regular file (a device?); name the store's file"),
     (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
                                    "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
 ])
@@ -169,6 +179,25 @@ def test_a_rule_for_a_metric_no_selected_test_measures_is_refused_before_measuri
     con = sqlite3.connect(tmp_path / "fsbench.db")
     assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1, "no session was recorded"
     con.close()
+
+
+def test_a_vm_kernel_directory_that_holds_no_built_kernel(tmp_path):
+    """Issue 34: taken for a build tree, then QEMU's "Is a directory" as a GuestError traceback."""
+    empty = tmp_path / "linux"
+    empty.mkdir()
+    assert usage_error([f"--kernel=vm:{empty}"], tmp_path).endswith(
+        f"{empty} is a directory but no built kernel tree (no arch/x86/boot/bzImage in it); run make there first, or "
+        "name a bzImage")
+
+
+def test_a_device_for_a_store_leaves_no_journal_beside_it(tmp_path):
+    """Issue 34: refused, but /dev/null-journal was left behind."""
+    existed = Path("/dev/null-journal").exists()
+    assert usage_error(["--store=/dev/null"], tmp_path).endswith("--store=/dev/null: is no regular file (a device?); "
+                                                                 "name the store's file")
+    assert one_line_error(fsbench("push", "1", f"--store={tmp_path / 'x.db'}", "--to=/dev/null")).startswith(
+        "fsbench push: --to=/dev/null: is no regular file")
+    assert Path("/dev/null-journal").exists() == existed
 
 
 def test_kernel_config_make_does_not_know(tmp_path):
