@@ -24,7 +24,7 @@ from .store.facts import check_emulation, emulations
 from .verdicts.gate import Gate
 from .store.databases import redact_args
 from .errors import UsageError
-from .store.results import Store
+from .store.results import Store, StoreError
 from .system.commands import Executor
 from .provisioning import Targets
 
@@ -156,10 +156,16 @@ class FsbenchSession:
                 self.baseline = resolve_baseline(store, settings, self._session_id)
                 self.gate = gate_for(settings, self.baseline)
                 self.gate.check_can_fire(settings.compare)
-        except BaseException:
+        except BaseException as exc:
             if self._session_id is not None and not settings.resume:
-                store.discard_session(self._session_id)  # refused before it measured: no session to keep
+                try:
+                    store.discard_session(self._session_id)  # refused before it measured: no session to keep
+                except StoreError:
+                    pass  # the store that failed below fails this too; the session row says running
             store.close()
+            if isinstance(exc, StoreError):  # issue 34: a store locked by another process was an INTERNALERROR
+                raise UsageError(f"{exc}: nothing was measured; run again once the other process is done with it, "
+                                 f"or name another --store") from None
             raise
         self._store = store
 

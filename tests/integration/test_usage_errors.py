@@ -700,3 +700,24 @@ def test_cleanup_reads_a_truncated_or_pid_less_state_file(tmp_path, text):
     done = fsbench("cleanup", "--dry-run", f"--run-root={tmp_path}")
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert f"would remove session_dirs: {session}" in done.stdout
+
+
+def test_a_store_locked_by_another_process_is_one_line(tmp_path):
+    """Issue 34: 30 s, then 69 lines of INTERNALERROR; now one line after the same wait, and no
+    session is left in it."""
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    locker = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\ncon = sqlite3.connect(sys.argv[1], "
+                               "isolation_level=None)\ncon.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\n"
+                               "time.sleep(600)", str(store)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout.readline().strip() == "locked"
+        message = usage_error([], tmp_path)
+    finally:
+        locker.kill()
+        locker.wait()
+    assert message == (f"ERROR: result store {store}: database is locked: nothing was measured; run again once the "
+                       "other process is done with it, or name another --store")
+    con = sqlite3.connect(store)
+    assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "complete")]
+    con.close()
