@@ -156,7 +156,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if figures is not None:
         for path in report.figure_paths(data, figures, args.format):
             try:
-                check_replaceable(path, "figure", [store.path], args.force)
+                check_replaceable(path, "figure", [BY_FLAG["--store"].value(args.fsbench_store)], args.force)
             except ValueError as exc:
                 raise UsageError(f"--figures={args.figures}: {path} {exc}") from None
     page = report.render(data)
@@ -189,7 +189,12 @@ def study_output(output: str | None, name: str, store: Path | str) -> Path:
     directory: then in the default store's)."""
     if output is None:
         directory = Path(DEFAULT_STORE).parent.absolute() if is_url(store) else Path(store).parent
-        return directory / f"study-{name}.html"
+        page = directory / f"study-{name}.html"
+        try:
+            check_replaceable(page, "report", [store], force=None)
+        except ValueError as exc:
+            raise UsageError(f"the study's page {page} {exc} with -o FILE") from None
+        return page
     page = output_path(output, "report", argparse.Namespace(fsbench_store=str(store)))
     if page is None:
         raise UsageError("-o -: the study's page is a file; name one")

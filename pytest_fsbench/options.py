@@ -158,9 +158,16 @@ def name(text: str) -> str:
     return text
 
 
+#: the longest name of one file, and of a whole path, Linux takes (NAME_MAX, PATH_MAX)
+NAME_MAX, PATH_MAX = 255, 4095
+
+
 def path(text: str) -> Path:
     if not text.strip():
         raise ValueError("give a path")
+    if len(os.fsencode(text)) > PATH_MAX or any(len(os.fsencode(part)) > NAME_MAX for part in Path(text).parts):
+        # issue 34: File name too long, as an INTERNALERROR
+        raise ValueError(f"a name in it is longer than the {NAME_MAX} bytes a file name may have; give a shorter one")
     return Path(text)
 
 
@@ -216,10 +223,11 @@ def _same_file(where: Path, other: Path) -> bool:
         return where.resolve() == other.resolve()
 
 
-def check_replaceable(where: Path, kind: str, stores: Iterable[Path | str] = (), force: bool = False) -> None:
+def check_replaceable(where: Path, kind: str, stores: Iterable[Path | str] = (), force: bool | None = False) -> None:
     """ValueError unless fsbench may write its kind of output at where: never a result store
     (stores: the ones in use, with their journals) or any SQLite database; an existing file only
-    when fsbench wrote it as that kind of output (its mark is in it), an empty one, or with force."""
+    when fsbench wrote it as that kind of output (its mark is in it), an empty one, or with force
+    (None: the command has no --force)."""
     for store in stores:
         if isinstance(store, Path) and any(_same_file(where, store.with_name(store.name + suffix))
                                            for suffix in ("", *JOURNALS)):
@@ -237,7 +245,8 @@ def check_replaceable(where: Path, kind: str, stores: Iterable[Path | str] = (),
     if head.startswith(SQLITE_HEADER):
         raise ValueError("is an SQLite database (a result store?), which fsbench never replaces; name another file")
     if head and output_mark(kind).encode() not in head and not force:
-        raise ValueError(f"exists and is no {kind} fsbench wrote; name a new file, or pass --force to replace it")
+        replace = "" if force is None else ", or pass --force to replace it"
+        raise ValueError(f"exists and is no {kind} fsbench wrote; name a new file{replace}")
 
 
 def directory_for_files(text: str) -> Path:

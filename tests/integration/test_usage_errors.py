@@ -128,6 +128,10 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--pts-binary=/nonexistent"], "--pts-binary='/nonexistent': /nonexistent is no executable file; name the "
                                     "phoronix-test-suite launcher"),
     (["--store=/dev/full"], "--store=/dev/full: is no regular file (a device?); name the store's file"),
+    # issue 34, found by the sweep: File name too long, as an INTERNALERROR
+    (["--image-dir=" + "x" * 300], "a name in it is longer than the 255 bytes a file name may have"),
+    (["--store=/tmp/" + "x" * 300 + "/fsbench.db"], "a name in it is longer than the 255 bytes"),
+    (["--report=" + "x" * 300], "a name in it is longer than the 255 bytes"),
     (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
                                    "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
 ])
@@ -721,3 +725,15 @@ def test_a_store_locked_by_another_process_is_one_line(tmp_path):
     con = sqlite3.connect(store)
     assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "complete")]
     con.close()
+
+
+def test_a_study_s_default_page_replaces_only_a_page_fsbench_wrote(tmp_path):
+    """study-NAME.html beside the store is fsbench's name, but a file of the user's there is kept."""
+    results = tmp_path / "fsbench-results"
+    results.mkdir()
+    page = results / "study-btrfs-options.html"
+    page.write_text("my page\n")
+    done = fsbench("study", "btrfs-options", "--plan", f"--image-dir={tmp_path / 'images'}", cwd=tmp_path)
+    assert one_line_error(done) == (f"fsbench study: the study's page {page} exists and is no report fsbench wrote; "
+                                    "name a new file with -o FILE")
+    assert page.read_text() == "my page\n"

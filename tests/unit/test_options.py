@@ -67,3 +67,12 @@ def test_a_new_or_empty_file_holds_nothing_to_lose(tmp_path):
 
 def test_a_server_store_is_no_file(tmp_path):
     check_replaceable(tmp_path / "r.html", "report", ["postgresql://me@db.example/fsbench"])
+
+
+def test_a_name_longer_than_a_file_name_may_be_is_refused():
+    """Issue 34, found by the sweep: File name too long reached the user as an INTERNALERROR."""
+    from pytest_fsbench.options import path
+
+    assert path("/tmp/" + "x" * 255) == Path("/tmp/" + "x" * 255)
+    with pytest.raises(ValueError, match="longer than the 255 bytes"):
+        path("/tmp/" + "x" * 256 + "/a.db")
