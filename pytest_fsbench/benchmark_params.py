@@ -68,6 +68,26 @@ def pytest_configure(config: pytest.Config) -> None:
                                     "give a size that is a whole number of blocks")
 
 
+#: the workload parameters that size each I/O, which direct I/O (--cache=direct) moves in whole sectors
+DIRECT_IO_SIZES = ("dd-bs", "fio-bs")
+
+
+def check_direct_io_sizes(config: pytest.Config, caches: tuple[str, ...], devices: bool) -> None:
+    """An I/O size direct I/O cannot move (issue 34: --dd-bs=1 --cache=direct built the target,
+    then dd failed with EINVAL): a usage error before anything is built. fsbench's loop devices
+    have 512-byte sectors; real devices may have 4K ones."""
+    if "direct" not in caches:
+        return
+    sector = 4096 if devices else 512
+    by_name = {param.name: param for param in PARAMS}
+    for name in DIRECT_IO_SIZES:
+        for value in values(config, by_name[name]):
+            if parse_size(value) % sector:
+                raise pytest.UsageError(f"--{name}={value} with --cache=direct: direct I/O moves whole sectors of "
+                                        f"{sector} bytes{' (real devices may have 4K ones)' if devices else ''}; "
+                                        f"give a multiple of {sector} or leave direct out of --cache")
+
+
 @pytest.hookimpl(tryfirst=True)  # before the fsbench plugin opens the store for a session
 def pytest_collection_finish(session: pytest.Session) -> None:
     """A workload value that no case's devices could hold, even whole, is a usage error before
@@ -75,6 +95,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     One that fits the devices but not the filesystem built on them is still found per case,
     before its first run, once the target tells its free space (Bench)."""
     settings = session.config.stash[SESSION].settings
+    check_direct_io_sizes(session.config, settings.caches, bool(settings.devices))
     ram = settings.memory or psutil.virtual_memory().total
     for item in session.items:
         callspec = getattr(item, "callspec", None)

@@ -22,7 +22,7 @@ from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
 from .views.json_export import changes_document, comparison_document, export_session, sessions_document
-from .options import add_to_argparse, directory_for_files, file_to_write
+from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import compare_pairs
 from .verdicts.gate import check_compared, gate_message, outcomes, rule_for
@@ -85,17 +85,20 @@ def open_store(args: argparse.Namespace) -> Store:
     return Store(BY_FLAG["--store"].value(args.fsbench_store), create=False)
 
 
-def output_path(text: str) -> Path | None:
-    """-o's file (None: standard output); a place that cannot be written is a usage error before
-    anything is computed."""
+def output_path(text: str, kind: str, args: argparse.Namespace, force: bool = False) -> Path | None:
+    """-o's file (None: standard output) for an output of kind; a place that cannot be written, or
+    a file fsbench may not replace (the store, a database, a file it did not write), is a usage
+    error before anything is computed."""
     if text == "-":
         return None
     if not text.strip():
         raise UsageError(f"-o {text!r}: give the file to write, or - for standard output")
     try:
-        return file_to_write(text)
+        where = file_to_write(text)
+        check_replaceable(where, kind, [BY_FLAG["--store"].value(args.fsbench_store)], force)
     except ValueError as exc:
         raise UsageError(f"-o {text}: {exc}") from None
+    return where
 
 
 def check_measured(store: Store, session_ids: list[int], what: str) -> None:
@@ -172,7 +175,7 @@ def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[li
 def cmd_report(args: argparse.Namespace) -> int:
     from .views import report  # matplotlib only for the commands that draw
     alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)
-    output = output_path(args.output)
+    output = output_path(args.output, "report", args, args.force)
     figures = None
     if args.figures is not None:
         try:
@@ -183,6 +186,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     session_id = store.resolve(args.session)
     base_ids, base_label = report_baseline(store, session_id, args.compare)
     data = report.report_data(store, session_id, base_ids, base_label, alpha, args.allowed)
+    if figures is not None:
+        for path in report.figure_paths(data, figures, args.format):
+            try:
+                check_replaceable(path, "figure", [BY_FLAG["--store"].value(args.fsbench_store)], args.force)
+            except ValueError as exc:
+                raise UsageError(f"--figures={args.figures}: {path} {exc}") from None
     page = report.render(data)
     if output is None:
         sys.stdout.write(page)
@@ -213,8 +222,13 @@ def study_output(output: str | None, name: str, store: Path | str) -> Path:
     directory: then in the default store's)."""
     if output is None:
         directory = Path(DEFAULT_STORE).parent.absolute() if is_url(store) else Path(store).parent
-        return directory / f"study-{name}.html"
-    page = output_path(output)
+        page = directory / f"study-{name}.html"
+        try:
+            check_replaceable(page, "report", [store], force=None)
+        except ValueError as exc:
+            raise UsageError(f"the study's page {page} {exc} with -o FILE") from None
+        return page
+    page = output_path(output, "report", argparse.Namespace(fsbench_store=str(store)))
     if page is None:
         raise UsageError("-o -: the study's page is a file; name one")
     return page
@@ -261,8 +275,9 @@ def cmd_study(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    pts_commands.check_export_options(args.format == "pts", args.pts_save, args.suffix, args.force)
-    output = output_path(args.output)
+    pts_commands.check_export_options(args.format == "pts", args.pts_save, args.suffix, args.force,
+                                      args.output != "-")
+    output = output_path(args.output, "export", args, args.force)
     store = open_store(args)
     session_id = store.resolve(args.session)
     check_measured(store, [session_id], "export")
@@ -387,7 +402,7 @@ def cmd_changes(args: argparse.Namespace) -> int:
 def cmd_fleet(args: argparse.Namespace) -> int:
     """One session per Slurm node into one store, or (fleet status JOBIDS) how a fleet's jobs stand."""
     store = BY_FLAG["--store"].value(args.fsbench_store)
-    report = output_path(args.report) if args.report is not None else None
+    report = output_path(args.report, "report", args) if args.report is not None else None
     if args.report is not None and report is None:
         raise UsageError("--report -: the fleet's page is a file; name one")
     slurm = fleet.Slurm(execute)
@@ -483,6 +498,8 @@ def parser() -> argparse.ArgumentParser:
                      "default report.html)")
     rep.add_argument("--figures", metavar="DIR", help="also write each figure into DIR")
     rep.add_argument("--format", choices=("png", "svg"), default="svg", help="the figures' format in DIR")
+    rep.add_argument("--force", action="store_true", help="replace an existing -o file or figure that fsbench did "
+                     "not write (never a result store or another SQLite database)")
     rep.add_argument("--allowed", type=allowed_pct, metavar="PCT", help="draw this allowed change (e.g. 5%%) on "
                      "the forest plot")
     add_to_argparse(rep, BY_FLAG["--alpha"])
@@ -495,7 +512,9 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", default="-", help="file to write (default: standard output)")
     export.add_argument("--pts-save", metavar="NAME",
                         help="with --format pts: save it as PTS's result file NAME, for show-result and upload")
-    export.add_argument("--force", action="store_true", help="with --pts-save: replace an existing result file")
+    export.add_argument("--force", action="store_true", help="replace an existing result file of --pts-save, or an "
+                        "existing -o file that fsbench did not write (never a result store or another SQLite "
+                        "database)")
     export.add_argument("--suffix", nargs="?", const="", metavar="NAME",
                         help="with --format pts: append ' (NAME)' to every system identifier, so result files of "
                              "sessions with the same cases stay apart when PTS merges them (alone: the session's "
@@ -593,6 +612,21 @@ def check_given(command: argparse.ArgumentParser, args: argparse.Namespace) -> N
             raise UsageError(f"{action.option_strings[-1]}='': give a value or leave the option out")
 
 
+def check_once(command: argparse.ArgumentParser, argv: list[str]) -> None:
+    """An option of one value given twice is a usage error, never silently the last (issue 34:
+    baseline --drop=nosuch --drop=base forgot only base); -o and --output are one option."""
+    single = [action for action in command._actions  # argparse has no public list of a parser's options
+              if action.option_strings and isinstance(action, argparse._StoreAction)]
+    spelled = {flag: action.option_strings[-1] for action in single for flag in action.option_strings}
+    words = []
+    for arg in argv:
+        flag, eq, value = arg.partition("=")
+        words.append(spelled[flag] + eq + value if flag in spelled else arg)
+    twice = given_twice(words, {action.option_strings[-1] for action in single})
+    if twice:
+        raise UsageError(twice)
+
+
 def main(argv: list[str] | None = None) -> int:
     cli = parser()
     args, extra = cli.parse_known_args(argv)
@@ -600,6 +634,7 @@ def main(argv: list[str] | None = None) -> int:
         args.command_parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.pytest_args = extra
     try:
+        check_once(args.command_parser, sys.argv[1:] if argv is None else argv)
         check_given(args.command_parser, args)
         return args.func(args)
     except UsageError as exc:

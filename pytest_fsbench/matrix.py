@@ -60,7 +60,7 @@ def parse_fs_opt(text: str, option: str = "--fs-opt") -> tuple[str, str, str]:
         DRIVERS[fs]().check_option(key, value)
     except ValueError as exc:
         raise UsageError(f"{option} {text!r}: {exc}") from None
-    return fs, key, value
+    return fs, key, DRIVERS[fs]().canonical_value(key, value)
 
 
 def option_variants(fs: str, opts: list[tuple[str, str, str]]) -> list[tuple[tuple[str, str], ...]]:
@@ -71,6 +71,16 @@ def option_variants(fs: str, opts: list[tuple[str, str, str]]) -> list[tuple[tup
             by_key[key].append(value)
     keys = list(by_key)
     return [tuple(zip(keys, values)) for values in itertools.product(*(by_key[k] for k in keys))]
+
+
+def check_one_route(fs: str, options: dict[str, str]) -> None:
+    """One case's options set each setting one way only (see Filesystem.routes)."""
+    for setting, given in DRIVERS[fs]().routes(options).items():
+        if len(given) > 1:
+            texts = list(dict.fromkeys(given))
+            how = f"both set {setting}" if len(texts) > 1 else f"sets {setting} twice"
+            raise UsageError(f"--fs-opt {' and '.join(texts)} {how}, and the mount command would take only the "
+                             f"last; set {setting} one way")
 
 
 def build_matrix(
@@ -90,6 +100,8 @@ def build_matrix(
     specs = []
     for fs in filesystems:
         variants = option_variants(fs, parsed)
+        for variant in variants:
+            check_one_route(fs, dict(variant))
         varying = tuple(key for key in dict(variants[0]) if len({dict(v)[key] for v in variants}) > 1)
         specs += [CaseSpec(fs, layout, variant, varying, kernel)
                   for variant in variants for layout in layouts for kernel in kernels]

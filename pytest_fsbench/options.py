@@ -75,7 +75,7 @@ def given_twice(args: Iterable[str], flags: Iterable[str]) -> str | None:
             continue
         if not eq:
             following = args[i + 1] if i + 1 < len(args) else ""
-            text = repr(following) if following and not following.startswith("-") else "alone"
+            text = repr(following) if following == "-" or following and not following.startswith("-") else "alone"
         else:
             text = repr(text)
         seen.setdefault(flag, []).append(text)
@@ -158,9 +158,16 @@ def name(text: str) -> str:
     return text
 
 
+#: the longest name of one file, and of a whole path, Linux takes (NAME_MAX, PATH_MAX)
+NAME_MAX, PATH_MAX = 255, 4095
+
+
 def path(text: str) -> Path:
     if not text.strip():
         raise ValueError("give a path")
+    if len(os.fsencode(text)) > PATH_MAX or any(len(os.fsencode(part)) > NAME_MAX for part in Path(text).parts):
+        # issue 34: File name too long, as an INTERNALERROR
+        raise ValueError(f"a name in it is longer than the {NAME_MAX} bytes a file name may have; give a shorter one")
     return Path(text)
 
 
@@ -184,6 +191,62 @@ def file_to_write(text: str) -> Path:
     except OSError as exc:
         raise ValueError(f"cannot be written ({exc.strerror}); name a file in a writable directory") from None
     return where
+
+
+#: the first bytes of every SQLite database (a result store, or any other's): never replaced by an output
+SQLITE_HEADER = b"SQLite format 3\x00"
+#: the files SQLite keeps beside a database while it is in use
+JOURNALS = ("-wal", "-shm", "-journal")
+#: how far into a file its fsbench mark is looked for (each output carries it near its top)
+MARK_WITHIN = 8192
+
+
+def output_mark(kind: str) -> str:
+    """The words every file fsbench writes as an output of kind (report, export, figure) carries
+    near its top, so that a file found at an output's path later is known for one of fsbench's
+    (issue 34: `fsbench report 1 --store=S -o S` replaced a team's store with the page)."""
+    return f"written by fsbench as its {kind}"
+
+
+def _is_sqlite(where: Path) -> bool:
+    try:
+        with open(where, "rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
+
+
+def _same_file(where: Path, other: Path) -> bool:
+    try:
+        return where.samefile(other)
+    except OSError:  # one of them is not there (yet)
+        return where.resolve() == other.resolve()
+
+
+def check_replaceable(where: Path, kind: str, stores: Iterable[Path | str] = (), force: bool | None = False) -> None:
+    """ValueError unless fsbench may write its kind of output at where: never a result store
+    (stores: the ones in use, with their journals) or any SQLite database; an existing file only
+    when fsbench wrote it as that kind of output (its mark is in it), an empty one, or with force
+    (None: the command has no --force)."""
+    for store in stores:
+        if isinstance(store, Path) and any(_same_file(where, store.with_name(store.name + suffix))
+                                           for suffix in ("", *JOURNALS)):
+            raise ValueError(f"is the result store {store} (or its journal); name another file")
+    for suffix in JOURNALS:
+        if where.name.endswith(suffix) and _is_sqlite(where.with_name(where.name[:-len(suffix)])):
+            raise ValueError(f"is the journal of the SQLite database {where.name[:-len(suffix)]}; name another file")
+    if not where.is_file():
+        return
+    try:
+        with open(where, "rb") as file:
+            head = file.read(MARK_WITHIN)
+    except OSError as exc:
+        raise ValueError(f"cannot be read ({exc.strerror}), so it is not replaced; name another file") from None
+    if head.startswith(SQLITE_HEADER):
+        raise ValueError("is an SQLite database (a result store?), which fsbench never replaces; name another file")
+    if head and output_mark(kind).encode() not in head and not force:
+        replace = "" if force is None else ", or pass --force to replace it"
+        raise ValueError(f"exists and is no {kind} fsbench wrote; name a new file{replace}")
 
 
 def directory_for_files(text: str) -> Path:

@@ -23,6 +23,8 @@ from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
 from .options import APPEND, FLAG, OPTIONAL, Option
 from .verdicts.assertions import SessionResults
+from .verdicts.gate import gates_nothing
+from .workloads import WORKLOAD_NAMES
 from .session import FsbenchSession
 from .settings import CONTROL_MB, OPTIONS, Conditions, Settings, settings_from
 from .store.databases import redact
@@ -154,8 +156,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     fsbench = session.config.stash.get(SESSION, None)
     if fsbench is None:
         return
-    if session.config.option.collectonly:  # nothing was to be measured: no session to keep, nothing to judge
-        fsbench.discard()
+    if session.config.option.collectonly or exitstatus == pytest.ExitCode.USAGE_ERROR:
+        fsbench.forget()  # nothing measured by design, or refused before anything ran
         return
     collected = {case_key(item.nodeid) for item in session.items if is_case(item)}
     left = collected - session.config.stash[REPORTED] - fsbench.finished_tests
@@ -338,6 +340,20 @@ def left_out_lines(left_out: dict[str, list[pytest.Item]]) -> list[str]:
     return lines
 
 
+def check_rules_gate_something(fsbench: FsbenchSession, session: pytest.Session) -> None:
+    """A regression rule for a metric no selected test measures is refused before anything is
+    built (issue 34: it gated nothing, and the session passed)."""
+    measuring = [item for item in session.items if "fsbench" in getattr(item, "fixturenames", ())]
+    tests = [(item.path.name if item.path.parent.name == "benchmarks" else "", getattr(item, "originalname", item.name))
+             for item in measuring]
+    for rule in fsbench.settings.regression_rules:
+        if gates_nothing(rule, tests, WORKLOAD_NAMES):
+            chosen = ", ".join(dict.fromkeys(function for _, function in tests)) or "none"
+            raise pytest.UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no selected test "
+                                    f"measures {rule.metric} (selected: {chosen}), so the rule would gate nothing; "
+                                    "select a test that measures it, or leave the rule out")
+
+
 def deselect_without_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
     ids = {spec.id for spec in config.stash[SESSION].settings.specs}
     unused = [item for item in items
@@ -371,6 +387,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     """Before anything runs: open and check the result store when there are cases to measure,
     and with real devices print which devices each case will overwrite."""
     fsbench = session.config.stash[SESSION]
+    check_rules_gate_something(fsbench, session)
     cases = [item for item in session.items if is_case(item)]
     if cases:
         try:

@@ -24,7 +24,7 @@ from .store.facts import check_emulation, emulations
 from .verdicts.gate import Gate
 from .store.databases import redact_args
 from .errors import UsageError
-from .store.results import Store
+from .store.results import Store, StoreError
 from .system.commands import Executor
 from .provisioning import Targets
 
@@ -156,10 +156,16 @@ class FsbenchSession:
                 self.baseline = resolve_baseline(store, settings, self._session_id)
                 self.gate = gate_for(settings, self.baseline)
                 self.gate.check_can_fire(settings.compare)
-        except BaseException:
+        except BaseException as exc:
             if self._session_id is not None and not settings.resume:
-                store.discard_session(self._session_id)  # refused before it measured: no session to keep
+                try:
+                    store.discard_session(self._session_id)  # refused before it measured: no session to keep
+                except StoreError:
+                    pass  # the store that failed below fails this too; the session row says running
             store.close()
+            if isinstance(exc, StoreError):  # issue 34: a store locked by another process was an INTERNALERROR
+                raise UsageError(f"{exc}: nothing was measured; run again once the other process is done with it, "
+                                 f"or name another --store") from None
             raise
         self._store = store
 
@@ -180,16 +186,19 @@ class FsbenchSession:
         assert self._session_id is not None
         return self._session_id
 
-    def discard(self) -> None:
-        """Forget the row a session that measures nothing by design (--collect-only) started: its
-        --compare or --resume was checked, and it is not a session of the store. A resumed session
-        stays as it was, interrupted."""
-        if self._store is None:
+    def forget(self) -> None:
+        """Forget the row of a session that measures nothing by design (--collect-only: its
+        --compare or --resume was checked) or was refused by a usage error found once the store was
+        open (--compare, --save and --resume open it at once), before anything ran: it is no session
+        of the store. A resumed session is interrupted again, as it was."""
+        if self._store is None or self._session_id is None:
             return
         if self.settings.resume:
-            self.store.finish_session(self.session_id, "interrupted")
+            self._store.finish_session(self._session_id, "interrupted")
         else:
-            self.store.discard_session(self.session_id)
+            self._store.discard_session(self._session_id)
+        self._store.close()
+        self._store = None
 
     def finish(self, interrupted: bool, tests_left: int, failed: int = 0) -> list[str]:
         """Record how the session ended: interrupted when it was interrupted or a case did not

@@ -21,7 +21,8 @@ from .system.host import Host
 from .kernels.probe import probe
 from .kernels.kernel import HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
 from .errors import UsageError
-from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, directory_for_files, file_to_write, given_twice
+from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, check_replaceable, directory_for_files
+from .options import file_to_write, given_twice
 from .options import name, path
 from .options import percent_below_100, positive, positive_seconds, whole
 from .pts import options as pts_options
@@ -73,6 +74,9 @@ def store_location(text: str, option: str = "--store") -> Path | str:
     if scheme and not is_url(text):
         raise UsageError(f"{option}={redact(text)}: {scheme.group(1)}:// is no store fsbench knows; give an SQLite "
                          "file's path or a postgresql://USER@HOST/DB URL")
+    if not scheme and os.path.exists(text) and not os.path.isfile(text) and not os.path.isdir(text):
+        # issue 34: SQLite opened /dev/null and left /dev/null-journal beside it
+        raise UsageError(f"{option}={text}: is no regular file (a device?); name the store's file")
     if is_url(text):
         if redact(text) != text:
             raise UsageError(f"{option}={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
@@ -102,6 +106,9 @@ def _baseline_name(text: str) -> str:
         raise ValueError("a session is saved as one baseline; give one name, without commas")
     if text == "last" or text.startswith("last@"):
         raise ValueError("'last' names the newest complete session in --compare; choose another name")
+    if text.strip().isdigit():  # issue 34: baseline 1 made session 1 unreachable by its id
+        raise ValueError("a number names a session by its id in --compare and the fsbench commands; choose a name "
+                         "with a letter in it")
     return name(text)
 
 
@@ -114,9 +121,22 @@ def _memory(text: str) -> int:
 
 
 def _datas(text: str) -> tuple[str, ...]:
-    datas = [str(parse_data(d)) for d in text.split(",")]
+    given = text.split(",")
+    datas = [str(parse_data(d)) for d in given]
+    check_one_spelling("--data", given, datas)
     matrix.check_no_repeats(datas, f"--data={text}")
     return tuple(datas)
+
+
+def check_one_spelling(flag: str, texts: list[str], values: list) -> None:
+    """Two spellings of one value (zfs:recordsize=128K and 131072; --data 50% and 050%, 0% and
+    random) would be two cases of one configuration (issue 34): a usage error naming both."""
+    first: dict = {}
+    for text, value in zip(texts, values):
+        other = first.setdefault(value, text)
+        if other.strip() != text.strip():
+            spelled = "{}:{}={}".format(*value) if isinstance(value, tuple) else value
+            raise UsageError(f"{flag}: {other.strip()!r} and {text.strip()!r} are one value ({spelled}); give it once")
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -210,6 +230,8 @@ OPTIONS: tuple[Option, ...] = (
            "(fsbench fleet --shard gives each node its share)", ini=False, metavar="K/N"),
     Option("--report", file_to_write, None, "write the session's HTML report (box plots, size curves, the "
            "change table) to this file at the end", ini=False, metavar="FILE", path=True),
+    Option("--force", bool, None, "let --report replace an existing file that is no report fsbench wrote (never "
+           "the session's store or another SQLite database)", kind=FLAG, ini=False),
     Option("--threshold", parse_threshold, None, "minimum or maximum per metric, e.g. dd.write>=100MB/s, "
            "btrfs:dd.write>=150MB/s (ini: one per line)", kind=APPEND, metavar="RULE"),
     # the PTS face (benchmarks/test_pts.py): values parsed and checked in pts/options.py
@@ -220,7 +242,7 @@ OPTIONS: tuple[Option, ...] = (
            "values (each option's DefaultEntry: minutes, small files)", ini=False, metavar="OPTIONS"),
     Option("--pts-result", pts_options.result_name, None, "the PTS result file the session's PTS cases are written "
            "into", ini=False, metavar="NAME", shown_default="fsbench-<date>-<time> of the session"),
-    Option("--pts-binary", str, None, "the phoronix-test-suite launcher", ini=False, metavar="PATH", path=True,
+    Option("--pts-binary", pts_options.binary, None, "the phoronix-test-suite launcher", ini=False, metavar="PATH", path=True,
            shown_default="$FSBENCH_PTS, else PATH's"),
     Option("--pts-system-tools", bool, None, "let the PTS profiles use the system's tool instead of building the "
            "pinned release; they then install offline (also: FSBENCH_PTS_SYSTEM_TOOLS=1)", kind=FLAG, ini=False),
@@ -276,6 +298,7 @@ class Settings:
     args: tuple[str, ...] = ()
     report: Path | None = None
     shard: tuple[int, int] | None = None  # (K, N): this session runs share K of N of the cases
+    force: bool = False
     pts: pts_options.PtsSettings | None = None  # the PTS face's profile and run options (--pts-*)
 
     def room(self, spec: CaseSpec) -> tuple[int, str] | None:
@@ -322,6 +345,8 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     value = {o.flag: (o.values(get(o)) if o.kind == APPEND else get(o) if o.kind == FLAG
                       else None if get(o) is None else o.value(get(o)))
              for o in OPTIONS}
+    for flag in ("--fs-opt", "--paired"):
+        check_one_spelling(flag, list(get(BY_FLAG[flag])), list(value[flag]))
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
     labels = compared(kernels)  # host+uml: one kernel per case, no A/B
@@ -376,6 +401,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         args=args,
         report=value["--report"],
         shard=value["--shard"],
+        force=value["--force"],
         pts=pts_options.pts_settings(value["--pts-profile"], value["--pts-options"] or (), value["--pts-result"],
                                      value["--pts-binary"], value["--pts-system-tools"]),
     )
@@ -408,11 +434,17 @@ def check(settings: Settings) -> None:
         raise UsageError(f"--paired with --runs={settings.repeat.runs} rounds can never show a significant "
                          f"difference at --alpha={settings.alpha:g}; use --runs={min_rounds_for(settings.alpha)} "
                          "or more")
+    if settings.report is not None:
+        try:
+            check_replaceable(settings.report, "report", [settings.store_path], settings.force)
+        except ValueError as exc:
+            raise UsageError(f"--report={settings.report}: {exc}") from None
     for threshold in settings.thresholds:
         check_measurable(threshold, KNOWN_METRICS)
         check_threshold_scope(threshold, settings.specs)
     for rule in settings.regression_rules:
         gate.check_measurable(rule, KNOWN_METRICS)
+    gate.check_one_rule_each(settings.regression_rules)
     if not settings.devices:
         check_image_room(settings.image_dir, settings.image_size)
 
@@ -422,6 +454,12 @@ def check_needs(settings: Settings) -> None:
     if settings.wipe and not settings.devices:
         raise UsageError("--wipe-devices lets fsbench overwrite --devices, and none are given; add "
                          "--devices=DEV[,DEV...] or leave --wipe-devices out")
+    if settings.force and settings.report is None:
+        raise UsageError("--force lets --report replace a file fsbench did not write, and --report is not given; "
+                         "add --report=FILE or leave --force out")
+    if settings.devices and _given(settings.args, "--image-size"):
+        raise UsageError("--image-size sizes the loop images fsbench makes, and --devices replaces them with real "
+                         "devices of their own size; leave one of them out")
     if settings.across_hosts and not settings.compare:
         raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
                          "add --compare=NAME or leave --across-hosts out")

@@ -35,6 +35,8 @@ class OptionSpec:
 
     help: str
     check: Callable[[str], None]
+    #: the one spelling of a valid value (None: as given), so that equal values are one case
+    canonical: Callable[[str], str] | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,8 @@ def shell_words(value: str) -> None:
 def mount_options(value: str) -> None:
     if not value or any(not part or part.isspace() for part in value.split(",")):
         raise ValueError("must be a comma-separated list of mount options, e.g. noatime,nodiratime")
+    if "ro" in (part.strip() for part in value.split(",")):  # issue 34: passed preflight, then OSError
+        raise ValueError("ro mounts the target read-only, and every workload writes to it; leave ro out")
 
 
 MKFS_OPT = OptionSpec("extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)
@@ -176,6 +180,27 @@ class Filesystem:
             spec.check(value)
         except ValueError as exc:
             raise ValueError(f"{self.name}:{key}={value}: {key} {exc}") from None
+
+    def canonical_value(self, key: str, value: str) -> str:
+        """A checked value in its one spelling (zfs recordsize 131072 -> 128K)."""
+        spec = self.options[key]
+        return spec.canonical(value) if spec.canonical else value
+
+    def routes(self, options: dict[str, str]) -> dict[str, list[str]]:
+        """What each of one case's options sets, by the setting (an alternative counts as its key):
+        a key's own value, or the same option named inside mount= (issue 34: compress=lzo with
+        mount=compress=zstd mounted zstd and was stored as lzo). Two routes to one setting: the
+        mount command takes the last."""
+        found: dict[str, list[str]] = {}
+        for key, value in options.items():
+            if key == "mount":
+                for part in value.split(","):
+                    name = part.partition("=")[0].strip()
+                    if name in self.options and name not in ("mkfs", "mount"):
+                        found.setdefault(self.option_axis(name), []).append(f"{self.name}:mount={value}")
+            elif key != "mkfs":
+                found.setdefault(self.option_axis(key), []).append(f"{self.name}:{key}={value}")
+        return found
 
     def unavailable(self, spec: CaseSpec, host: Host) -> list[str]:
         """Reasons this case cannot run on this host (empty when it can)."""

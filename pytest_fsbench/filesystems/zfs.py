@@ -17,7 +17,7 @@ from typing import ClassVar
 from ..case import DEVICE_GROUPS, LAYOUT_DEVICES, CaseSpec
 from ..system.daemons import PIDFILE, Daemon
 from ..system.host import Host
-from ..sizes import parse_size
+from ..sizes import format_size, parse_size
 from .base import Argv, BuildContext, Filesystem, Leftover, OptionSpec, Step, matches, one_of
 
 ZFS_COMPRESSION = r"(on|off|lzjb|gzip(-[1-9])?|zle|lz4|zstd(-([1-9]|1[0-9]))?|zstd-fast(-([1-9]|10|[1-9]0|100|500|1000))?)"
@@ -140,7 +140,7 @@ class Zfs(Filesystem):
     options: ClassVar[dict[str, OptionSpec]] = {
         "compression": OptionSpec("dataset compression", matches(ZFS_COMPRESSION, "on, off, lzjb, gzip[-1..9], zle, lz4, "
                                                                   "zstd[-1..19] or zstd-fast[-1..10,20..100,500,1000]")),
-        "recordsize": OptionSpec("dataset record size", _recordsize),
+        "recordsize": OptionSpec("dataset record size", _recordsize, lambda value: format_size(parse_size(value))),
         "ashift": OptionSpec("pool sector size exponent", _ashift),
         "dedup": OptionSpec("deduplication", one_of(*ZFS_DEDUP)),
         "atime": OptionSpec("access time updates", one_of("on", "off")),

@@ -126,6 +126,10 @@ def not_a_uml_kernel(path: Path) -> str | None:
     return f"is a program but no User-mode Linux kernel (no {UML_BANNER.decode()!r} banner in it)"
 
 
+#: where `make` leaves a kernel tree's bootable image
+BUILT_IMAGE = Path("arch/x86/boot/bzImage")
+
+
 def _vm_path(text: str, value: str) -> tuple[str | None, Path]:
     name, kernel = _named(text, value)
     if not kernel.is_absolute():
@@ -136,6 +140,9 @@ def _vm_path(text: str, value: str) -> tuple[str | None, Path]:
                          "'make' builds, or the kernel's build tree")
     if not kernel.is_file() and not kernel.is_dir():
         raise UsageError(f"--kernel={text!r}: {kernel} does not exist; name a bzImage or a kernel build tree")
+    if kernel.is_dir() and not (kernel / BUILT_IMAGE).is_file():  # issue 34: QEMU's "Is a directory", as a traceback
+        raise UsageError(f"--kernel={text!r}: {kernel} is a directory but no built kernel tree (no {BUILT_IMAGE} in "
+                         "it); run make there first, or name a bzImage")
     return name, kernel
 
 

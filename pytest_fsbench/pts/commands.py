@@ -17,16 +17,17 @@ from .launcher import MISSING_REASON, check_result_name, find_pts, result_file, 
 from .profiles import base_profiles, profiles, suites
 
 
-def check_export_options(pts_format: bool, save: str | None, suffix: str | None, force: bool) -> None:
+def check_export_options(pts_format: bool, save: str | None, suffix: str | None, force: bool,
+                         to_file: bool = False) -> None:
     """export's PTS options, before anything is read: each only with what it modifies, and
     --pts-save only where PTS is."""
     if save and not pts_format:
         raise UsageError("--pts-save goes with --format pts")
     if suffix is not None and not pts_format:
         raise UsageError("--suffix goes with --format pts")
-    if force and not save:
-        raise UsageError("--force replaces an existing PTS result file of --pts-save NAME, and --pts-save is not "
-                         "given; add it or leave --force out")
+    if force and not (save or to_file):
+        raise UsageError("--force replaces an existing PTS result file of --pts-save NAME or an -o FILE, and "
+                         "neither is given; add one or leave --force out")
     if save and find_pts(None) is None:
         raise UsageError(f"--pts-save {save}: {MISSING_REASON}")
 

@@ -25,6 +25,7 @@ from ..views.json_export import paired_index
 from ..metrics import UNITS, Direction, is_headline
 from ..verdicts.stats import summarize
 from ..store.results import Store
+from ..options import output_mark
 
 TITLE_MAX = 50  # PTS's TitleString
 
@@ -184,4 +185,5 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
 
 def composite_xml(store: Store, session_id: int, title: str | None = None, suffix: str | None = None) -> bytes:
     tree = composite_tree(store, session_id, title, suffix)
+    tree.getroot().addprevious(etree.Comment(f" {output_mark('export')} "))
     return etree.tostring(tree, xml_declaration=True, encoding="UTF-8", pretty_print=True)

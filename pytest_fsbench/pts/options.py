@@ -44,6 +44,15 @@ def run_options(text: str) -> tuple[tuple[str, str], ...]:
         raise ValueError(str(exc)) from None
 
 
+def binary(text: str) -> str:
+    """--pts-binary: an executable file (issue 34: /nonexistent skipped every PTS case, exit 0,
+    without naming the path)."""
+    if not os.path.isfile(text) or not os.access(text, os.X_OK):
+        raise ValueError(f"{text} is no executable file; name the phoronix-test-suite launcher (its source "
+                         "release's ./phoronix-test-suite), or leave the option out to use $FSBENCH_PTS or PATH's")
+    return text
+
+
 def result_name(text: str) -> str:
     """--pts-result: a name PTS keeps as given."""
     try:

@@ -157,6 +157,13 @@ def parse_options(text: str) -> tuple[tuple[str, str], ...]:
         if not sep or not key or not value:
             raise PtsError(f"PTS option {item!r}: write IDENTIFIER=VALUE, e.g. test=write")
         pairs.append((key.strip(), value.strip()))
+    if not pairs:  # issue 34: ';;' was silently the profile's defaults
+        raise PtsError("no IDENTIFIER=VALUE in it; give e.g. test=write, or leave the option out for the defaults")
+    keys = [key for key, _ in pairs]
+    twice = next((key for key in keys if keys.count(key) > 1), None)
+    if twice:  # issue 34: test=write;test=read ran the last
+        raise PtsError(f"{twice!r} is given twice ({', then '.join(v for k, v in pairs if k == twice)}); "
+                       "a run takes one value of each option, so give it once")
     return tuple(pairs)
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import time
+from pathlib import Path
 
 import psutil
 
@@ -42,6 +44,38 @@ def identity_alive(text: str) -> bool:
         return alive(int(pid), float(started))
     except ValueError:
         return False
+
+
+def openers(rdev: int, proc: Path = Path("/proc")) -> list[str]:
+    """'NAME (pid N)' of every other process with the block device numbered rdev open, read from
+    their open file descriptors (issue 34: a device another program had open was overwritten);
+    processes whose descriptors cannot be read (gone meanwhile, or not ours to read) are left out."""
+    found = []
+    for fds in proc.glob("[0-9]*/fd"):
+        pid = int(fds.parent.name)
+        if pid == os.getpid() or not _holds(fds, rdev):
+            continue
+        try:
+            name = (fds.parent / "comm").read_text().strip()
+        except OSError:
+            name = "?"
+        found.append(f"{name} (pid {pid})")
+    return found
+
+
+def _holds(fds: Path, rdev: int) -> bool:
+    try:
+        links = list(fds.iterdir())
+    except OSError:
+        return False
+    for link in links:
+        try:
+            info = os.stat(link)
+        except OSError:
+            continue
+        if stat.S_ISBLK(info.st_mode) and info.st_rdev == rdev:
+            return True
+    return False
 
 
 def stop(pid: int, what: str, timeout: float = 20.0) -> None:

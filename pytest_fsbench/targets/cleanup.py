@@ -40,7 +40,23 @@ def stale(name: str) -> bool:
 def session_alive(state: dict) -> bool:
     if state.get("process"):
         return processes.identity_alive(state["process"])
-    return processes.alive(int(state["pid"]))
+    if str(state.get("pid", "")).isdigit():
+        return processes.alive(int(state["pid"]))
+    return True  # whose it is cannot be told: it is left alone
+
+
+def session_state(state_file: Path) -> dict:
+    """A session's state file, and what a truncated, damaged or pid-less one still tells (issue
+    34: JSONDecodeError, KeyError): its pid, from the session directory's name (PID-HEX)."""
+    try:
+        state = json.loads(state_file.read_text())
+    except (OSError, ValueError):
+        state = {}
+    state = state if isinstance(state, dict) else {}
+    pid = state_file.parent.name.split("-")[0]
+    if not state.get("process") and not str(state.get("pid", "")).isdigit() and pid.isdigit():
+        state["pid"] = int(pid)
+    return state
 
 
 def loop_backing_files(losetup_json: str) -> dict[str, str]:
@@ -93,11 +109,12 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     image_dirs = {Path("/var/tmp/fsbench")}
     commands = None
     for state_file in sorted(run_root.glob("*/state.json")):
-        state = json.loads(state_file.read_text())
+        state = session_state(state_file)
         if session_alive(state):
             continue
         session_dir = state_file.parent
-        image_dirs.add(Path(state["image_dir"]))
+        if isinstance(state.get("image_dir"), str):
+            image_dirs.add(Path(state["image_dir"]))
         found.mounts += mounts_under(session_dir, mountinfo)
         commands = _commands() if commands is None else commands
         found.guests += guest_processes(session_dir, commands)

@@ -8,8 +8,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from ..errors import FsbenchError
 from ..system.commands import Executor
-from .undo import UndoStack
+from ..system.processes import openers
+from .undo import UndoStack, settle
+
+#: loop devices tried for one image before fsbench gives up on finding one nobody else holds
+LOOP_TRIES = 8
 
 
 @dataclass(frozen=True)
@@ -62,11 +67,44 @@ class LoopDevices:
         with open(image, "xb") as handle:
             undo.push(lambda: image.unlink(missing_ok=True))  # before the truncate, which may fail
             handle.truncate(self.size_bytes)
-        direct = "on" if self.direct_io else "off"
-        path = self.execute(["losetup", f"--direct-io={direct}", "--find", "--show", str(image)]).stdout.strip()
-        undo.push(("losetup", "--detach", path))
+        path = self._attach(image, undo)
         listing = self.execute(["losetup", "--json", "--list", "--output", "NAME,DIO", path]).stdout
         return Device(path, self.size_bytes, str(image), loop_direct_io(listing, path))
+
+
+    def _attach(self, image: Path, undo: UndoStack) -> str:
+        """A free loop device with image attached, one no other program holds open: another
+        job's open /dev/loop0 got the image too and made its teardown fail busy (issue 34), so a
+        held one stays attached (losetup --find passes it over), is detached at the end, and the
+        next free one is tried."""
+        direct = "on" if self.direct_io else "off"
+        held = []
+        for _ in range(LOOP_TRIES):
+            path = self.execute(["losetup", f"--direct-io={direct}", "--find", "--show", str(image)]).stdout.strip()
+            undo.push(("losetup", "--detach", path))
+            others = loop_holders(path)
+            if others:
+                settle(self.execute)  # udev's probe of the new device holds it for a moment
+                others = loop_holders(path)
+            if not others:
+                return path
+            held.append(f"{path} by {', '.join(others)}")
+        raise FsbenchError(f"{LOOP_TRIES} loop devices in a row were held open by other programs ({'; '.join(held)}); "
+                           "stop them or free loop devices (losetup --list), then run again")
+
+
+def loop_holders(path: str) -> list[str]:
+    """What holds a loop device: kernel holders (md, dm) from sysfs, and other processes' open
+    file descriptors."""
+    name = Path(path).name
+    holders = Path("/sys/block") / name / "holders"
+    kernel = [f"{held} (kernel holder)" for held in sorted(p.name for p in holders.iterdir())] \
+        if holders.is_dir() else []
+    try:
+        rdev = Path(path).stat().st_rdev
+    except OSError:
+        return kernel
+    return kernel + openers(rdev)
 
 
 @dataclass

@@ -7,7 +7,8 @@ the device, what is wrong, what to do) when writing to it could destroy somethin
   never allowed   missing or not a block device, size 0, listed twice (or disk and its own
                   partition), a system disk (/, /boot, /usr, /var, /home, active swap -- also
                   through md/dm/lvm "slaves"), mounted (itself or a partition), held by md/dm/
-                  bcache (itself or a partition), read-only, busy (open exclusively by the kernel)
+                  bcache (itself or a partition), read-only, busy (open exclusively by the kernel),
+                  open in another process (itself or a partition: /proc/*/fd names it)
   only with wipe  a partition table or a filesystem/raid/crypto/zfs signature
 
 Device topology comes from pyudev when `sysfs` is the real /sys. libudev cannot be pointed at
@@ -29,6 +30,7 @@ from pathlib import Path
 import pyudev
 
 from ..system import commands as system
+from ..system.processes import openers
 from .mounts import Mount, parse_mountinfo, unescape
 from ..errors import CommandError, UnsafeDevice
 
@@ -136,6 +138,7 @@ def _check_one(t: _Target, ctx: _Context) -> DeviceInfo:
         raise _refuse(t.label, "is read-only",
                       "make it writable (blockdev --setrw) or pick another device")
     _check_not_busy(t)
+    _check_not_open(t)
     signatures = _probe_signatures(t, ctx.execute)
     if signatures and not ctx.wipe:
         raise _refuse(t.label, f"holds {_describe_signatures(signatures)}", _WIPE_HINT)
@@ -216,6 +219,16 @@ def _check_not_busy(t: _Target) -> None:
         advice = "run fsbench as root" if denied else "check the device"
         raise _refuse(t.label, f"cannot be opened ({exc.strerror})", advice) from None
     os.close(fd)
+
+
+def _check_not_open(t: _Target) -> None:
+    """Another program's plain open (dd, a backup, a VM's disk) takes no exclusive hold, so the
+    exclusive open above lets it through; its file descriptors name it."""
+    for node in (t.node, *t.node.partitions):
+        found = openers(node.rdev)
+        if found:
+            raise _refuse(t.label, f"{_subject(t, node)} open in {', '.join(found)}",
+                          "stop that program first, or pick another device")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -58,6 +58,39 @@ def check_measurable(rule: RegressionRule, known: Sequence[MetricSpec]) -> None:
                          f"{rule.metric!r}; metrics are {', '.join(spec.shown for spec in known)}")
 
 
+def check_one_rule_each(rules: Sequence[RegressionRule]) -> None:
+    """Two rules for one metric (or two for every headline metric): the gate would use one and
+    drop the other (issue 34)."""
+    seen: dict[str | None, RegressionRule] = {}
+    for rule in rules:
+        other = seen.setdefault(rule.metric, rule)
+        if other is not rule:
+            prefix = f"{rule.metric}:" if rule.metric else ""
+            what = rule.metric or "every headline metric"
+            raise UsageError(f"--fail-on-regression={prefix}{other.threshold_pct:g}% and {prefix}"
+                             f"{rule.threshold_pct:g}% are two rules for {what}; give one")
+
+
+def gates_nothing(rule: RegressionRule, tests: Sequence[tuple[str, str]], workloads: Sequence[str]) -> bool:
+    """Whether a rule for one metric can gate none of the selected tests, known before anything
+    is measured (issue 34: dd.read:5% with only test_dd_write selected passed, gating nothing).
+    tests: (file name, function name) of each selected test that measures; fsbench's own
+    benchmarks/test_W.py's test_W_PART measure W's PART (test_W: all of W's); any other test may
+    measure anything."""
+    if rule.metric is None:
+        return False
+    workload, _, part = rule.metric.partition(".")
+    for file, function in tests:
+        if file not in {f"test_{w}.py" for w in workloads}:
+            return False
+        if file != f"test_{workload}.py":
+            continue
+        suffix = function.removeprefix(f"test_{workload}").lstrip("_")
+        if not suffix or part == suffix or part.startswith(suffix + "."):
+            return False
+    return True
+
+
 def parse_on_inconclusive(text: str) -> str:
     if text not in ON_INCONCLUSIVE:
         raise UsageError(f"--inconclusive={text!r}: choose fail (an undecided gate fails the case) or pass")

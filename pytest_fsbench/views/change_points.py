@@ -14,6 +14,7 @@ from matplotlib.figure import Figure
 from ..errors import UsageError
 from ..verdicts.changes import MIN_SESSIONS, Analysis, ChangePoint, History
 from . import figures
+from ..options import check_replaceable
 
 
 def figure_path(text: str) -> Path:
@@ -24,6 +25,10 @@ def figure_path(text: str) -> Path:
     if not path.parent.is_dir():
         raise UsageError(f"--figure {text}: the directory {path.parent} does not exist; make it or name "
                          "another file")
+    try:
+        check_replaceable(path, "figure")
+    except ValueError as exc:
+        raise UsageError(f"--figure {text}: {exc}") from None
     return path
 
 

@@ -19,6 +19,7 @@ from matplotlib.textpath import TextToPath
 
 from ..metrics import Direction
 from ..sizes import format_size
+from ..options import output_mark
 
 matplotlib.rcParams.update({
     "svg.fonttype": "none",  # text stays text: smaller, searchable, selectable
@@ -231,5 +232,6 @@ def save(fig: Figure, path: Path, fmt: str) -> Path:
     if fmt not in FORMATS:
         raise ValueError(f"figure format {fmt!r}: choose {' or '.join(FORMATS)}")
     target = path.parent / f"{path.name}.{fmt}"
-    fig.savefig(target, format=fmt, dpi=150, metadata={"Date": None} if fmt == "svg" else None)
+    mark = {"Date": None, "Creator": output_mark("figure")} if fmt == "svg" else {"Software": output_mark("figure")}
+    fig.savefig(target, format=fmt, dpi=150, metadata=mark)
     return target

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..options import output_mark
 from .report import STYLE, _e, _table
 
 NODE_HEADER = ["node", "job", "Slurm state", "session", "what went wrong", "the job's output"]
@@ -39,5 +40,6 @@ def page(title: str, nodes: Sequence[Sequence[str]], failed: Sequence[bool], hea
                  "<p class='note'>Where each host's series of session medians changed level, in the cases this "
                  "fleet ran (fsbench changes --host HOST).</p>"]
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='generator' content='{output_mark('report')}'>"
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body)
             + "</body></html>\n")

@@ -17,6 +17,7 @@ from ..verdicts.baseline import PAIRED_WITH, paired_pairs
 from ..verdicts.stats import DEFAULT_ALPHA, comparison_record, format_comparison, summarize
 from ..store.results import Store
 from ..store.facts import emulation
+from ..options import output_mark
 
 
 def _finite(value: float) -> float | None:
@@ -90,6 +91,7 @@ def export_session(store: Store, session_id: int) -> dict[str, object]:
         "datetime": session["started"],
         "version": __version__,
         "fsbench_session": session,
+        "_written_by": output_mark("export"),  # first of the sorted keys: near the top
     }
 
 

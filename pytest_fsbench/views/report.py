@@ -28,6 +28,7 @@ from ..store.results import Series, Store, canonical
 from .tables import (HOLES, VERDICT_ORDER, adjustment_note, comparison_rows, compression_text, interval_label,
                      time_shares)
 from ..store.facts import emulation
+from ..options import output_mark
 
 #: the workload parameters a size curve can be drawn against, with the axis they give
 SIZE_AXES = {"record": "record size", "file": "file size"}
@@ -198,6 +199,11 @@ def figure_list(report: Report) -> list[tuple[str, str, Figure]]:
                      else f"{label} (each at its level)")
             found.append((name, title, figures.forest_plot(title, drawn, report.allowed_pct)))
     return found
+
+
+def figure_paths(report: Report, directory: Path, fmt: str) -> list[Path]:
+    """The files write_figures would write."""
+    return [directory / f"{name}.{fmt}" for name, _, _ in figure_list(report)]
 
 
 def write_figures(report: Report, directory: Path, fmt: str) -> list[Path]:
@@ -469,4 +475,5 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
         body.insert(2, f"<p class='note'><b>Measured in a virtual machine</b> (QEMU, virtio disks with cache=none): "
                        f"the cases {_e(', '.join(f'{label}-*' for label in vms))}. {how}</p>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+            f"<meta name='generator' content='{output_mark('report')}'>"
             f"<title>{_e(title)}</title><style>{STYLE}</style></head><body>" + "\n".join(body) + "</body></html>\n")

@@ -24,6 +24,8 @@ def _discover() -> tuple[ModuleType, ...]:
 
 
 WORKLOAD_MODULES: tuple[ModuleType, ...] = _discover()
+#: each workload's name, as its metrics begin and its benchmarks/test_NAME.py is named
+WORKLOAD_NAMES: tuple[str, ...] = tuple(m.__name__.rsplit(".", 1)[-1] for m in WORKLOAD_MODULES)
 #: every metric fsbench can measure (PTS profiles' metrics, pts.*, have the profile's own units)
 KNOWN_METRICS: tuple[MetricSpec, ...] = (
     *(spec for module in WORKLOAD_MODULES for spec in module.METRICS),

@@ -62,10 +62,15 @@ class DataSet:
 
 
 def parse_data(text: str) -> DataSpec:
+    """The data in its one spelling: 050% is 50%, and 0% (no block zeroed) is random, the same
+    bytes (issue 34: two spellings made two cases of one configuration). 100% stays apart from
+    zeros, which dd reads from /dev/zero rather than from a file."""
     text = text.strip()
     match = _PERCENT.match(text)
-    if text in ("zeros", "random") or (match and int(match.group(1)) <= 100):
+    if text in ("zeros", "random"):
         return DataSpec(text)
+    if match and int(match.group(1)) <= 100:
+        return DataSpec(f"{int(match.group(1))}%" if int(match.group(1)) else "random")
     raise UsageError(f"data {text!r}: use zeros, random, or a compressible percentage like 50%")
 
 

@@ -563,10 +563,15 @@ class Iozone:
         return metrics
 
 
+def _record(value: str) -> None:
+    """--iozone-record: checked with the option, not when IOzone is started (issue 34: 3K)."""
+    power_of_two_kb(value)
+
+
 #: programs the cases need (program -> Debian package); checked before a target is built
 TOOLS = {"iozone": "iozone3"}
 PARAMS = (
-    Param("iozone-record", "64K,1M", "IOzone record sizes", size),
+    Param("iozone-record", "64K,1M", "IOzone record sizes (powers of two)", _record),
     Param("iozone-file", "256M", "IOzone file sizes (or 2xRAM, the studies' rule against caching)", size_or_ram,
           holds=file_of),
     Param("iozone-tests", "write,rewrite,read,random_read,random_write,stride_read",

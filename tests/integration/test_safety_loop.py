@@ -228,3 +228,37 @@ def test_read_only_loop_refused(loops):
 def test_two_clean_loops_accepted_in_order(loops):
     first, second = loops.attach(), loops.attach()
     assert [i.path for i in safety.check_devices([first, second])] == [first, second]
+
+
+@pytest.fixture
+def held_open():
+    """Hold a device open for reading and writing in a child process (as a backup or another
+    job's dd would), until the test ends; yields a function that starts the holder."""
+    import subprocess
+    import sys
+
+    holders: list[subprocess.Popen] = []
+
+    def hold(device: str) -> int:
+        child = subprocess.Popen([sys.executable, "-c", "import os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\n"
+                                  "print('open', flush=True)\ntime.sleep(600)", device], stdout=subprocess.PIPE,
+                                 text=True)
+        holders.append(child)
+        assert child.stdout.readline().strip() == "open"
+        return child.pid
+
+    try:
+        yield hold
+    finally:
+        for child in holders:
+            child.kill()
+            child.wait()
+
+
+def test_a_loop_another_process_holds_open_is_refused_naming_it(loops, held_open):
+    """Issue 34: a plain open takes no exclusive hold, so the exclusive open let it through."""
+    device = loops.attach()
+    pid = held_open(device)
+    name = Path(f"/proc/{pid}/comm").read_text().strip()
+    assert _refused([device], wipe=True) == (f"{device} is open in {name} (pid {pid}); stop that program first, or "
+                                             "pick another device")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import platform
@@ -94,6 +95,43 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
                          "(1 x --image-size=4G); give a smaller --dd-size or a larger --image-size"),
     (["--dd-size=1G", "--image-size=1G", "--layout=single,raid1"], "--dd-size=1G: ext4-single needs about 1.1G"),
     # issue 23: a program that is no UML kernel is not booted in every case
+    # issue 34: one configuration, one spelling; one setting, one route
+    (["--data=50%,050%"], "--data: '50%' and '050%' are one value (50%); give it once"),
+    (["--data=0%,random"], "--data: '0%' and 'random' are one value (random); give it once"),
+    (["--fs=zfs", "--fs-opt=zfs:recordsize=128K", "--fs-opt=zfs:recordsize=131072"],
+     "--fs-opt: 'zfs:recordsize=128K' and 'zfs:recordsize=131072' are one value (zfs:recordsize=128K); give it once"),
+    (["--fs=btrfs", "--fs-opt=btrfs:compress=lzo", "--fs-opt=btrfs:mount=compress=zstd"],
+     "--fs-opt btrfs:compress=lzo and btrfs:mount=compress=zstd both set compress, and the mount command would take "
+     "only the last; set compress one way"),
+    (["--fs=btrfs", "--fs-opt=btrfs:compress=lzo", "--fs-opt=btrfs:compress-force=zstd"],
+     "--fs-opt btrfs:compress=lzo and btrfs:compress-force=zstd both set compress"),
+    (["--fs=btrfs", "--fs-opt=btrfs:mount=noatime,compress=lzo,compress=zstd"],
+     "--fs-opt btrfs:mount=noatime,compress=lzo,compress=zstd sets compress twice"),
+    # issue 34: silent before, now one line
+    (["--save=1"], "--save='1': a number names a session by its id in --compare and the fsbench commands"),
+    (["--devices=/dev/null", "--image-size=8G"], "--image-size sizes the loop images fsbench makes, and --devices "
+                                                 "replaces them with real devices of their own size"),
+    (["--pts-options=;;"], "--pts-options=';;': no IDENTIFIER=VALUE in it"),
+    (["--pts-options=test=write;test=read"], "--pts-options='test=write;test=read': 'test' is given twice (write, "
+                                             "then read)"),
+    (["--compare=1", "--fail-on-regression=dd.write:3%", "--fail-on-regression=dd.write:10%"],
+     "--fail-on-regression=dd.write:3% and dd.write:10% are two rules for dd.write; give one"),
+    (["--compare=1", "--fail-on-regression=3%", "--fail-on-regression=5%"],
+     "--fail-on-regression=3% and 5% are two rules for every headline metric"),
+    # issue 34: what failed with a traceback once the target was built, or ran and gave nothing
+    (["--dd-bs=512,1", "--dd-size=1M", "--cache=direct"], "--dd-bs=1 with --cache=direct: direct I/O moves whole "
+                                                          "sectors of 512 bytes; give a multiple of 512"),
+    (["--fio-bs=1", "--cache=drop,direct"], "--fio-bs=1 with --cache=direct: direct I/O moves whole sectors"),
+    (["--iozone-record=3K"], "--iozone-record=3K: iozone size '3K' is not a power of two"),
+    (["--fs-opt=ext4:mount=noatime,ro"], "ext4:mount=noatime,ro: mount ro mounts the target read-only, and every "
+                                         "workload writes to it; leave ro out"),
+    (["--pts-binary=/nonexistent"], "--pts-binary='/nonexistent': /nonexistent is no executable file; name the "
+                                    "phoronix-test-suite launcher"),
+    (["--store=/dev/full"], "--store=/dev/full: is no regular file (a device?); name the store's file"),
+    # issue 34, found by the sweep: File name too long, as an INTERNALERROR
+    (["--image-dir=" + "x" * 300], "a name in it is longer than the 255 bytes a file name may have"),
+    (["--store=/tmp/" + "x" * 300 + "/fsbench.db"], "a name in it is longer than the 255 bytes"),
+    (["--report=" + "x" * 300], "a name in it is longer than the 255 bytes"),
     (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
                                    "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
 ])
@@ -133,6 +171,37 @@ def test_a_value_only_the_tool_can_judge_is_one_line_before_anything_is_measured
     line = usage_error(args, tmp_path)
     assert all(part in line for part in message), line
     assert not (tmp_path / "fsbench.db").exists(), "no session was recorded"
+
+
+def test_a_rule_for_a_metric_no_selected_test_measures_is_refused_before_measuring(tmp_path):
+    """Issue 34: it gated nothing and the session passed."""
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    message = usage_error(["-k", "write", "--compare=base", "--fail-on-regression=dd.read:5%"], tmp_path)
+    assert message == ("ERROR: --fail-on-regression=dd.read:5%: no selected test measures dd.read (selected: "
+                       "test_dd_write), so the rule would gate nothing; select a test that measures it, or leave the "
+                       "rule out")
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1, "no session was recorded"
+    con.close()
+
+
+def test_a_vm_kernel_directory_that_holds_no_built_kernel(tmp_path):
+    """Issue 34: taken for a build tree, then QEMU's "Is a directory" as a GuestError traceback."""
+    empty = tmp_path / "linux"
+    empty.mkdir()
+    assert usage_error([f"--kernel=vm:{empty}"], tmp_path).endswith(
+        f"{empty} is a directory but no built kernel tree (no arch/x86/boot/bzImage in it); run make there first, or "
+        "name a bzImage")
+
+
+def test_a_device_for_a_store_leaves_no_journal_beside_it(tmp_path):
+    """Issue 34: refused, but /dev/null-journal was left behind."""
+    existed = Path("/dev/null-journal").exists()
+    assert usage_error(["--store=/dev/null"], tmp_path).endswith("--store=/dev/null: is no regular file (a device?); "
+                                                                 "name the store's file")
+    assert one_line_error(fsbench("push", "1", f"--store={tmp_path / 'x.db'}", "--to=/dev/null")).startswith(
+        "fsbench push: --to=/dev/null: is no regular file")
+    assert Path("/dev/null-journal").exists() == existed
 
 
 def test_kernel_config_make_does_not_know(tmp_path):
@@ -343,7 +412,8 @@ def test_report_into_a_place_that_cannot_be_written(tmp_path, args, message):
     """Checked before the page is drawn (issue 23: --figures failed after the page was written)."""
     saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
     page = tmp_path / "r.html"
-    error = one_line_error(fsbench("report", "base", f"--store={tmp_path / 'fsbench.db'}", "-o", str(page), *args))
+    output = [] if args[0] == "-o" else ["-o", str(page)]  # -o once: given twice is an error of its own
+    error = one_line_error(fsbench("report", "base", f"--store={tmp_path / 'fsbench.db'}", *output, *args))
     assert error.startswith(message)
     assert not page.exists()
 
@@ -394,7 +464,8 @@ def empty_session(path: Path, status: str) -> int:
     (["export", "base", "--format=pts", "--pts-save=", "{store}"],
      "fsbench export: --pts-save='': give a value or leave the option out"),
     (["export", "base", "--format=pts", "--force", "{store}"],
-     "fsbench export: --force replaces an existing PTS result file of --pts-save NAME, and --pts-save is not given"),
+     "fsbench export: --force replaces an existing PTS result file of --pts-save NAME or an -o FILE, and neither "
+     "is given"),
     (["sessions", "--host=", "{store}"], "fsbench sessions: --host='': give a value or leave the option out"),
     (["doctor", "--kernel=bogus"], "fsbench doctor: --kernel='bogus': unknown kernel 'bogus'"),
     (["report", "base", "--format=bmp", "{store}"], "fsbench report: argument --format: invalid choice: 'bmp'"),
@@ -409,6 +480,15 @@ def empty_session(path: Path, status: str) -> int:
      "fsbench push: --to=postgresql://me@db.example/fsbench: put the password in PGPASSFILE"),
     (["push", "base", "--to={tmp}", "{store}"], "fsbench push: --to={tmp} is a directory; name the store's file"),
     (["push", "base", "--to=", "{store}"], "fsbench push: --to='': give a value or leave the option out"),
+    # issue 34: an option of one value given twice is refused, not silently the last
+    (["baseline", "--drop=nosuch", "--drop=base", "{store}"],
+     "fsbench baseline: --drop is given twice ('nosuch', then 'base'); it takes one value, so give it once"),
+    (["report", "base", "-o", "{tmp}/a.html", "--output={tmp}/b.html", "{store}"],
+     "fsbench report: --output is given twice ('{tmp}/a.html', then '{tmp}/b.html')"),
+    (["compare", "base", "2", "--alpha=0.1", "--alpha", "0.2", "{store}"],
+     "fsbench compare: --alpha is given twice ('0.1', then '0.2')"),
+    (["sessions", "--host=a", "--host=b", "{store}"], "fsbench sessions: --host is given twice ('a', then 'b')"),
+    (["export", "base", "-o", "-", "-o", "-", "{store}"], "fsbench export: --output is given twice ('-', then '-')"),
 ])
 def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, message):
     store = tmp_path / "fsbench.db"
@@ -504,3 +584,158 @@ def test_an_immutable_store_is_refused_for_a_session_and_read_for_a_listing(tmp_
     listed = fsbench("sessions", f"--store={immutable_store}")
     assert listed.returncode == 0 and "fixture-1234" in listed.stdout, listed.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]
+
+
+# --- issue 34: no output is written over a store or a file fsbench did not write ------------------------
+
+
+def test_the_report_is_never_the_session_s_store_or_another_database(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    other = tmp_path / "team.db"
+    saved_baseline(other, "base", runs=6)
+    kept = store.read_bytes(), other.read_bytes()
+    assert usage_error([f"--report={store}"], tmp_path) == (
+        f"ERROR: --report={store}: is the result store {store} (or its journal); name another file")
+    assert usage_error([f"--report={other}", "--force"], tmp_path) == (
+        f"ERROR: --report={other}: is an SQLite database (a result store?), which fsbench never replaces; "
+        "name another file")
+    assert (store.read_bytes(), other.read_bytes()) == kept
+
+
+def test_the_report_replaces_a_file_fsbench_did_not_write_only_with_force(tmp_path):
+    notes = tmp_path / "notes.html"
+    notes.write_text("my notes\n")
+    assert usage_error([f"--report={notes}"], tmp_path) == (
+        f"ERROR: --report={notes}: exists and is no report fsbench wrote; name a new file, or pass --force to "
+        "replace it")
+    assert usage_error(["--force"], tmp_path).startswith("ERROR: --force lets --report replace a file fsbench did "
+                                                        "not write, and --report is not given")
+    assert notes.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("command, kind", [("report", "report"), ("export", "export"),
+                                           ("export --format=pts", "export")])
+def test_a_command_s_output_is_never_a_store_and_replaces_only_its_own_kind(tmp_path, command, kind):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    team = tmp_path / "team.db"
+    saved_baseline(team, "base", runs=6)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    kept = store.read_bytes(), team.read_bytes()
+    run = [*command.split(), "1", f"--store={store}", "-o"]
+    assert one_line_error(fsbench(*run, str(store))) == (
+        f"fsbench {command.split()[0]}: -o {store}: is the result store {store} (or its journal); name another file")
+    assert one_line_error(fsbench(*run, str(team), "--force")).endswith(
+        f"-o {team}: is an SQLite database (a result store?), which fsbench never replaces; name another file")
+    assert one_line_error(fsbench(*run, f"{store}-wal")).endswith("(or its journal); name another file")
+    assert one_line_error(fsbench(*run, str(notes))).endswith(
+        f"-o {notes}: exists and is no {kind} fsbench wrote; name a new file, or pass --force to replace it")
+    assert (store.read_bytes(), team.read_bytes(), notes.read_text()) == (*kept, "my notes\n")
+    written = tmp_path / "out"
+    assert fsbench(*run, str(written)).returncode == 0
+    assert fsbench(*run, str(written)).returncode == 0, "its own output is replaced"
+    assert fsbench(*run, str(notes), "--force").returncode == 0
+    assert notes.read_text() != "my notes\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db", "notes.txt", "out", "team.db"]
+
+
+@pytest.mark.parametrize("fmt", ["svg", "png"])
+def test_figures_replace_only_fsbench_s_figures(tmp_path, fmt):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    figures = tmp_path / "figures"
+    run = ["report", "1", f"--store={store}", "-o", str(tmp_path / "r.html"), f"--figures={figures}", f"--format={fmt}"]
+    assert fsbench(*run).returncode == 0
+    drawn = figures / f"box-01-dd-write.{fmt}"
+    assert fsbench(*run).returncode == 0, "its own figures are replaced"
+    drawn.write_bytes(b"a drawing of mine")
+    (tmp_path / "r.html").unlink()
+    assert one_line_error(fsbench(*run)) == (f"fsbench report: --figures={figures}: {drawn} exists and is no figure "
+                                             "fsbench wrote; name a new file, or pass --force to replace it")
+    assert drawn.read_bytes() == b"a drawing of mine" and not (tmp_path / "r.html").exists()
+    drawn.write_bytes(store.read_bytes())
+    assert "is an SQLite database" in one_line_error(fsbench(*run, "--force"))
+    drawn.write_bytes(b"a drawing of mine")
+    assert fsbench(*run, "--force").returncode == 0 and drawn.read_bytes() != b"a drawing of mine"
+
+
+def test_the_change_points_figure_is_never_a_database(tmp_path):
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    figure = tmp_path / "changes.svg"
+    figure.write_bytes(store.read_bytes())
+    assert one_line_error(fsbench("changes", f"--store={store}", f"--figure={figure}")) == (
+        f"fsbench changes: --figure {figure}: is an SQLite database (a result store?), which fsbench never "
+        "replaces; name another file")
+    assert figure.read_bytes() == store.read_bytes()
+
+
+@pytest.mark.root
+def test_a_loop_device_another_process_holds_open_is_passed_over(tmp_path, no_leftovers):
+    """Issue 34: a CI run's teardown failed busy on a /dev/loop0 another job held open, which
+    losetup --find had given the session; the provider now takes the next one nobody holds."""
+    free = subprocess.run(["losetup", "--find"], capture_output=True, text=True, check=True).stdout.strip()
+    holder = subprocess.Popen([sys.executable, "-c", "import os, sys, time\nfd = os.open(sys.argv[1], os.O_RDWR)\n"
+                               "print('open', flush=True)\ntime.sleep(600)", free], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "open"
+        done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
+                               "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
+                               f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.returncode == 0, done.stdout[-2000:]
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    manifest = con.execute("SELECT manifest FROM cases").fetchone()[0]
+    con.close()
+    used = [d["path"] for d in json.loads(manifest)["devices"]]
+    assert used and free not in used, (free, used)
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("text", ['{"pid": 40', '{"image_dir": "/nowhere"}'])
+def test_cleanup_reads_a_truncated_or_pid_less_state_file(tmp_path, text):
+    """Issue 34: JSONDecodeError / KeyError, nothing cleaned; now the session is named by its
+    directory (PID-HEX). --dry-run: the machine's other leftovers are other sessions' to remove."""
+    session = tmp_path / "4000000-ab12"
+    session.mkdir()
+    (session / "state.json").write_text(text)
+    done = fsbench("cleanup", "--dry-run", f"--run-root={tmp_path}")
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert f"would remove session_dirs: {session}" in done.stdout
+
+
+def test_a_store_locked_by_another_process_is_one_line(tmp_path):
+    """Issue 34: 30 s, then 69 lines of INTERNALERROR; now one line after the same wait, and no
+    session is left in it."""
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    locker = subprocess.Popen([sys.executable, "-c", "import sqlite3, sys, time\ncon = sqlite3.connect(sys.argv[1], "
+                               "isolation_level=None)\ncon.execute('BEGIN EXCLUSIVE')\nprint('locked', flush=True)\n"
+                               "time.sleep(600)", str(store)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert locker.stdout.readline().strip() == "locked"
+        message = usage_error([], tmp_path)
+    finally:
+        locker.kill()
+        locker.wait()
+    assert message == (f"ERROR: result store {store}: database is locked: nothing was measured; run again once the "
+                       "other process is done with it, or name another --store")
+    con = sqlite3.connect(store)
+    assert con.execute("SELECT id, status FROM sessions").fetchall() == [(1, "complete")]
+    con.close()
+
+
+def test_a_study_s_default_page_replaces_only_a_page_fsbench_wrote(tmp_path):
+    """study-NAME.html beside the store is fsbench's name, but a file of the user's there is kept."""
+    results = tmp_path / "fsbench-results"
+    results.mkdir()
+    page = results / "study-btrfs-options.html"
+    page.write_text("my page\n")
+    done = fsbench("study", "btrfs-options", "--plan", f"--image-dir={tmp_path / 'images'}", cwd=tmp_path)
+    assert one_line_error(done) == (f"fsbench study: the study's page {page} exists and is no report fsbench wrote; "
+                                    "name a new file with -o FILE")
+    assert page.read_text() == "my page\n"

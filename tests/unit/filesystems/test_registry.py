@@ -183,3 +183,23 @@ def test_only_a_compressing_case_is_asked_for_its_ratio_after_each_run():
     assert driver("zfs").compression_argv(CaseSpec("zfs", "single", (("compression", "off"),)), ctx) is None
     assert driver("zfs").compression_argv(CaseSpec("zfs", "single", (("compression", "gzip"),)), ctx)[-1] == ctx.name
     assert driver("ext4").compression_argv(CaseSpec("ext4", "single"), ctx) is None
+
+
+@pytest.mark.parametrize("fs, options, setting, routes", [
+    ("btrfs", {"compress": "lzo", "mount": "noatime,compress=zstd"}, "compress",
+     ["btrfs:compress=lzo", "btrfs:mount=noatime,compress=zstd"]),
+    ("btrfs", {"compress-force": "zstd", "compress": "lzo"}, "compress",
+     ["btrfs:compress-force=zstd", "btrfs:compress=lzo"]),
+    ("btrfs", {"mount": "noatime"}, "compress", None),
+    ("ext4", {"mount": "noatime", "mkfs": "-O ^has_journal"}, "noatime", None),
+])
+def test_the_routes_to_a_setting(fs, options, setting, routes):
+    """Issue 34: a setting given both as a key and inside mount= is two routes to it."""
+    assert DRIVERS[fs]().routes(options).get(setting) == routes
+
+
+@pytest.mark.parametrize("value, spelled", [("131072", "128K"), ("128k", "128K"), ("1024K", "1M"), ("512", "512")])
+def test_a_zfs_record_size_has_one_spelling(value, spelled):
+    zfs = DRIVERS["zfs"]()
+    zfs.check_option("recordsize", value)
+    assert zfs.canonical_value("recordsize", value) == spelled

@@ -133,3 +133,23 @@ def test_the_drivers_declare_what_cleanup_looks_for_and_how_it_is_removed(tmp_pa
     assert Leftover("zpool", ("zpool", "destroy", "{}"), list_argv=("no-such-program-here",)).names(None) == []
     found = Leftovers(made=[(pools, "fsbench-1-abcd-3"), (arrays, "/dev/md/fsbench-1-abcd-2")], loops=["/dev/loop9"])
     assert found.lines() == ["zpool: fsbench-1-abcd-3", "md array: /dev/md/fsbench-1-abcd-2", "loops: /dev/loop9"]
+
+
+@pytest.mark.parametrize("text, state", [
+    ('{"pid": 40', {"pid": 4000000}),  # truncated
+    ('{"image_dir": "/x"}', {"image_dir": "/x", "pid": 4000000}),  # no pid
+    ("[1, 2]", {"pid": 4000000}),
+    ('{"pid": 12, "image_dir": "/x"}', {"pid": 12, "image_dir": "/x"}),
+])
+def test_a_damaged_state_file_still_names_its_session_by_its_directory(tmp_path, text, state):
+    """Issue 34: fsbench cleanup ended in JSONDecodeError or KeyError and cleaned nothing."""
+    from pytest_fsbench.targets.cleanup import session_alive, session_state
+
+    state_file = tmp_path / "4000000-ab12" / "state.json"
+    state_file.parent.mkdir()
+    state_file.write_text(text)
+    assert session_state(state_file) == state
+    unnamed = tmp_path / "odd" / "state.json"
+    unnamed.parent.mkdir()
+    unnamed.write_text(text[:3])
+    assert session_alive(session_state(unnamed)) is True  # whose it is cannot be told: left alone

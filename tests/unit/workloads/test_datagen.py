@@ -3,7 +3,7 @@ import zlib
 import numpy as np
 import pytest
 
-from pytest_fsbench.workloads.datagen import BLOCK, block_pattern, parse_data, write_data
+from pytest_fsbench.workloads.datagen import BLOCK, DataSpec, block_pattern, parse_data, write_data
 from pytest_fsbench.errors import UsageError
 
 
@@ -37,3 +37,16 @@ def test_same_seed_same_data_and_odd_sizes():
 def test_odd_size(tmp_path):
     write_data(str(tmp_path / "x"), 5000, parse_data("50%"))
     assert (tmp_path / "x").stat().st_size == 5000
+
+
+@pytest.mark.parametrize("text, spelled", [("050%", "50%"), ("0%", "random"), ("00%", "random"), ("100%", "100%"),
+                                           (" random ", "random"), ("zeros", "zeros")])
+def test_one_spelling_per_data(text, spelled):
+    """Issue 34: equal data are one case; 100% stays apart from zeros (dd reads /dev/zero for zeros)."""
+    assert str(parse_data(text)) == spelled
+
+
+def test_zero_percent_writes_what_random_writes(tmp_path):
+    write_data(str(tmp_path / "a"), 1 << 20, parse_data("0%"))
+    write_data(str(tmp_path / "b"), 1 << 20, DataSpec("random"))
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
