@@ -1,5 +1,7 @@
 """fsbench export's JSON is in pytest-benchmark's shape, as the docs say: pytest-benchmark's own
-`compare` (the version the test extra installs) loads two real sessions' exports and tables every
+`compare` (installed by this test in a directory of its own, never in fsbench's environment, where
+its pytest plugin would join every session and leave a .benchmarks directory wherever pytest runs)
+loads two real sessions' exports and tables every
 entry of both, where before it failed on them ("float division by zero", then KeyError
 'outliers'). Its table reads every figure as seconds, lower is better, as it always does; the
 unit and direction are in each entry's extra_info."""
@@ -17,20 +19,30 @@ import pytest
 from conftest import execute_pytest
 
 REPO = Path(__file__).resolve().parents[2]
-COMPARE = Path(sys.executable).with_name("pytest-benchmark")
+PYTEST_BENCHMARK = "pytest-benchmark>=5.3,<6"
+
+
+@pytest.fixture(scope="module")
+def compare_command(tmp_path_factory) -> list[str]:
+    """pytest-benchmark's own command, from a directory of its own (pip --target)."""
+    target = tmp_path_factory.mktemp("pytest-benchmark")
+    installed = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                                "--no-deps", f"--target={target}", PYTEST_BENCHMARK, "py-cpuinfo"],
+                               capture_output=True, text=True, timeout=300)
+    assert installed.returncode == 0, f"pip could not install {PYTEST_BENCHMARK}: {installed.stderr[-1500:]}"
+    run = f"import sys; sys.path.insert(0, {str(target)!r}); from pytest_benchmark.cli import main; main()"
+    return [sys.executable, "-c", run]
 
 
 @pytest.mark.root
-def test_pytest_benchmarks_compare_loads_two_exported_sessions(tmp_path, no_leftovers):
-    if not COMPARE.exists():
-        pytest.skip("needs pytest-benchmark: pip install -e '.[test]' (./fsbench.sh setup installs it)")
+def test_pytest_benchmarks_compare_loads_two_exported_sessions(tmp_path, no_leftovers, compare_command):
     store = tmp_path / "fsbench.db"
     for _ in range(2):
         done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=3", "--warmup=0",
                                "--dd-size=16M", f"--store={store}", f"--image-dir={tmp_path / 'images'}"],
                               cwd=REPO, timeout=600)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    fsbench = shutil.which("fsbench", path=str(COMPARE.parent))
+    fsbench = shutil.which("fsbench", path=str(Path(sys.executable).parent))
     names = []
     for session in (1, 2):
         out = tmp_path / f"{session:04d}_session.json"
@@ -39,7 +51,7 @@ def test_pytest_benchmarks_compare_loads_two_exported_sessions(tmp_path, no_left
         assert exported.returncode == 0, exported.stderr
         names += [entry["name"] for entry in json.loads(out.read_text())["benchmarks"]]
     files = [str(tmp_path / "0001_session.json"), str(tmp_path / "0002_session.json")]
-    compared = subprocess.run([str(COMPARE), "compare", *files], capture_output=True, text=True, timeout=120)
+    compared = subprocess.run([*compare_command, "compare", *files], capture_output=True, text=True, timeout=120)
     assert compared.returncode == 0, compared.stdout[-2000:] + compared.stderr[-2000:]
     assert "Failed to load" not in compared.stdout + compared.stderr, compared.stderr[-2000:]
     assert "benchmark 'dd': " in compared.stdout
