@@ -103,7 +103,7 @@ def is_inverse(seen: str, change: str) -> bool:
 def test_every_view_says_the_same(tmp_path, no_leftovers):
     store, during, after = tmp_path / "fsbench.db", tmp_path / "during.html", tmp_path / "after.html"
     common = ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=8M", "--runs=6", "--image-size=512M",
-              f"--image-dir={tmp_path / 'images'}", f"--store={store}"]
+              "--control", f"--image-dir={tmp_path / 'images'}", f"--store={store}"]  # --control: off by default
     saved = execute_pytest([*common, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     done = execute_pytest([*common, "--compare=base", "--fail-on-regression=5%", "--paired=ext4:mount=sync",
