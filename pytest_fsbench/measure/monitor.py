@@ -8,9 +8,10 @@ and the CPU of the measured command's own processes (cpu.tool), which other jobs
 What else used the machine meanwhile is measured too (issue 32), so a gate can tell a slower
 filesystem from a busier machine: cpu.others, the CPU everything but fsbench and the measured
 command used (the machine's busy time minus this process's and its children's), and disk.others,
-the bytes moved on the disk under the images that were not the target's (the backing disk's
-counters minus the target's member devices': loop devices do direct I/O, so their bytes reach the
-backing disk within the run).
+the rate of the bytes moved on the disk under the images that were not the target's (the backing
+disk's counters minus the target's member devices': loop devices do direct I/O, so their bytes
+reach the backing disk within the run). A rate, not an amount: a slower run lasts longer and
+would see more of the same steady I/O.
 """
 
 from __future__ import annotations
@@ -135,9 +136,11 @@ def others_cpu(intervals: list[Interval]) -> list[Metric]:
 
 
 def others_disk(intervals: list[Interval]) -> list[Metric]:
-    """disk.others: MB read and written on the disks under the images that were not the target's
-    (the disks' bytes minus the member devices'); none when the target has no disk under images."""
-    if not intervals or not intervals[-1][1].under:
+    """disk.others: MB/s read and written on the disks under the images that were not the target's
+    (the disks' bytes minus the member devices', over the intervals' wall time); none when the
+    target has no disk under images."""
+    wall = sum(end.wall - start.wall for start, end in intervals)
+    if not intervals or not intervals[-1][1].under or wall <= 0:
         return []
     moved = 0
     for start, end in intervals:
@@ -147,4 +150,4 @@ def others_disk(intervals: list[Interval]) -> list[Metric]:
         for name, now in end.disks.items():
             then = start.disks.get(name, now)
             moved -= (now[0] - then[0]) + (now[1] - then[1])
-    return [Metric("disk.others", max(0, moved) / MB, "MB", Direction.LOWER)]
+    return [Metric("disk.others", max(0, moved) / MB / wall, "MB/s", Direction.LOWER)]

@@ -50,10 +50,10 @@ def test_others_cpu_is_the_busy_time_less_fsbenchs_and_its_childrens():
 def test_others_disk_is_the_disks_bytes_less_the_members():
     from pytest_fsbench.measure.monitor import others_disk
 
-    before = Snapshot(cpu(), {"loop0": (0, 0, 0, 0)}, under={"vda": (1_000_000, 5_000_000)})
-    after = Snapshot(cpu(), {"loop0": (0, 134_000_000, 0, 10)}, under={"vda": (3_000_000, 144_000_000)})
-    # vda moved 141 MB, 134 of them the target's loop device's
-    assert [(m.name, m.value, m.unit) for m in others_disk([(before, after)])] == [("disk.others", 7.0, "MB")]
+    before = Snapshot(cpu(), {"loop0": (0, 0, 0, 0)}, wall=10.0, under={"vda": (1_000_000, 5_000_000)})
+    after = Snapshot(cpu(), {"loop0": (0, 134_000_000, 0, 10)}, wall=12.0, under={"vda": (3_000_000, 144_000_000)})
+    # vda moved 141 MB in 2 s, 134 of them the target's loop device's
+    assert [(m.name, m.value, m.unit) for m in others_disk([(before, after)])] == [("disk.others", 3.5, "MB/s")]
     assert others_disk([(before, Snapshot(cpu(), {}))]) == []  # no disk under the images (real devices)
 
 
