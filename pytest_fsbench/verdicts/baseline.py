@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .disturbance import Load, load_of
 from .drift import Drift
 from ..errors import UsageError
 from ..metrics import CONTROL, Direction, in_summary, is_headline, short_test
@@ -78,6 +79,12 @@ class Baseline:
                 for s in self.store.series(session_id):
                     self._series.setdefault(s.key, []).append(s)
         return self._series
+
+    def load(self, key: SeriesKey) -> Load:
+        """What else used the machine during the baseline's runs of the case key belongs to."""
+        return load_of([[s for s in self.store.series(i, test=key.test)
+                         if (s.key.workload, s.key.workload_params) == (key.workload, key.workload_params)]
+                        for i in self.session_ids])
 
     def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
                                                                                 tuple[float, ...]] | None:

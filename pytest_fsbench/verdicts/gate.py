@@ -17,6 +17,7 @@ from typing import Protocol
 
 from scipy.special import ndtr, ndtri, stdtrit
 
+from .disturbance import Load, disturbed, load_of
 from .drift import MIN_DF, POWER, Drift, detectable_pct
 from ..errors import UsageError
 from ..metrics import CONTROL, Direction, MetricSpec, is_headline, metric_label
@@ -304,6 +305,8 @@ class BaselineSamples(Protocol):
 
     def controlled(self, series: Series, control: Sequence[float] | None) -> object | None: ...
 
+    def load(self, key: SeriesKey) -> Load: ...
+
 
 @dataclass
 class Judgement:
@@ -383,21 +386,39 @@ class Gate:
         figures' medians in their unit; a comparison adjusted by the control says so beside them."""
         found = Judgement()
         control = control_values(series)
+        disturbance = self.disturbance(series)
         for s in series:
             cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
             if cmp is not None:
                 found.comparisons.append((s, cmp))
                 note = self._baseline_note(s, cmp, control)
-                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
+                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by, disturbance)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
             self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
         return found
 
+    def disturbance(self, series: list[Series]) -> str | None:
+        """The line saying a case's runs were disturbed beyond the baseline's (None: they were not,
+        or there is no baseline)."""
+        if self.baseline is None or not series:
+            return None
+        return disturbed(load_of([series]), self.baseline.load(series[0].key))
+
     def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
-               cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None) -> None:
+               cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None,
+               disturbance: str | None = None) -> None:
         rule = self.rule_for(s.key.metric)
         if rule is None:
+            return
+        if disturbance is not None:  # a busier machine is named, never blamed, nor taken as a pass
+            message = (f"{s.case_id} {INCONCLUSIVE}: {disturbance}, so the change is not judged: "
+                       f"{format_comparison(metric_label(s.key.metric, s.key.params), cmp, unit)}; re-run when the "
+                       f"machine is as quiet as it was for the baseline{note}")
+            failed = fails(INCONCLUSIVE, self.on_inconclusive)
+            found.gated.append((s, message, failed))
+            if not failed:
+                found.passed_undecided.append(message)
             return
         kind = verdict(cmp, rule.threshold_pct)
         cached = cache_notes.get((s.key.metric, s.key.params))
