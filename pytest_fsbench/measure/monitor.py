@@ -35,7 +35,8 @@ class Snapshot:
     children: float = 0.0  # CPU seconds (user + system) of this process's finished children
     wall: float = 0.0  # time.monotonic()
     own: float = 0.0  # CPU seconds of this process itself (fsbench's own share of the machine)
-    under: dict[str, tuple[int, int]] = field(default_factory=dict)  # disk under the images -> read, write bytes
+    #: the disks under the images: name -> read, write bytes
+    under: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 def snapshot(devices: list[str], under: Iterable[str] = ()) -> Snapshot:

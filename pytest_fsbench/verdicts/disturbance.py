@@ -66,8 +66,8 @@ def disturbed(mine: Load, theirs: Load) -> str | None:
         reasons.append(f"other processes used {mine.cpu:.0f}% of the CPUs during these runs, "
                        + _theirs(mine.cpu, theirs.cpu))
     if mine.disk is not None and busier_disk(mine.disk, theirs.disk):
-        reasons.append(f"other processes moved {mine.disk:.0f} MB/s on the disk under the images during these "
-                       "runs, " + ("and the baseline's runs have no record of it" if theirs.disk is None
+        reasons.append(f"other processes moved {mine.disk:.0f} MB/s on the disk under the images during "
+                       "these runs, " + ("and the baseline's runs have no record of it" if theirs.disk is None
                                    else f"{theirs.disk:.0f} MB/s during the baseline's"))
     return "disturbed: " + "; ".join(reasons) if reasons else None
 

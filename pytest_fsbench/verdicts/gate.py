@@ -412,9 +412,9 @@ class Gate:
         if rule is None:
             return
         if disturbance is not None:  # a busier machine is named, never blamed, nor taken as a pass
-            message = (f"{s.case_id} {INCONCLUSIVE}: {disturbance}, so the change is not judged: "
-                       f"{format_comparison(metric_label(s.key.metric, s.key.params), cmp, unit)}; re-run when the "
-                       f"machine is as quiet as it was for the baseline{note}")
+            change = format_comparison(metric_label(s.key.metric, s.key.params), cmp, unit)
+            message = (f"{s.case_id} {INCONCLUSIVE}: {disturbance}, so the change is not judged: {change}; "
+                       f"re-run when the machine is as quiet as it was for the baseline{note}")
             failed = fails(INCONCLUSIVE, self.on_inconclusive)
             found.gated.append((s, message, failed))
             if not failed:
