@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .disturbance import Load, load_of
+from .disturbance import Load, disturbed, load_of
 from .drift import Drift
 from ..errors import UsageError
 from ..metrics import CONTROL, Direction, in_summary, is_headline, short_test
@@ -82,9 +82,7 @@ class Baseline:
 
     def load(self, key: SeriesKey) -> Load:
         """What else used the machine during the baseline's runs of the case key belongs to."""
-        return load_of([[s for s in self.store.series(i, test=key.test)
-                         if (s.key.workload, s.key.workload_params) == (key.workload, key.workload_params)]
-                        for i in self.session_ids])
+        return load_of([case_series(self.store, i, key) for i in self.session_ids])
 
     def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
                                                                                 tuple[float, ...]] | None:
@@ -202,6 +200,25 @@ def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, 
             cmp = with_figures(cmp, [v for values in figures for v in values], s.values, ADJUSTED_BY_CONTROL)
         pairs.append((short_test(s.key.test), s, cmp))
     return pairs
+
+
+def disturbances(store: Store, base_ids: Sequence[int], new_id: int,
+                 keys: Sequence[SeriesKey]) -> dict[tuple[str, str, str], str]:
+    """(test, workload, workload params) -> the line saying the case's runs in new_id were disturbed
+    beyond its runs in the baseline sessions, for the cases of keys that were."""
+    found = {}
+    for key in {(k.test, k.workload, k.workload_params): k for k in keys}.values():
+        line = disturbed(load_of([case_series(store, new_id, key)]),
+                         load_of([case_series(store, i, key) for i in base_ids]))
+        if line is not None:
+            found[(key.test, key.workload, key.workload_params)] = line
+    return found
+
+
+def case_series(store: Store, session_id: int, key: SeriesKey) -> list[Series]:
+    """The series of key's case (its test, workload and workload parameters) in a session."""
+    return [s for s in store.series(session_id, test=key.test)
+            if (s.key.workload, s.key.workload_params) == (key.workload, key.workload_params)]
 
 
 #: the key of a case's manifest that keeps the gate's comparisons with the baseline, so a report

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -235,6 +235,15 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
     return f"{line}; within the {rule.threshold_pct:g}% allowed"
 
 
+def disturbed_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison,
+                      disturbance: str) -> str:
+    """The line of a case whose runs were disturbed beyond the baseline's: inconclusive, whatever
+    the comparison says, and why."""
+    change = format_comparison(metric_label(metric, params), cmp, unit)
+    return (f"{case_id} {INCONCLUSIVE}: {disturbance}, so the change is not judged: {change}; re-run when "
+            "the machine is as quiet as it was for the baseline")
+
+
 def ruled_out(cmp: Comparison) -> str:
     """What an inconclusive comparison does rule out: a change worse than its interval's worse end."""
     if not cmp.has_interval or not math.isfinite(cmp.worse_end_pct):
@@ -256,19 +265,24 @@ class Outcome:
     comparison: Comparison
     gate: str | None
     failed: bool
+    disturbed: str | None = None  # the line saying its runs were disturbed beyond the baseline's
 
 
-def outcomes(pairs: Sequence[tuple[str, Series, Comparison]],
-             rules: Sequence[RegressionRule]) -> list[Outcome]:
+def outcomes(pairs: Sequence[tuple[str, Series, Comparison]], rules: Sequence[RegressionRule],
+             disturbances: Mapping[tuple[str, str, str], str] | None = None) -> list[Outcome]:
     """Each comparison's outcome: with rules, a regression under its metric's rule fails (an
     inconclusive one does not: a regression is what was asked about); without rules, any
-    significantly worse headline metric fails."""
+    significantly worse headline metric fails. A case whose runs were disturbed beyond the
+    baseline's (disturbances: (test, workload, workload params) -> its line) is inconclusive and
+    fails nothing."""
     found = []
     for case, s, cmp in pairs:
+        disturbed = (disturbances or {}).get((s.key.test, s.key.workload, s.key.workload_params))
         rule = rule_for(list(rules), s.key.metric) if rules else None
-        kind = verdict(cmp, rule.threshold_pct) if rule else None
-        failed = kind == REGRESSION if rules else is_headline(s.key.metric) and cmp.verdict == "worse"
-        found.append(Outcome(case, s, cmp, kind, failed))
+        kind = (INCONCLUSIVE if disturbed else verdict(cmp, rule.threshold_pct)) if rule else None
+        failed = not disturbed and (kind == REGRESSION if rules
+                                    else is_headline(s.key.metric) and cmp.verdict == "worse")
+        found.append(Outcome(case, s, cmp, kind, failed, disturbed))
     return found
 
 
@@ -412,9 +426,7 @@ class Gate:
         if rule is None:
             return
         if disturbance is not None:  # a busier machine is named, never blamed, nor taken as a pass
-            change = format_comparison(metric_label(s.key.metric, s.key.params), cmp, unit)
-            message = (f"{s.case_id} {INCONCLUSIVE}: {disturbance}, so the change is not judged: {change}; "
-                       f"re-run when the machine is as quiet as it was for the baseline{note}")
+            message = disturbed_message(s.case_id, s.key.metric, s.key.params, unit, cmp, disturbance) + note
             failed = fails(INCONCLUSIVE, self.on_inconclusive)
             found.gated.append((s, message, failed))
             if not failed:
