@@ -22,7 +22,7 @@ write beside them (an I/O hog) added 400-900 MB/s."""
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..store.results import Series
@@ -47,14 +47,13 @@ class Load:
     disk: float | None  # MB/s other processes moved on the disk under the images
 
 
-def load_of(sessions: Sequence[Sequence[Series]]) -> Load:
-    """The load over the runs of a case's series in one or more sessions (each session's series of
-    the case): the medians of all their runs."""
+def load_of(series: Iterable[Series]) -> Load:
+    """The load over the runs of a case's series (of one session or several): the medians of all
+    their runs."""
     found: dict[str, list[float]] = {OTHERS_CPU: [], OTHERS_DISK: []}
-    for series in sessions:
-        for s in series:
-            if s.key.metric in found and s.key.params == "{}":
-                found[s.key.metric] += s.values
+    for s in series:
+        if s.key.metric in found and s.key.params == "{}":
+            found[s.key.metric] += s.values
     cpu, disk = found[OTHERS_CPU], found[OTHERS_DISK]
     return Load(statistics.median(cpu) if cpu else None, statistics.median(disk) if disk else None)
 

@@ -382,8 +382,8 @@ class Gate:
     def decided(self, series: list[Series]) -> bool:
         """Whether every gated metric of a case's series is decided, or undecidable within the
         budget (futile): the sequential gate's stop."""
-        if self.baseline is None:
-            return True
+        if self.baseline is None or self.disturbance(series) is not None:
+            return True  # disturbed: inconclusive whatever more runs under the same load would show
         control = control_values(series)
         for s in series:
             rule = self.rule_for(s.key.metric)
@@ -417,7 +417,7 @@ class Gate:
         or there is no baseline)."""
         if self.baseline is None or not series:
             return None
-        return disturbed(load_of([series]), self.baseline.load(series[0].key))
+        return disturbed(load_of(series), self.baseline.load(series[0].key))
 
     def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
                cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None,

@@ -100,13 +100,27 @@ def test_a_quiet_machines_figure_is_judged_as_before(tmp_path):
     assert line.startswith("ext4-single regression: dd.write 600 -> 300 MB/s") and "disturbed" not in line
 
 
-def test_load_of_pools_the_sessions_runs():
+def test_load_of_pools_the_runs():
     class S:  # a Series' fields the load reads
         def __init__(self, metric, values):
             self.key = type("K", (), {"metric": metric, "params": "{}"})()
             self.values = values
 
-    load = load_of([[S("cpu.others", (10.0, 20.0)), S("disk.others", (50.0,)), S("disk.write", (9.0,))],
-                    [S("cpu.others", (30.0,))]])
+    load = load_of([S("cpu.others", (10.0, 20.0)), S("disk.others", (50.0,)), S("disk.write", (9.0,)),
+                    S("cpu.others", (30.0,))])
     assert load == Load(cpu=20.0, disk=50.0)
-    assert load_of([[S("dd.write", (1.0,))]]) == Load(None, None)
+    assert load_of([S("dd.write", (1.0,))]) == Load(None, None)
+
+
+def test_a_disturbed_case_is_decided_at_its_look(tmp_path):
+    """The sequential gate stops a disturbed case at the look: more runs under the same load would
+    still be disturbed; the same noisy runs on a quiet machine look on."""
+    store = Store(tmp_path / "fsbench.db")
+    base = session(store, BASE, [2.0] * 10, "t-base")
+    noisy = [600.0, 420.0, 780.0, 500.0, 690.0, 560.0]
+    quiet = session(store, noisy, [3.0] * 6, "t-quiet")
+    busy = session(store, noisy, [93.0] * 6, "t-busy")
+    gate = Gate((RegressionRule(None, 5.0),), Baseline(store, "base", [base], looks=(6, 10, 20, 30)),
+                looks=(6, 10, 20, 30), sequential=True)
+    assert gate.decided(store.series(quiet)) is False
+    assert gate.decided(store.series(busy)) is True
