@@ -7,7 +7,9 @@ and the CPU of the measured command's own processes (cpu.tool), which other jobs
 
 What else used the machine meanwhile is measured too (issue 32), so a gate can tell a slower
 filesystem from a busier machine: cpu.others, the CPU everything but fsbench and the measured
-command used (the machine's busy time minus this process's and its children's), and disk.others,
+command used (the machine's busy time minus this process's and its children's, and minus the
+kernel's threads', which do the target's writeback, journal and loop I/O as much as anyone's: a
+configuration that moves work into them must not look like a busier machine), and disk.others,
 the rate of the bytes moved on the disk under the images that were not the target's (the backing
 disk's counters minus the target's member devices': loop devices do direct I/O, so their bytes
 reach the backing disk within the run). A rate, not an amount: a slower run lasts longer and
@@ -37,6 +39,7 @@ class Snapshot:
     own: float = 0.0  # CPU seconds of this process itself (fsbench's own share of the machine)
     #: the disks under the images: name -> read, write bytes
     under: dict[str, tuple[int, int]] = field(default_factory=dict)
+    kernel: float = 0.0  # CPU seconds of the kernel's threads (kworkers, jbd2, loop workers)
 
 
 def snapshot(devices: list[str], under: Iterable[str] = ()) -> Snapshot:
@@ -49,7 +52,26 @@ def snapshot(devices: list[str], under: Iterable[str] = ()) -> Snapshot:
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = resource.getrusage(resource.RUSAGE_SELF)
     return Snapshot(psutil.cpu_times(), disks, children.ru_utime + children.ru_stime, time.monotonic(),
-                    own.ru_utime + own.ru_stime, backing)
+                    own.ru_utime + own.ru_stime, backing, kernel_threads_cpu())
+
+
+#: a task's flag that marks a kernel thread (include/linux/sched.h)
+PF_KTHREAD = 0x00200000
+
+
+def kernel_threads_cpu(proc: Path = Path("/proc")) -> float:
+    """CPU seconds (user + system) the kernel's threads have used, from /proc/PID/stat (a thread
+    gone since is left out, as one that came is counted whole)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited while listed
+        if int(fields[6]) & PF_KTHREAD:
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
 
 
 def disk_under(path: str, sys_block: Path = Path("/sys/dev/block")) -> str | None:
@@ -119,21 +141,23 @@ def disk_metrics(before: Snapshot, after: Snapshot, intervals: list[Interval] | 
 #: the fields of psutil.cpu_times() that are time the CPUs spent (guest time is inside user already)
 _COUNTED = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
 _IDLE = ("idle", "iowait")
+_KERNEL = ("irq", "softirq")
 
 
 def others_cpu(intervals: list[Interval]) -> list[Metric]:
-    """cpu.others: the CPU everything else on the machine used over the intervals, in % of all
-    CPUs: its busy time (steal included: a hypervisor's other guests took it) minus this process's
-    and its finished children's (the measured command's)."""
-    total = busy = ours = 0.0
+    """cpu.others: the CPU other processes used over the intervals, in % of all CPUs: the machine's
+    busy time (steal included: a hypervisor's other guests took it; interrupts left out, as the
+    kernel's threads, for they serve the target too) minus this process's and its finished
+    children's (the measured command's)."""
+    total = busy = not_others = 0.0
     for start, end in intervals:
         spent = {f: getattr(end.cpu, f, 0.0) - getattr(start.cpu, f, 0.0) for f in _COUNTED}
         total += sum(spent.values())
-        busy += sum(v for f, v in spent.items() if f not in _IDLE)
-        ours += (end.children - start.children) + (end.own - start.own)
+        busy += sum(v for f, v in spent.items() if f not in _IDLE + _KERNEL)
+        not_others += (end.children - start.children) + (end.own - start.own) + (end.kernel - start.kernel)
     if total <= 0:
         return []
-    return [Metric("cpu.others", 100.0 * max(0.0, busy - ours) / total, "%", Direction.LOWER)]
+    return [Metric("cpu.others", 100.0 * max(0.0, busy - not_others) / total, "%", Direction.LOWER)]
 
 
 def others_disk(intervals: list[Interval]) -> list[Metric]:

@@ -1,5 +1,6 @@
 
 import psutil
+import pytest
 
 from pytest_fsbench.measure.monitor import Snapshot, cpu_metrics, disk_metrics
 
@@ -42,6 +43,10 @@ def test_others_cpu_is_the_busy_time_less_fsbenchs_and_its_childrens():
     after = Snapshot(cpu(user=10, system=4, idle=5, iowait=1), {}, children=3.0, own=1.0)
     [metric] = others_cpu([(before, after)])
     assert (metric.name, metric.unit, round(metric.value, 6)) == ("cpu.others", "%", 50.0)
+    # the kernel's threads (writeback, journal, loop workers) and interrupts serve the target too
+    kernel = Snapshot(cpu(user=10, system=4, idle=5, iowait=1, softirq=2), {}, children=3.0, own=1.0,
+                      kernel=2.0)
+    assert others_cpu([(before, kernel)])[0].value == pytest.approx(100.0 * 8 / 22)
     # this process and its children busier than the counters say (rounding): never below zero
     greedy = Snapshot(cpu(user=1, idle=19), {}, children=5.0)
     assert others_cpu([(before, greedy)])[0].value == 0.0
@@ -110,3 +115,22 @@ def test_cpu_burners_beside_a_run_are_others_cpu():
     # one burner per CPU, not waited for by this process while they ran: others', not ours
     [metric] = others_cpu([(before, after)])
     assert metric.value > 50.0
+
+
+def test_kernel_threads_are_told_by_their_flag(tmp_path):
+    import os
+
+    from pytest_fsbench.measure.monitor import PF_KTHREAD, kernel_threads_cpu
+
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def task(pid: int, comm: str, flags: int, utime: int, stime: int) -> None:
+        (tmp_path / str(pid)).mkdir()
+        fields = ["S", "2", "0", "0", "0", "-1", str(flags), "0", "0", "0", "0", str(utime), str(stime)]
+        (tmp_path / str(pid) / "stat").write_text(f"{pid} ({comm}) " + " ".join(fields + ["0"] * 30) + "\n")
+
+    task(12, "kworker/u8:5-loop1", PF_KTHREAD | 0x40, 3 * ticks, 2 * ticks)
+    task(13, "jbd2/loop0-8", PF_KTHREAD, 0, ticks)
+    task(400, "yes (a burner)", 0x400000, 50 * ticks, 0)  # a user process, its name with a ')' in it
+    assert kernel_threads_cpu(tmp_path) == 6.0
+    assert kernel_threads_cpu() > 0  # this machine's: kthreadd and its threads have run
