@@ -45,9 +45,10 @@ def test_the_line_names_both_loads():
 @pytest.mark.parametrize("mine, theirs, expected", [
     (1300.0, 450.0, True),  # an I/O hog beside other jobs' steady traffic
     (700.0, 450.0, False),  # other jobs' traffic, as it varies
-    (60.0, 5.0, True),
-    (20.0, 1.0, False),  # twenty times a trickle is still a trickle
-    (60.0, None, True),
+    (123.0, 58.0, False),  # twice, but 65 MB/s more on a disk that writes GB/s
+    (260.0, 5.0, True),
+    (100.0, 1.0, False),  # a hundred times a trickle is still a trickle
+    (260.0, None, True),
 ])
 def test_busier_disk_is_twice_the_rate_and_more_than_a_trickle(mine, theirs, expected):
     assert busier_disk(mine, theirs) is expected
