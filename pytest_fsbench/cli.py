@@ -24,8 +24,8 @@ from .pts import commands as pts_commands
 from .views.json_export import changes_document, comparison_document, export_session, sessions_document
 from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
-from .verdicts.baseline import compare_pairs
-from .verdicts.gate import check_compared, gate_message, outcomes, rule_for
+from .verdicts.baseline import compare_pairs, disturbances
+from .verdicts.gate import check_compared, disturbed_message, gate_message, outcomes, rule_for
 from .store.databases import is_url, redact
 from .store.results import Store
 from .system.daemons import serialized
@@ -133,7 +133,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                      "much as the software's")
     pairs = compare_pairs(store, base_ids, new_id, alpha, f"fsbench compare {args.base} {args.new}")
     check_compared(rules, {s.key.metric for _, s, _ in pairs})
-    found = outcomes(pairs, rules)
+    found = outcomes(pairs, rules, disturbances(store, base_ids, new_id, [s.key for _, s, _ in pairs]))
     status = 1 if any(o.failed for o in found) else 0
     if args.json:
         print(json.dumps(comparison_document(base_ids, new_id, hosts, notes, found, rules, alpha, status),
@@ -142,9 +142,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print("\n".join(f"fsbench compare: {note}" for note in notes))
     print("\n".join(comparison_lines(pairs, alpha)))
     for outcome in found:
-        if outcome.gate is not None:
+        s = outcome.series
+        if outcome.disturbed and (outcome.gate is not None or not rules):
+            print(disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
+                                    outcome.disturbed))
+        elif outcome.gate is not None:
             rule = rule_for(list(rules), outcome.series.key.metric)
-            s = outcome.series
             print(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
                                "--runs (in a new session)"))
     print(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}")

@@ -74,8 +74,9 @@ class MetricSpec:
 
 #: metrics measured around every run, whatever the workload
 RUN_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec(r"cpu\.(user|system|iowait|tool)", "%", "cpu.user|system|iowait|tool"),
+    MetricSpec(r"cpu\.(user|system|iowait|tool|others)", "%", "cpu.user|system|iowait|tool|others"),
     MetricSpec(r"disk\.(read|write)", "MB", "disk.read|write"),
+    MetricSpec(r"disk\.others", "MB/s", "disk.others"),
     MetricSpec(r"disk\.(read|write)_ops", "ops", "disk.read_ops|write_ops"),
     MetricSpec(r"disk\.share", "%", "disk.share"),
     MetricSpec(r"fs\.compressratio", "x", "fs.compressratio"),

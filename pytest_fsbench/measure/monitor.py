@@ -4,13 +4,25 @@ The counters are read just before and just after the measured command; their dif
 the exact means over the run (system-wide CPU user/system/iowait in percent of all CPUs, bytes
 and operations on the target's member devices), which is what the compression study compared,
 and the CPU of the measured command's own processes (cpu.tool), which other jobs do not touch.
+
+What else used the machine meanwhile is measured too (issue 32), so a gate can tell a slower
+filesystem from a busier machine: cpu.others, the CPU everything but fsbench and the measured
+command used (the machine's busy time minus this process's and its children's, and minus the
+kernel's threads', which do the target's writeback, journal and loop I/O as much as anyone's: a
+configuration that moves work into them must not look like a busier machine), and disk.others,
+the rate of the bytes moved on the disk under the images that were not the target's (the backing
+disk's counters minus the target's member devices': loop devices do direct I/O, so their bytes
+reach the backing disk within the run). A rate, not an amount: a slower run lasts longer and
+would see more of the same steady I/O.
 """
 
 from __future__ import annotations
 
+import os
 import resource
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -24,15 +36,61 @@ class Snapshot:
     disks: dict[str, tuple[int, int, int, int]]  # name -> read_bytes, write_bytes, reads, writes
     children: float = 0.0  # CPU seconds (user + system) of this process's finished children
     wall: float = 0.0  # time.monotonic()
+    own: float = 0.0  # CPU seconds of this process itself (fsbench's own share of the machine)
+    #: the disks under the images: name -> read, write bytes
+    under: dict[str, tuple[int, int]] = field(default_factory=dict)
+    kernel: float = 0.0  # CPU seconds of the kernel's threads (kworkers, jbd2, loop workers)
 
 
-def snapshot(devices: list[str]) -> Snapshot:
+def snapshot(devices: list[str], under: Iterable[str] = ()) -> Snapshot:
+    """The counters now: CPU, the member devices', the disks' under the images (under: their names)."""
     names = {Path(d).resolve().name for d in devices}
     counters = psutil.disk_io_counters(perdisk=True) or {}
     disks = {n: (c.read_bytes, c.write_bytes, c.read_count, c.write_count)
              for n, c in counters.items() if n in names}
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return Snapshot(psutil.cpu_times(), disks, usage.ru_utime + usage.ru_stime, time.monotonic())
+    backing = {n: (c.read_bytes, c.write_bytes) for n, c in counters.items() if n in set(under)}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return Snapshot(psutil.cpu_times(), disks, children.ru_utime + children.ru_stime, time.monotonic(),
+                    own.ru_utime + own.ru_stime, backing, kernel_threads_cpu())
+
+
+#: a task's flag that marks a kernel thread (include/linux/sched.h)
+PF_KTHREAD = 0x00200000
+
+
+def kernel_threads_cpu(proc: Path = Path("/proc")) -> float:
+    """CPU seconds (user + system) the kernel's threads have used, from /proc/PID/stat (a thread
+    gone since is left out, as one that came is counted whole)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # exited while listed
+        if int(fields[6]) & PF_KTHREAD:
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def disk_under(path: str, sys_block: Path = Path("/sys/dev/block")) -> str | None:
+    """The kernel's name of the whole disk that holds path (vda for a file on /dev/vda1), None when
+    no block device does (tmpfs, overlay, a btrfs subvolume's anonymous device)."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return None
+    node = sys_block / f"{os.major(dev)}:{os.minor(dev)}"
+    if not node.exists():
+        return None
+    real = node.resolve()
+    return real.parent.name if (real / "partition").exists() else real.name
+
+
+def disks_under(backing_files: Iterable[str | None]) -> list[str]:
+    """The disks under a target's image files (none for real devices, which have no backing file)."""
+    return sorted({name for f in backing_files if f for name in [disk_under(f)] if name})
 
 
 def tool_cpu(intervals: list[tuple[Snapshot, Snapshot]]) -> list[Metric]:
@@ -78,3 +136,43 @@ def disk_metrics(before: Snapshot, after: Snapshot, intervals: list[Interval] | 
         Metric("disk.read_ops", float(reads), "ops", Direction.LOWER),
         Metric("disk.write_ops", float(writes), "ops", Direction.LOWER),
     ]
+
+
+#: the fields of psutil.cpu_times() that are time the CPUs spent (guest time is inside user already)
+_COUNTED = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal")
+_IDLE = ("idle", "iowait")
+_KERNEL = ("irq", "softirq")
+
+
+def others_cpu(intervals: list[Interval]) -> list[Metric]:
+    """cpu.others: the CPU other processes used over the intervals, in % of all CPUs: the machine's
+    busy time (steal included: a hypervisor's other guests took it; interrupts left out, as the
+    kernel's threads, for they serve the target too) minus this process's and its finished
+    children's (the measured command's)."""
+    total = busy = not_others = 0.0
+    for start, end in intervals:
+        spent = {f: getattr(end.cpu, f, 0.0) - getattr(start.cpu, f, 0.0) for f in _COUNTED}
+        total += sum(spent.values())
+        busy += sum(v for f, v in spent.items() if f not in _IDLE + _KERNEL)
+        not_others += (end.children - start.children) + (end.own - start.own) + (end.kernel - start.kernel)
+    if total <= 0:
+        return []
+    return [Metric("cpu.others", 100.0 * max(0.0, busy - not_others) / total, "%", Direction.LOWER)]
+
+
+def others_disk(intervals: list[Interval]) -> list[Metric]:
+    """disk.others: MB/s read and written on the disks under the images that were not the target's
+    (the disks' bytes minus the member devices', over the intervals' wall time); none when the
+    target has no disk under images."""
+    wall = sum(end.wall - start.wall for start, end in intervals)
+    if not intervals or not intervals[-1][1].under or wall <= 0:
+        return []
+    moved = 0
+    for start, end in intervals:
+        for name, now in end.under.items():
+            then = start.under.get(name, now)
+            moved += (now[0] - then[0]) + (now[1] - then[1])
+        for name, now in end.disks.items():
+            then = start.disks.get(name, now)
+            moved -= (now[0] - then[0]) + (now[1] - then[1])
+    return [Metric("disk.others", max(0, moved) / MB / wall, "MB/s", Direction.LOWER)]

@@ -162,9 +162,10 @@ def _phases(workload: Workload) -> list[Workload]:
 
 def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path) -> PhaseResult:
     devices = target.member_devices()
-    before = monitor.snapshot(devices)
+    under = monitor.disks_under(d.backing_file for d in target.devices)
+    before = monitor.snapshot(devices, under)
     completed = execute(phase.argv(workdir, scratch), timeout=phase.timeout)
-    after = monitor.snapshot(devices)
+    after = monitor.snapshot(devices, under)
     return PhaseResult(completed, phase.parse(completed.output), before, after)
 
 
@@ -227,7 +228,10 @@ def measure_run(workload: Workload, target: Target, execute: Executor, cache: st
     metrics = [m for r in results for m in r.metrics]
     ratio = compression_ratio(target, execute)
     metrics += _checked(workload, results, ratio)
-    metrics += monitor.cpu_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
-    metrics += monitor.tool_cpu([(r.before, r.after) for r in results])
-    metrics += monitor.disk_metrics(results[0].before, results[-1].after, [(r.before, r.after) for r in results])
+    intervals = [(r.before, r.after) for r in results]
+    metrics += monitor.cpu_metrics(results[0].before, results[-1].after, intervals)
+    metrics += monitor.tool_cpu(intervals)
+    metrics += monitor.others_cpu(intervals)
+    metrics += monitor.disk_metrics(results[0].before, results[-1].after, intervals)
+    metrics += monitor.others_disk(intervals)
     return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .disturbance import Load, disturbed, load_of
 from .drift import Drift
 from ..errors import UsageError
 from ..metrics import CONTROL, Direction, in_summary, is_headline, short_test
@@ -78,6 +79,10 @@ class Baseline:
                 for s in self.store.series(session_id):
                     self._series.setdefault(s.key, []).append(s)
         return self._series
+
+    def load(self, key: SeriesKey) -> Load:
+        """What else used the machine during the baseline's runs of the case key belongs to."""
+        return load_of(s for k, group in self.series().items() if same_case(k, key) for s in group)
 
     def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
                                                                                 tuple[float, ...]] | None:
@@ -195,6 +200,29 @@ def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, 
             cmp = with_figures(cmp, [v for values in figures for v in values], s.values, ADJUSTED_BY_CONTROL)
         pairs.append((short_test(s.key.test), s, cmp))
     return pairs
+
+
+def disturbances(store: Store, base_ids: Sequence[int], new_id: int,
+                 keys: Sequence[SeriesKey]) -> dict[tuple[str, str, str], str]:
+    """(test, workload, workload params) -> the line saying the case's runs in new_id were disturbed
+    beyond its runs in the baseline sessions, for the cases of keys that were."""
+    found = {}
+    for key in {(k.test, k.workload, k.workload_params): k for k in keys}.values():
+        line = disturbed(load_of(case_series(store, new_id, key)),
+                         load_of(s for i in base_ids for s in case_series(store, i, key)))
+        if line is not None:
+            found[(key.test, key.workload, key.workload_params)] = line
+    return found
+
+
+def case_series(store: Store, session_id: int, key: SeriesKey) -> list[Series]:
+    """The series of key's case in a session."""
+    return [s for s in store.series(session_id, test=key.test) if same_case(s.key, key)]
+
+
+def same_case(a: SeriesKey, b: SeriesKey) -> bool:
+    """Whether two series were measured by one case: its test, workload and workload parameters."""
+    return (a.test, a.workload, a.workload_params) == (b.test, b.workload, b.workload_params)
 
 
 #: the key of a case's manifest that keeps the gate's comparisons with the baseline, so a report

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from scipy.special import ndtr, ndtri, stdtrit
 
+from .disturbance import Load, disturbed, load_of
 from .drift import MIN_DF, POWER, Drift, detectable_pct
 from ..errors import UsageError
 from ..metrics import CONTROL, Direction, MetricSpec, is_headline, metric_label
@@ -267,6 +268,15 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
     return f"{line}; within the {rule.threshold_pct:g}% allowed"
 
 
+def disturbed_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison,
+                      disturbance: str) -> str:
+    """The line of a case whose runs were disturbed beyond the baseline's: inconclusive, whatever
+    the comparison says, and why."""
+    change = format_comparison(metric_label(metric, params), cmp, unit)
+    return (f"{case_id} {INCONCLUSIVE}: {disturbance}, so the change is not judged: {change}; re-run when "
+            "the machine is as quiet as it was for the baseline")
+
+
 def ruled_out(cmp: Comparison) -> str:
     """What an inconclusive comparison does rule out: a change worse than its interval's worse end."""
     if not cmp.has_interval or not math.isfinite(cmp.worse_end_pct):
@@ -288,19 +298,24 @@ class Outcome:
     comparison: Comparison
     gate: str | None
     failed: bool
+    disturbed: str | None = None  # the line saying its runs were disturbed beyond the baseline's
 
 
-def outcomes(pairs: Sequence[tuple[str, Series, Comparison]],
-             rules: Sequence[RegressionRule]) -> list[Outcome]:
+def outcomes(pairs: Sequence[tuple[str, Series, Comparison]], rules: Sequence[RegressionRule],
+             disturbances: Mapping[tuple[str, str, str], str] | None = None) -> list[Outcome]:
     """Each comparison's outcome: with rules, a regression under its metric's rule fails (an
     inconclusive one does not: a regression is what was asked about); without rules, any
-    significantly worse headline metric fails."""
+    significantly worse headline metric fails. A case whose runs were disturbed beyond the
+    baseline's (disturbances: (test, workload, workload params) -> its line) is inconclusive and
+    fails nothing."""
     found = []
     for case, s, cmp in pairs:
+        disturbed = (disturbances or {}).get((s.key.test, s.key.workload, s.key.workload_params))
         rule = rule_for(list(rules), s.key.metric) if rules else None
-        kind = verdict(cmp, rule.threshold_pct) if rule else None
-        failed = kind == REGRESSION if rules else is_headline(s.key.metric) and cmp.verdict == "worse"
-        found.append(Outcome(case, s, cmp, kind, failed))
+        kind = (INCONCLUSIVE if disturbed else verdict(cmp, rule.threshold_pct)) if rule else None
+        failed = not disturbed and (kind == REGRESSION if rules
+                                    else is_headline(s.key.metric) and cmp.verdict == "worse")
+        found.append(Outcome(case, s, cmp, kind, failed, disturbed))
     return found
 
 
@@ -336,6 +351,8 @@ class BaselineSamples(Protocol):
     def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None: ...
 
     def controlled(self, series: Series, control: Sequence[float] | None) -> object | None: ...
+
+    def load(self, key: SeriesKey) -> Load: ...
 
 
 @dataclass
@@ -398,8 +415,8 @@ class Gate:
     def decided(self, series: list[Series]) -> bool:
         """Whether every gated metric of a case's series is decided, or undecidable within the
         budget (futile): the sequential gate's stop."""
-        if self.baseline is None:
-            return True
+        if self.baseline is None or self.disturbance(series) is not None:
+            return True  # disturbed: inconclusive whatever more runs under the same load would show
         control = control_values(series)
         for s in series:
             rule = self.rule_for(s.key.metric)
@@ -416,21 +433,37 @@ class Gate:
         figures' medians in their unit; a comparison adjusted by the control says so beside them."""
         found = Judgement()
         control = control_values(series)
+        disturbance = self.disturbance(series)
         for s in series:
             cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
             if cmp is not None:
                 found.comparisons.append((s, cmp))
                 note = self._baseline_note(s, cmp, control)
-                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
+                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by, disturbance)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
             self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
         return found
 
+    def disturbance(self, series: list[Series]) -> str | None:
+        """The line saying a case's runs were disturbed beyond the baseline's (None: they were not,
+        or there is no baseline)."""
+        if self.baseline is None or not series:
+            return None
+        return disturbed(load_of(series), self.baseline.load(series[0].key))
+
     def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
-               cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None) -> None:
+               cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None,
+               disturbance: str | None = None) -> None:
         rule = self.rule_for(s.key.metric)
         if rule is None:
+            return
+        if disturbance is not None:  # a busier machine is named, never blamed, nor taken as a pass
+            message = disturbed_message(s.case_id, s.key.metric, s.key.params, unit, cmp, disturbance) + note
+            failed = fails(INCONCLUSIVE, self.on_inconclusive)
+            found.gated.append((s, message, failed))
+            if not failed:
+                found.passed_undecided.append(message)
             return
         kind = verdict(cmp, rule.threshold_pct)
         cached = cache_notes.get((s.key.metric, s.key.params))

@@ -51,6 +51,7 @@ class Row:
     spec: dict = field(default_factory=dict)  # the case: fs, layout, options
     disk_share: float | None = None  # median % of its bytes that reached the disks (None: not checked)
     emulation: str | None = None  # emulated (a virtual machine under TCG), kvm, or None: natively (vm.emulation)
+    others_cpu: float | None = None  # median % of all CPUs other processes used during the runs (cpu.others)
 
     @property
     def configuration(self) -> dict[str, str]:
@@ -86,7 +87,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     all_series = store.series(session_id)
     counts = store.run_counts(session_id)
     by_test = {(c["test"], c["workload"], canonical(c["workload_params"])): c for c in meta["cases"]}
-    side = side_medians(all_series, ("cpu.user", "cpu.system", "cpu.tool", "fs.compressratio"))
+    side = side_medians(all_series, ("cpu.user", "cpu.system", "cpu.tool", "cpu.others", "fs.compressratio"))
     shares = cache_check.share_index(all_series)
     rows = []
     for s in all_series:
@@ -101,7 +102,8 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         counts.get(key, (0, 0))[0], case.get("stopped_by"),
                         tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
-                        case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s), how))
+                        case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s),
+                        how, side.get((*key, "cpu.others"))))
     changes = []
     if base_ids:
         computed = compare_pairs(store, base_ids, session_id, alpha)
@@ -348,7 +350,7 @@ def at_a_glance(report: Report) -> str:
 
 def summary_table(report: Report) -> str:
     header = ["case", "metric", "params", "median", "unit", "IQR", "median 95% CI", "n", "warm-ups",
-              "stopped by", "tool CPU %", "compression", "from"]
+              "stopped by", "tool CPU %", "others' CPU %", "compression", "from"]
     rows = []
     for r in report.rows:
         s = r.summary
@@ -356,10 +358,11 @@ def summary_table(report: Report) -> str:
         rows.append([r.label, r.series.key.metric, params_text(r.series.key.params), plain(s.median), r.series.unit,
                      f"{s.iqr:.3g}", f"{plain(s.median_ci[0])} .. {plain(s.median_ci[1])}", str(s.n), str(r.warmups),
                      r.stopped_by or "-", "" if r.cpu_pct is None else f"{r.cpu_pct:.0f}",
+                     "" if r.others_cpu is None else f"{r.others_cpu:.0f}",
                      compression_text(r.compression, r.spec.get("fs", ""), r.data, "x"),
                      f"served from cache ({r.disk_share:.0f}% reached the disks)" if source == "cache" else source])
-    holes = any(HOLES in row[11] for row in rows)
-    return _table(header, rows, numeric={3, 5, 7, 8, 10}) + (
+    holes = any(HOLES in row[12] for row in rows)
+    return _table(header, rows, numeric={3, 5, 7, 8, 10, 11}) + (
         f"<p class='note'>compression, {HOLES}: with compression on, ZFS writes no block for a record of zeros (a "
         "hole), so the achieved ratio, which counts only the blocks written, stays about 1.00 although nothing of "
         "the zeros reached the disks.</p>" if holes else "")

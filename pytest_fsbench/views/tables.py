@@ -35,11 +35,12 @@ def latest(results) -> list:
 
 def results_table(results) -> list[str]:
     """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it."""
-    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "compress", "from", "stopped")
+    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
+              "from", "stopped")
     rows = [header]
     for result in latest(results):
         user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
-        tool = _median(result.series, "cpu.tool")
+        tool, others = _median(result.series, "cpu.tool"), _median(result.series, "cpu.others")
         ratio = _median(result.series, "fs.compressratio")
         shares = cache_check.share_index(result.series)
         for s in result.series:
@@ -48,7 +49,8 @@ def results_table(results) -> list[str]:
             summary = summarize(s.values)
             rows.append((short_test(result.test) + (" emulated" if result.emulated else ""), s.key.metric, params_text(s.key.params), plain(summary.median),
                          s.unit, str(summary.n), interval_text(summary),
-                         cpu_text(tool, user, system), compression_text(ratio, result.fs, result.data),
+                         cpu_text(tool, user, system), "" if others is None else f"{others:.0f}",
+                         compression_text(ratio, result.fs, result.data),
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
     lines = align(rows)
     if any(result.emulated for result in latest(results)):
@@ -57,7 +59,9 @@ def results_table(results) -> list[str]:
     return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
                     "than 6 runs there is none, and the runs' range min..max is shown); cpu%: the measured tool's own "
                     "processes, % of all CPUs (marked 'machine' where only the machine-wide user+system is known, "
-                    "other jobs' included); compress: the filesystem's achieved ratio (ZFS stores zeros as holes, which the ratio "
+                    "other jobs' included); others%: what other processes used of all CPUs meanwhile "
+                    "(a busier machine than the baseline's makes the gate's verdict inconclusive); "
+                    "compress: the filesystem's achieved ratio (ZFS stores zeros as holes, which the ratio "
                     "does not count); from: storage when at least "
                     f"{cache_check.FROM_CACHE_BELOW:.0f}% of the figure's bytes reached the disks, cache when less "
                     "(served from cache), blank when the tool does not say how many bytes it moved"]

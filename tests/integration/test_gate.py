@@ -34,6 +34,19 @@ def scale_baseline(db: Path, session: int, factor: float) -> None:
     con.close()
 
 
+def as_busy_as_can_be(db: Path, session: int) -> None:
+    """Store a session's runs as measured on a machine at its busiest (other processes used every
+    CPU, 1 TB/s on the disk), so the gate never names a later session's runs disturbed (issue 32):
+    these tests are about the statistics, and other jobs on a shared machine come and go between
+    sessions (test_disturbed.py is about them)."""
+    con = sqlite3.connect(db)
+    con.execute("UPDATE metrics SET value = CASE name WHEN 'cpu.others' THEN 100.0 ELSE 1e6 END "
+                "WHERE name IN ('cpu.others', 'disk.others') AND run_id IN (SELECT r.id FROM runs r "
+                "JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?)", (session,))
+    con.commit()
+    con.close()
+
+
 def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tmp_path, no_leftovers):
     """Outcomes that noise cannot change: the same configuration against a baseline made ten
     times faster (a regression, however this session drifts) or ten times slower. With --control
@@ -41,6 +54,7 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6", "--control"]
     saved = execute_pytest([*args, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
+    as_busy_as_can_be(tmp_path / "fsbench.db", 1)
     assert ("fsbench: saved session 1 as baseline 'base': it holds 1 session (1); --compare=base gates against it"
             in saved.stdout)
     db = tmp_path / "fsbench.db"
@@ -99,6 +113,7 @@ def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_lefto
     saved = execute_pytest([*args, "--save=measured"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     db = tmp_path / "fsbench.db"
+    as_busy_as_can_be(db, 1)
     for name, factors in (("far", (100.0, 120.0)), ("wide", (0.5, 2.0))):
         for factor in factors:
             session = new_session_like(db, 1, f"{name}-{factor}")
@@ -163,6 +178,7 @@ def test_one_baseline_session_is_gated_on_the_machines_drift(tmp_path, no_leftov
     saved = execute_pytest(args, cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
     db = tmp_path / "fsbench.db"
+    as_busy_as_can_be(db, 1)
     for factor in (0.96, 1.04, 0.98, 1.02, 1.0):
         session = new_session_like(db, 1, f"x{factor}")
         copy_session(db, 1, session)
@@ -213,6 +229,7 @@ def test_a_costly_mount_option_fails_the_gate(tmp_path, no_leftovers):
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6"]
     saved = execute_pytest([*args, "--save=base"], cwd=REPO)
     assert saved.returncode == 0, saved.stdout[-3000:]
+    as_busy_as_can_be(tmp_path / "fsbench.db", 1)
     slower = execute_pytest([*args, "--fs-opt=btrfs:compress-force=zstd:15", "--compare=base",
                          "--fail-on-regression=5%"], cwd=REPO)
     assert slower.returncode == 1, slower.stdout[-3000:]

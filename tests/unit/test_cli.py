@@ -132,6 +132,34 @@ def test_compare_json_says_what_the_text_says(store_path, capsys, rule, new):
             assert gate_line[0].startswith(f"ext4-single {record['gate']}: {record['line']}")
 
 
+def test_compare_names_a_busier_machine_and_fails_nothing_on_it(store_path, capsys):
+    """A 20 % slower write whose runs other processes left 5 % of the CPUs (the baseline's left all
+    of it: no record counts as quiet) is no regression, with or without a rule (issue 32)."""
+    store = Store(store_path)
+    session = store.start_session("busy", {"argv": []}, {"hostname": "ci-1"})
+    spec = {"fs": "ext4", "id": "ext4-single", "layout": "single", "options": {}}
+    row = store.case_row(session, WRITE, "ext4-single", spec, "dd", PARAMS, "drop", "random", {})
+    for value in 400.0 * np.exp(np.random.default_rng(4).normal(0.0, 0.03, 10)):
+        figure = Metric("dd.write", float(value), "MB/s", Direction.HIGHER)
+        others = Metric("cpu.others", 95.0, "%", Direction.LOWER)
+        store.add_run(row, False, "t", 1.0, "drop", [figure, others])
+    store.finish_case(row, "done", "runs")
+    store.finish_session(session, "complete")
+    store.close()
+    for rule in (["--fail-on-regression=5%"], []):
+        status, out, _ = execute(capsys, "compare", "1", "4", *rule, f"--store={store_path}")
+        assert status == 0 and "single regression" not in out
+        [line] = [line for line in out.splitlines() if line.startswith("ext4-single ")]
+        assert line.startswith("ext4-single inconclusive: disturbed: other processes used 95% of the CPUs "
+                               "during these runs, and the baseline's runs have no record of it, so the "
+                               "change is not judged: dd.write ")
+        _, document, _ = execute(capsys, "compare", "1", "4", *rule, "--json", f"--store={store_path}")
+        [record] = json.loads(document)["comparisons"]
+        assert record["failed"] is False
+        assert record["disturbed"].startswith("disturbed: other processes used 95%")
+        assert record["gate"] == ("inconclusive" if rule else None)
+
+
 def test_sessions_json_lists_what_the_table_lists(store_path, capsys):
     status, out, _ = execute(capsys, "sessions", f"--store={store_path}")
     json_status, document, _ = execute(capsys, "sessions", "--json", f"--store={store_path}")

@@ -290,11 +290,14 @@ def test_zeros_stored_as_holes_are_said_so_beside_their_ratio():
         row = glance_row(fs, [100.0, 110.0])
         return dataclasses.replace(row, compression=ratio, data=data, spec={"fs": fs})
 
-    rows = [case("zfs", "zeros", 1.0), case("zfs", "random", 1.0), case("btrfs", "zeros", 30.1)]
+    rows = [dataclasses.replace(case("zfs", "zeros", 1.0), others_cpu=93.4), case("zfs", "random", 1.0),
+            case("btrfs", "zeros", 30.1)]
     data = report.Report(1, {}, [], rows)
     [table] = html.fromstring(f"<div>{report.summary_table(data)}</div>").iter("table")
-    assert [[cell.text_content() for cell in row][11] for row in table.iter("tr")] == [
+    assert [[cell.text_content() for cell in row][12] for row in table.iter("tr")] == [
         "compression", "1.00x (zeros stored as holes)", "1.00x", "30.10x"]
+    # what other processes used of the CPUs during the runs, beside the tool's own
+    assert [[cell.text_content() for cell in row][11] for row in table.iter("tr")] == ["others' CPU %", "93", "", ""]
     assert "ZFS writes no block for a record of zeros (a hole)" in report.summary_table(data)
     assert "holes" not in report.summary_table(report.Report(1, {}, [], [case("btrfs", "zeros", 30.1)]))
 

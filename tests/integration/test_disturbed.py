@@ -1,0 +1,42 @@
+"""A busier machine is named, not blamed (issue 32): an unchanged re-run beside CPU burners
+passes, says the machine was busier than for the baseline, and never says regression."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import psutil
+import pytest
+
+from conftest import execute_pytest
+from pytest_fsbench.store.results import Store
+
+pytestmark = pytest.mark.root
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_an_unchanged_rerun_beside_cpu_burners_is_disturbed_not_a_regression(tmp_path, no_leftovers):
+    args = ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", f"--image-dir={tmp_path / 'images'}",
+            "--image-size=512M", "--dd-size=64M", f"--store={tmp_path / 'fsbench.db'}"]
+    saved = execute_pytest([*args, "--runs=6", "--save=base"], cwd=REPO, timeout=300)
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    burners = [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL) for _ in range(2)]
+    try:
+        busy = execute_pytest([*args, "--runs=6", "--max-runs=10", "--compare=base", "--fail-on-regression=5%"],
+                              cwd=REPO, timeout=300)
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+    assert busy.returncode == 0, busy.stdout[-3000:]
+    [line] = [l for l in busy.stdout.splitlines() if l.startswith("ext4-single ")]
+    assert line.startswith("ext4-single inconclusive: disturbed: other processes used "), line
+    assert "% during the baseline's" in line and "so the change is not judged: dd.write " in line
+    assert "regression" not in busy.stdout.lower()
+    # the load is in the stored runs, one figure per run beside the measured one
+    store = Store(tmp_path / "fsbench.db")
+    found = {s.key.metric: s.values for s in store.series(2)}
+    assert len(found["cpu.others"]) == len(found["dd.write"])
+    assert all(0.0 <= v <= 100.0 for v in found["cpu.others"])
+    assert not any(p.pid in {b.pid for b in burners} for p in psutil.process_iter())
