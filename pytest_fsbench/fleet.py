@@ -539,13 +539,18 @@ def submit(slurm: Slurm, request: Request) -> list[str]:
     return job_ids
 
 
-def run(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> int:
-    """Submit, wait, tell each node's outcome; 0 only when every node's session completed and passed."""
+def checked_submit(request: Request, slurm: Slurm, out: Callable[[str], None]) -> list[str]:
+    """The store and the arguments checked, the kernel paths' note given, one job per node submitted."""
     check_store(request.store, request.nodes, platform.node())
     check_pytest_args(request.pytest_args)
     for note in kernel_notes(request.pytest_args):
         out(note)
-    job_ids = submit(slurm, request)
+    return submit(slurm, request)
+
+
+def run(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> int:
+    """Submit, wait, tell each node's outcome; 0 only when every node's session completed and passed."""
+    job_ids = checked_submit(request, slurm, out)
     out(f"fsbench fleet: submitted {', '.join(f'{n} job {j}' for n, j in zip(request.nodes, job_ids))} "
         f"(store {redact(request.store)})")
     again = f"fsbench fleet status {','.join(job_ids)}"
@@ -563,11 +568,7 @@ def run(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> i
 
 def submit_only(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> int:
     """--no-wait: submit and print the job ids."""
-    check_store(request.store, request.nodes, platform.node())
-    check_pytest_args(request.pytest_args)
-    for note in kernel_notes(request.pytest_args):
-        out(note)
-    job_ids = submit(slurm, request)
+    job_ids = checked_submit(request, slurm, out)
     for node, job_id in zip(request.nodes, job_ids):
         out(f"{node:12} job {job_id}")
     out(f"fsbench fleet status {','.join(job_ids)} --store={redact(request.store)} reads them back")

@@ -197,3 +197,21 @@ def one_target(tmp_path: Path, spec, kernels: str = "host"):
             yield target
     finally:
         session.close()
+
+
+def settings_of(host, **given):
+    """Settings as the plugin reads them from the options table: the flags given (by flag, e.g.
+    "--fs"), every other option as pytest leaves it untouched, placed on host."""
+    from pytest_fsbench.options import APPEND, FLAG
+    from pytest_fsbench.settings import settings_from
+
+    def get(option):
+        if option.flag in given:
+            return given[option.flag]
+        if option.kind == APPEND:
+            return []
+        if option.kind == FLAG:
+            return False
+        return option.default if option.ini else None
+
+    return settings_from(get, Path("/tmp"), host=host)

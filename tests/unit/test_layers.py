@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from test_imports import PACKAGE, cycles, import_graph
+from test_imports import PACKAGE, cycles, import_graph, make_package
 
 #: top to bottom; a unit is a subpackage or a top-level module
 LAYERS: tuple[tuple[str, ...], ...] = (
@@ -82,13 +82,6 @@ def test_each_subpackage_says_what_it_owns_and_may_import():
     for init in sorted(PACKAGE.glob("*/__init__.py")):
         doc = init.read_text().split('"""')
         assert len(doc) >= 3 and len(doc[1].split()) >= 25, f"{init.parent.name}/__init__.py needs its paragraph"
-
-
-def make_package(root: Path, files: dict[str, str]) -> Path:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
-    return root / "pkg"
 
 
 def test_the_check_finds_an_import_up_the_layers(tmp_path):

@@ -3,13 +3,13 @@ refused where a share would be empty or would split a comparison made within the
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
+from conftest import settings_of
+
 from pytest_fsbench.errors import UsageError
-from pytest_fsbench.options import APPEND, FLAG
-from pytest_fsbench.settings import BY_FLAG, settings_from
+from pytest_fsbench.settings import BY_FLAG
 from pytest_fsbench.system.host import Host
 
 HOST = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs"}),
@@ -18,16 +18,7 @@ HOST = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs"}),
 
 
 def settings(**given):
-    def get(option):
-        if option.flag in given:
-            return given[option.flag]
-        if option.kind == APPEND:
-            return []
-        if option.kind == FLAG:
-            return False
-        return option.default if option.ini else None
-
-    return settings_from(get, Path("/tmp"), host=HOST)
+    return settings_of(HOST, **given)
 
 
 def test_the_shares_hold_every_case_once():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import settings_of
+
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.targets.cleanup import guest_processes
 from pytest_fsbench.errors import UsageError
@@ -16,8 +18,6 @@ from pytest_fsbench.kernels.guest import Channel, boot_argv, init_script
 from pytest_fsbench.system.host import Host
 from pytest_fsbench.kernels.kernel import DEBIAN_UML, HOST, Kernel, compared, fallback, parse_kernels
 from pytest_fsbench.matrix import build_matrix, kernel_pairs
-from pytest_fsbench.options import APPEND, FLAG
-from pytest_fsbench.settings import settings_from
 
 #: an executable file with an ELF header and UML's banner, standing in for a UML kernel (never run)
 UML = Path(__file__).resolve().parents[2] / "data" / "kernels" / "stand-in-uml"
@@ -30,16 +30,7 @@ NO_MD = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs", "fuse"}),
 
 
 def settings(host: Host = NO_MD, **given):
-    def get(option):
-        if option.flag in given:
-            return given[option.flag]
-        if option.kind == APPEND:
-            return []
-        if option.kind == FLAG:
-            return False
-        return option.default if option.ini else None
-
-    return settings_from(get, Path("/tmp"), host=host)
+    return settings_of(host, **given)
 
 
 def test_kernels_parsed_with_labels():
