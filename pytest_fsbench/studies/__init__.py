@@ -236,7 +236,8 @@ def judge(check: Check, rows: list, alpha: float = 0.05, measured: dict[str, str
     found = _judged(check, rows, alpha)
     unlike = differing(check, measured) if measured is not None else []
     if unlike and found.verdict in (REPRODUCED, CONTRADICTED, UNDECIDED):
-        return Verdict(check, NOT_COMPARABLE, f"{found.detail}; not comparable: {'; '.join(unlike)}",
+        measured_change = found.detail.split("; not decided:")[0]  # runs would not make it comparable
+        return Verdict(check, NOT_COMPARABLE, f"{measured_change}; not comparable: {'; '.join(unlike)}",
                        found.shift_pct, found.interval)
     return found
 
