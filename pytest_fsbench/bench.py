@@ -215,9 +215,9 @@ class Bench:
         kind = f"warm-up {index}" if warmup else f"run {index}"
         with self.progress.running(self.target.id, workload.name, kind):
             control = self._control()
-            wanted = getattr(workload, "memory_limit", None)
-            measurement = self.target.measure(workload, self.session.targets.run_executor(wanted), policy)
-        limit = self.session.targets.run_limit(wanted)
+            limit = self.session.targets.run_limit(getattr(workload, "memory_limit", None))
+            execute = self.session.execute if limit is None else limit.executor(self.session.execute)
+            measurement = self.target.measure(workload, execute, policy)
         if limit is not None and limit.version is not None:  # made: the run was on the host's kernel
             self.target.manifest["memory_limit"] = limit.record()
         entries = getattr(workload, "manifest_entries", None)

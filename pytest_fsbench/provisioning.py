@@ -296,11 +296,6 @@ class Targets:
             self._workload_limits[workload_limit] = MemoryLimit(workload_limit, f"{self.token}-{workload_limit >> 20}M")
         return self._workload_limits[workload_limit]
 
-    def run_executor(self, workload_limit: int | None = None) -> Executor:
-        """What a measured run's commands are executed by: inside run_limit's group, if any."""
-        limit = self.run_limit(workload_limit)
-        return self.execute if limit is None else limit.executor(self.execute)
-
     def close(self) -> None:
         """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
         directories and --memory's control group."""
