@@ -227,8 +227,8 @@ class Bench:
                                    measurement.metrics + control, measurement.prepare_seconds,
                                    measurement.cache_seconds, time.monotonic() - start)
         budget = self.session.settings.repeat.max_runs if self.session.settings.repeat.dynamic else None
-        self.progress.line(run_line(self.target.id, workload.name, index, planned, budget, warmup,
-                                    measurement.completed.seconds, measurement.metrics))
+        self.progress.run(run_line(self.target.id, workload.name, index, planned, budget, warmup,
+                                   measurement.completed.seconds, measurement.metrics))
 
     def _control(self) -> list[Metric]:
         """--control: the machine's own write speed just before this run (control.write)."""

@@ -33,6 +33,7 @@ from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
 from .targets.target import Target
+from .terminal import CaseLines, is_case
 
 SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
@@ -117,6 +118,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION] = session
     config.stash[REPORTED] = set()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
+    config.pluginmanager.register(CaseLines(config, lambda: session.results), "fsbench-case-lines")
     _install_signal_handlers(config)
 
 
@@ -146,11 +148,6 @@ def _install_signal_handlers(config: pytest.Config) -> None:
     config.stash[OLD_HANDLERS] = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
 
 
-def is_case(item: pytest.Item) -> bool:
-    callspec = getattr(item, "callspec", None)
-    return callspec is not None and "fsbench_spec" in callspec.params
-
-
 @pytest.hookimpl(trylast=True)  # after pytest's own sessionfinish has torn every target down
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     fsbench = session.config.stash.get(SESSION, None)
@@ -175,8 +172,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         reporter.ensure_newline()  # not on the end of the progress line
         reporter.write_line(f"fsbench: {fsbench.saved}")
     for problem in problems:
-        if reporter is not None:
-            reporter.write_line(f"fsbench: {problem}", red=True)
+        for part in tables.fit(f"fsbench: {problem}"):
+            if reporter is not None:
+                reporter.write_line(part, red=True)
     if problems and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -258,7 +256,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:
         lines.append(f"fsbench: resuming session {session.session_id}; {len(session.finished_tests)} tests already done")
-    return lines
+    return [part for line in lines for part in tables.fit(line)]
 
 
 class Rounds:
@@ -312,8 +310,9 @@ def leave_out_unrunnable(config: pytest.Config, items: list[pytest.Item]) -> Non
     items[:] = [item for item in items if item not in gone]
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in left_out_lines(left_out):
-        if reporter is not None:
-            reporter.write_line(line)
+        for part in tables.fit(line):
+            if reporter is not None:
+                reporter.write_line(part)
 
 
 def cannot_run(fsbench: FsbenchSession, item: pytest.Item) -> str | None:
@@ -505,7 +504,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     session = config.stash.get(SESSION, None)
     if session is None or not session.results:
         return
-    write = terminalreporter.write_line
+
+    def write(line: str) -> None:
+        for part in tables.fit(line):  # every line within 120 columns (issue 35)
+            terminalreporter.write_line(part)
+
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
     for line in tables.results_table(session.results):
         write(line)

@@ -1,6 +1,8 @@
-"""Live progress in the terminal while a case runs: which case, run k of n (or of the budget),
-the run's time and its last headline value; for a run that takes long, a heartbeat line every
-HEARTBEAT seconds so a user sees the tool is alive. Nothing is written with -q (or when pytest
+"""Live progress in the terminal: one line per finished case (its place in the session, its
+time, its headline median, the time spent and an estimate of the time left: case_line,
+Estimate), with -v also a line per run (run k of n or of the budget, its time and headline value);
+for a run that takes long, a heartbeat line every HEARTBEAT seconds so a user sees the tool is
+alive. Every line fits in WIDTH columns. Nothing is written with -q (or when pytest
 has no terminal reporter); the lines bypass pytest's output capture, as its live logging does,
 so they never land in a test's captured output or a junit report."""
 
@@ -37,7 +39,13 @@ class Progress:
 
     write: Callable[[str], None] | None = None
     heartbeat: float = HEARTBEAT
+    runs: bool = True  # a line per run too (pytest -v); else one line per case, written by the plugin
     _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def run(self, text: str) -> None:
+        """A finished run's line, when lines per run are asked for."""
+        if self.runs:
+            self.line(text)
 
     def line(self, text: str) -> None:
         if self.write is not None:
@@ -67,7 +75,8 @@ class Progress:
 
 
 def for_pytest(config) -> Progress:
-    """Progress for a pytest session: silent with -q or without a terminal reporter."""
+    """Progress for a pytest session: silent with -q or without a terminal reporter; a line per
+    run with -v (by default the plugin writes one line per case, and heartbeats come here)."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or config.get_verbosity() < 0:
         return Progress()
@@ -79,4 +88,79 @@ def for_pytest(config) -> Progress:
             reporter.ensure_newline()
             reporter.write_line(text)
 
-    return Progress(write)
+    return Progress(write, runs=config.get_verbosity() > 0)
+
+
+#: the widest line fsbench writes to the terminal (issue 35: result lines were about 220 wide)
+WIDTH = 120
+
+
+def clock(seconds: float) -> str:
+    """42 -> 0:42, 3725 -> 1:02:05."""
+    hours, rest = divmod(max(0, round(seconds)), 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def shorten(text: str, width: int) -> str:
+    """text cut to width, its middle replaced by '...' (a test id keeps its start and its case)."""
+    if len(text) <= width:
+        return text
+    if width <= 3:
+        return text[:width]
+    head = (width - 3 + 1) // 2
+    return text[:head] + "..." + text[len(text) - (width - 3 - head):]
+
+
+def case_line(index: int, total: int, name: str, outcome: str, seconds: float, detail: str, spent: float,
+              left: float | None, width: int = WIDTH) -> str:
+    """One finished case of the session, within width, e.g.
+    "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"."""
+    head = f"[{index:>{len(str(total))}}/{total}] "
+    when = ("done" if index >= total else "time left unknown" if left is None else f"about {clock(left)} left")
+    tail = f"  {clock(spent)} spent, {when}"
+    room = width - len(head) - len(tail)
+    name = shorten(name, max(room - len(f" {outcome} {seconds:.1f} s"), 20))
+    middle = f"{name} {outcome} {seconds:.1f} s"
+    if detail and room - len(middle) > 10:
+        middle += ": " + shorten(detail, room - len(middle) - 2)
+    return shorten(head + middle + tail, width)
+
+
+@dataclass
+class Estimate:
+    """The time left in a session: for each case still to run, the mean time of the cases of its
+    kind (test function and kernel) done so far; for a kind not seen yet, the plan's seconds for
+    it (a study's measured seconds per case, when given), else the mean of every case done."""
+
+    prior: dict[str, float] = field(default_factory=dict)
+    taken: dict[str, list[float]] = field(default_factory=dict)
+
+    def add(self, kind: str, seconds: float) -> None:
+        self.taken.setdefault(kind, []).append(seconds)
+
+    def left(self, kinds: list[str]) -> float | None:
+        every = [s for found in self.taken.values() for s in found]
+        total = 0.0
+        for kind in kinds:
+            function = kind.partition(" ")[0]
+            if kind in self.taken:
+                total += sum(self.taken[kind]) / len(self.taken[kind])
+            elif kind in self.prior or function in self.prior:
+                total += self.prior.get(kind, self.prior.get(function, 0.0))
+            elif every:
+                total += sum(every) / len(every)
+            else:
+                return None
+        return total
+
+
+def headline_text(series) -> str:
+    """The median of a case's first headline figure, e.g. "dd.write 1577 MB/s" (empty: none)."""
+    for s in series:
+        if is_headline(s.key.metric) and s.values:
+            values = sorted(s.values)
+            mid = len(values) // 2
+            median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+            return f"{s.key.metric} {median:.4g} {s.unit}"
+    return ""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 from ..measure import cache_check
+from ..measure.progress import WIDTH
 from ..filesystems import DRIVERS
 from ..metrics import in_summary, params_text, short_test
 from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
@@ -34,10 +36,12 @@ def latest(results) -> list:
 
 
 def results_table(results) -> list[str]:
-    """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it."""
+    """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it; a column
+    blank in every row is left out, and so are the params when every row has the same (named once
+    below the table, with a short legend of the columns shown: issue 35)."""
     header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
               "from", "stopped")
-    rows = [header]
+    rows = []
     for result in latest(results):
         user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
         tool, others = _median(result.series, "cpu.tool"), _median(result.series, "cpu.others")
@@ -52,19 +56,33 @@ def results_table(results) -> list[str]:
                          cpu_text(tool, user, system), "" if others is None else f"{others:.0f}",
                          compression_text(ratio, result.fs, result.data),
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
-    lines = align(rows)
+    shared = rows[0][2] if rows and len({row[2] for row in rows}) == 1 else None
+    shown = [i for i, name in enumerate(header)
+             if not (name == "params" and shared is not None) and (not rows or any(row[i] for row in rows))]
+    lines = align([[row[i] for i in shown] for row in [header, *rows]])
     if any(result.emulated for result in latest(results)):
         lines.append("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
                      "these numbers with each other only, never with the host's or a KVM guest's")
-    return lines + ["ci95: the median's 95% confidence interval, +-% of the median (distribution-free; with fewer "
-                    "than 6 runs there is none, and the runs' range min..max is shown); cpu%: the measured tool's own "
-                    "processes, % of all CPUs (marked 'machine' where only the machine-wide user+system is known, "
-                    "other jobs' included); others%: what other processes used of all CPUs meanwhile "
-                    "(a busier machine than the baseline's makes the gate's verdict inconclusive); "
-                    "compress: the filesystem's achieved ratio (ZFS stores zeros as holes, which the ratio "
-                    "does not count); from: storage when at least "
-                    f"{cache_check.FROM_CACHE_BELOW:.0f}% of the figure's bytes reached the disks, cache when less "
-                    "(served from cache), blank when the tool does not say how many bytes it moved"]
+    names = {header[i] for i in shown}
+    legend = [text for name, text in LEGEND if name in names]
+    if shared:
+        legend.append(f"params of every row: {shared}")
+    return lines + fit("; ".join(legend) + " (every column: the docs' report page)")
+
+
+#: the terminal's short legend of each column it shows (the docs' report page says more)
+LEGEND = (("ci95", "ci95: the median's 95% interval, +-% (under 6 runs: the runs' range)"),
+          ("cpu%", "cpu%: the tool's % of all CPUs"),
+          ("others%", "others%: other processes' %"),
+          ("compress", "compress: the achieved ratio"),
+          ("from", f"from: storage, or cache when under {cache_check.FROM_CACHE_BELOW:.0f}% of the bytes reached the disks"))
+
+
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """A line of prose within width columns: wrapped at spaces, the rest indented by two."""
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
 
 
 #: what a compression ratio of zeros stored as holes is shown with
@@ -145,10 +163,13 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
                                                      if abs(used - alpha) > 1e-9 else "")
         interval = (f"its {(1 - 2 * used) * 100:.3g}% interval (each end a one-sided {(1 - used) * 100:.3g}% "
                     "bound)")
-    return align([header, *rows]) + [
+    shared = rows[0][2] if len({row[2] for row in rows}) == 1 else None
+    if shared is not None:  # said once below the table
+        header, rows = header[:2] + header[3:], [row[:2] + row[3:] for row in rows]
+    return align([header, *rows]) + fit(
         f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
         f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"
-        f"{adjustment_note(pairs)}"]
+        f"{adjustment_note(pairs)}" + (f"; params of every row: {shared}" if shared else ""))
 
 
 def comparison_table(results, alpha: float) -> list[str]:

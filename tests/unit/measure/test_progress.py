@@ -51,3 +51,28 @@ def test_time_shares_name_the_rest():
     old = time_shares({"session": None, "measured": 5.0, "preparing": None})
     assert old == [("measured", 5.0, None), ("preparing", None, None)]
     assert "preparing not recorded" in time_line({"session": None, "measured": 5.0, "preparing": None})
+
+
+def test_a_case_line_says_where_the_session_is_within_120_columns():
+    from pytest_fsbench.measure.progress import case_line, clock
+
+    assert clock(42) == "0:42" and clock(3725) == "1:02:05" and clock(-1) == "0:00"
+    line = case_line(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0)
+    assert line == "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"
+    assert case_line(40, 40, "t[a]", "failed", 1.0, "", 70.0, 0.0).endswith("1:10 spent, done")
+    assert case_line(1, 2, "t[a]", "passed", 1.0, "", 1.0, None).endswith("time left unknown")
+    long = case_line(7, 40, "test_iozone[btrfs-raid10-compress=zstd-" + "x" * 120 + "]", "skipped", 0.1,
+                     "needs md " * 30, 5.0, 50.0)
+    assert len(long) <= 120 and long.startswith("[ 7/40] test_iozone[btrfs") and long.endswith("about 0:50 left")
+
+
+def test_the_time_left_is_the_mean_of_the_cases_of_each_kind_or_the_plans():
+    from pytest_fsbench.measure.progress import Estimate
+
+    estimate = Estimate(prior={"test_iozone": 30.0})
+    assert estimate.left(["test_dd_write"]) is None  # nothing done, no plan for it
+    assert estimate.left(["test_iozone", "test_iozone uml"]) == 60.0  # the plan's, for its function in a guest too
+    estimate.add("test_dd_write", 2.0)
+    estimate.add("test_dd_write", 4.0)
+    estimate.add("test_iozone", 10.0)
+    assert estimate.left(["test_dd_write", "test_iozone", "test_dd_read"]) == 3.0 + 10.0 + 16.0 / 3

@@ -24,12 +24,21 @@ def test_results_table_shows_headline_metrics_with_cpu_and_compression():
             series("fs.compressratio", [2.0] * 6, "x")]
     earlier_round = CaseResult(TEST, "btrfs-single", [series("dd.write", [100])], None)
     lines = results_table([earlier_round, CaseResult(TEST, "btrfs-single", [write, *side], "runs")])
-    assert len(lines) == 3  # header, the latest result only, the legend
-    assert lines[1].split() == ["test_dd_write[btrfs-single-1M]", "dd.write", "bs=1M", "100", "MB/s", "6",
+    assert not lines[2].startswith("test_") and all(len(line) <= 120 for line in lines)  # the latest result only
+    # the params every row shares are said once, in the legend; columns blank in every row are left out
+    assert lines[0].split() == ["case", "metric", "median", "unit", "n", "ci95", "cpu%", "compress", "stopped"]
+    assert lines[1].split() == ["test_dd_write[btrfs-single-1M]", "dd.write", "100", "MB/s", "6",
                                 "+-10.0%", "30", "machine", "2.00", "runs"]  # no cpu.tool: the machine's
+    legend = " ".join(lines[2:])
+    assert "params of every row: bs=1M" in legend and "others%" not in legend and legend.startswith("ci95:")
     tool = series("cpu.tool", [7] * 6, "%", Direction.LOWER)
     lines = results_table([CaseResult(TEST, "btrfs-single", [write, *side, tool], "runs")])
-    assert lines[1].split()[7:9] == ["7", "2.00"]
+    assert lines[1].split()[6:8] == ["7", "2.00"]
+    other = Series(SeriesKey(TEST, "dd", '{"bs":"64K"}', "dd.write", '{"bs":"64K"}'), "btrfs-single", "MB/s",
+                   Direction.HIGHER, (50.0,) * 6)
+    lines = results_table([CaseResult(TEST, "btrfs-single", [write], "runs"),
+                           CaseResult(TEST.replace("1M", "64K"), "btrfs-single", [other], "runs")])
+    assert "params" in lines[0].split() and "bs=64K" in lines[2].split() and "params of every row" not in " ".join(lines)
     # ZFS stores zeros as holes: their ratio of about 1 is said to count none of them
     zeros = CaseResult(TEST, "zfs-single", [write, *side[:2], series("fs.compressratio", [1.0] * 6, "x")], "runs",
                        fs="zfs", data="zeros")
@@ -43,7 +52,8 @@ def test_comparison_lines_order_and_counts():
     lines = comparison_lines([("b", base, same), ("a", base, worse)], 0.05)
     assert lines[1].startswith("a ") and lines[1].endswith("worse") and "-10.0%*" in lines[1]
     assert lines[2].endswith("not significant")
-    assert lines[-1].startswith("1 worse, 0 better, 1 not significant")
+    assert lines[3].startswith("1 worse, 0 better, 1 not significant") and "params of every row: bs=1M" in lines[-1]
+    assert "params" not in lines[0].split() and all(len(line) <= 120 for line in lines)
     assert comparison_lines([], 0.05) == ["no case here has samples in the baseline to compare with"]
 
 
