@@ -259,7 +259,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         return 0
     existed = is_url(store_path) or Path(store_path).exists()
     before = {row.id for row in Store(store_path).sessions()} if existed else set()
-    status = study_launch.execute_pytest(pytest_args, cwd)
+    status = study_launch.execute_pytest(pytest_args, cwd, plan.case_seconds)
     store = Store(store_path, create=False)
     new = [row.id for row in store.sessions() if row.id not in before
            and store.session_export(row.id)["session"]["args"].get("argv", [])[-len(pytest_args):] == pytest_args]

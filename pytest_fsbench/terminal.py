@@ -14,11 +14,7 @@ import time
 import pytest
 
 from .bench import case_key
-from .measure.progress import Estimate, case_line, for_pytest, headline_text
-
-#: seconds per case by test function (or "function kernel"), as JSON: the plan's estimates, which
-#: a study passes to its session (studies/launch.py); the cases done so far take over from them
-PLAN_SECONDS = "FSBENCH_PLAN_SECONDS"
+from .measure.progress import PLAN_SECONDS, Estimate, case_line, for_pytest, headline_text
 
 #: pytest's outcomes by how bad: a case's word is its worst report's (setup, call, teardown)
 RANK = {"passed": 0, "xpassed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}

@@ -91,6 +91,11 @@ def for_pytest(config) -> Progress:
     return Progress(write, runs=config.get_verbosity() > 0)
 
 
+#: the environment variable holding seconds per case by test function (or "function kernel") as a
+#: JSON object: the plan's estimates, which a study passes to its session (studies/launch.py); the
+#: cases done so far take over from them
+PLAN_SECONDS = "FSBENCH_PLAN_SECONDS"
+
 #: the widest line fsbench writes to the terminal (issue 35: result lines were about 220 wide)
 WIDTH = 120
 

@@ -5,11 +5,12 @@ its report."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..case import LAYOUT_DEVICES, CaseSpec
@@ -18,6 +19,7 @@ from ..filesystems import driver
 from ..system.host import Host
 from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
+from ..measure.progress import PLAN_SECONDS
 from ..options import APPEND
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
@@ -58,6 +60,7 @@ class Plan:
     free_bytes: int
     placement: tuple[str, ...] = ()  # where the cases run, when not all on the host (placement_lines)
     left_out: tuple[str, ...] = ()  # the cases this machine cannot run, and why (--runnable-only's lines)
+    case_seconds: dict[str, float] = field(default_factory=dict)  # a case's seconds by test function, if known
 
     @property
     def room_needed(self) -> int:
@@ -123,6 +126,13 @@ def estimate(scale: dict, tests: list[str], runs: int) -> tuple[float, str]:
     return seconds / 60, f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}"
 
 
+def case_seconds(scale: dict, runs: int) -> dict[str, float]:
+    """The seconds a case of each test function takes at this scale (a target's build and
+    teardown and its runs), for the session's estimate of the time left; empty when unmeasured."""
+    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
+    return {function: per_target.get(function, 0.0) + runs * seconds for function, seconds in per_run.items()}
+
+
 def pytest_errors(output: str) -> list[str]:
     """pytest's error lines; for its argument parser's, the line naming the problem rather than
     its usage line (issue 23: --bogus-option showed only the usage)."""
@@ -146,7 +156,8 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     return Plan(args, len(tests), runs, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
-                shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out)
+                shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out,
+                case_seconds(chosen, runs))
 
 
 def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:
@@ -206,6 +217,9 @@ def check_room(found: Plan) -> None:
                          "--image-size (and file sizes that fit it)")
 
 
-def execute_pytest(args: list[str], cwd: Path) -> int:
-    """pytest on the study's matrix, its output on this terminal."""
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd).returncode
+def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | None = None) -> int:
+    """pytest on the study's matrix, its output on this terminal; the plan's seconds per case go
+    to the session's estimate of the time left (PLAN_SECONDS)."""
+    env = {**os.environ, PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else None
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+                          env=env).returncode

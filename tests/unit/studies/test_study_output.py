@@ -56,7 +56,7 @@ def test_o_names_the_file_and_must_be_one_that_can_be_written(tmp_path):
 
 def recorded_session(store: Path) -> Callable[[list[str], Path], int]:
     """A stand-in for pytest: the stored report session, recorded as this study's arguments."""
-    def execute_pytest(args: list[str], cwd: Path) -> int:
+    def execute_pytest(args: list[str], cwd: Path, case_seconds=None) -> int:
         store.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(DATA / "sessions.db", store)
         with sqlite3.connect(store) as db:
@@ -96,3 +96,13 @@ def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function(
     assert basis.endswith("measured here")
     # a test function the scale has no seconds for: the scale's measured total, as before
     assert launch.estimate(scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old")
+
+
+def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_path):
+    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5}}
+    seconds = launch.case_seconds(scale, runs=9)
+    assert seconds == {"test_iozone": 0.5 + 9 * 4.0, "test_dd_write": 9.0}
+    assert launch.case_seconds({"minutes": 5}, runs=9) == {}
+    # the variable reaches the session: a real pytest run prints it from a test of its own
+    (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
+    assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
