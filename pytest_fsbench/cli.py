@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import sys
 import tempfile
+import textwrap
 from importlib import metadata
 from pathlib import Path
 from typing import NoReturn
@@ -27,10 +28,12 @@ from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import compare_pairs, disturbances
 from .verdicts.gate import check_compared, disturbed_message, gate_message, outcomes, rule_for
 from .store.databases import is_url, redact
+from .store.facts import ran_text
 from .store.results import Store
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
+from .measure.progress import WIDTH
 from .views.tables import comparison_lines
 
 
@@ -319,8 +322,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
 def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
     rows = store.sessions(host=args.host, since=args.since, until=args.until)
+    ran = store.sessions_ran(row.id for row in rows)
     if args.json:
-        print(json.dumps(sessions_document(store.path, rows), indent=2, sort_keys=True))
+        print(json.dumps(sessions_document(store.path, rows, ran), indent=2, sort_keys=True))
         return 0
     if not rows:
         chosen = " that match" if args.host or args.since or args.until else ""
@@ -329,6 +333,8 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     print(f"{'id':>6}  {'token':16}  {'started (UTC)':25}  {'status':11}  host")
     for row in rows:
         print(f"{row.id:6}  {row.token:16}  {row.started:25}  {row.status:11}  {row.host}")
+        for line in textwrap.wrap(ran_text(ran[row.id]), WIDTH - 8, break_on_hyphens=False):
+            print(" " * 8 + line)  # what it ran, under its row (issue 35)
     return 0
 
 

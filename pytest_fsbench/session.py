@@ -15,12 +15,13 @@ from . import __version__
 from .system import processes
 from .case import CaseSpec
 from .system.host import Host, slurm_job
-from .settings import Settings
+from .options import FLAG, OPTIONAL
+from .settings import OPTIONS, Settings
 from .verdicts import drift
 from .verdicts.baseline import Baseline
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
-from .store.facts import check_emulation, emulations
+from .store.facts import check_emulation, emulations, selection
 from .verdicts.gate import Gate
 from .store.databases import redact_args
 from .errors import UsageError
@@ -68,6 +69,15 @@ def session_is_live(token: str, manifest: dict) -> bool:
 #: options that change only where results go or how pytest reports: a resumed session may differ in them
 NOT_CASES = ("--resume", "--report", "--store", "--junitxml", "--junit-xml", "-q", "-v", "-x", "-rs", "-p",
              "--tb", "-s")
+
+
+def ran_record(settings: Settings) -> dict[str, object]:
+    """What a session runs, as asked (kept in the store's session row for `fsbench sessions`):
+    its filesystems, layouts, filesystem options, paired variants, kernels and test selection."""
+    options = sorted({f"{spec.fs}:{key}={value}" for spec in settings.specs for key, value in spec.options})
+    return {"filesystems": list(settings.filesystems), "layouts": list(settings.layouts), "options": options,
+            "paired": sorted({b.id for _, b in settings.pairs}), "kernels": [k.label for k in settings.kernels],
+            "selection": selection(settings.args, {o.flag for o in OPTIONS if o.kind not in (FLAG, OPTIONAL)})}
 
 
 def case_options(argv: Sequence[str]) -> list[str]:
@@ -150,7 +160,8 @@ class FsbenchSession:
                 store.reopen_session(self._session_id)
                 self.finished_tests = store.finished_tests(self._session_id)
             else:
-                self._session_id = store.start_session(self.token, {"argv": redact_args(settings.args)},
+                self._session_id = store.start_session(self.token, {"argv": redact_args(settings.args),
+                                                                    "ran": ran_record(settings)},
                                                        self.host_manifest())
             if settings.compare:
                 self.baseline = resolve_baseline(store, settings, self._session_id)

@@ -1,7 +1,7 @@
 """What a stored case's manifest says of how its numbers were made, read from the store by every
 view and verdict (no view asks a guest module): whether a virtual machine emulated the CPU
-(TCG) or ran under KVM, whether two sets of cases may be compared, and the kernel a case ran
-under."""
+(TCG) or ran under KVM, whether two sets of cases may be compared, the kernel a case ran
+under, and what a session ran."""
 
 from __future__ import annotations
 
@@ -43,3 +43,61 @@ def kernel_of(session: dict, case: dict) -> str:
     if isinstance(guest, dict):
         return f"{guest.get('label', '?')} {guest.get('release', '?')}"
     return str(session.get("kernel", "unknown"))
+
+
+#: pytest's options that take the next word as their value (so it is no test path)
+PYTEST_VALUES = frozenset(("-k", "-m", "-p", "-o", "-c", "-W", "-r", "--tb", "--deselect", "--ignore", "--ignore-glob",
+                           "--rootdir", "--basetemp", "--junitxml", "--junit-xml", "--maxfail", "--durations",
+                           "--confcutdir", "--log-level", "--log-file", "--override-ini", "--capture"))
+
+
+def selection(argv, valued=frozenset()) -> dict[str, object]:
+    """The tests a command line selects: its test paths (files, directories, node ids) and its -k
+    and -m expressions. valued: the plugin's options that take the next word as their value."""
+    found: dict[str, object] = {"files": []}
+    words = list(argv)
+    for i, word in enumerate(words):
+        before = words[i - 1] if i else ""
+        for flag in ("-k", "-m"):
+            if word == flag and i + 1 < len(words):
+                found[flag] = words[i + 1]
+            elif word.startswith(flag) and len(word) > 2 and not word.startswith("--"):
+                found[flag] = word[2:].lstrip("=")
+        if not word.startswith("-") and before not in PYTEST_VALUES and before not in valued:
+            found["files"].append(word)  # type: ignore[union-attr]
+    return found
+
+
+def ran(args: dict, manifest: dict, specs: list[dict], tests: int = 0) -> dict[str, object]:
+    """What a session ran: as it recorded it when it started (args["ran"]), else (a session
+    recorded before it did) read from the cases it measured and its command line; with its host's
+    kernel and how many tests it recorded."""
+    asked = args.get("ran")
+    if not isinstance(asked, dict):
+        options = sorted({f"{spec['fs']}:{key}={value}" for spec in specs
+                          for key, value in (spec.get("options") or {}).items()})
+        asked = {"filesystems": sorted({spec["fs"] for spec in specs}),
+                 "layouts": sorted({spec["layout"] for spec in specs}), "options": options, "paired": [],
+                 "kernels": sorted({spec.get("kernel", "host") for spec in specs}),
+                 "selection": selection(args.get("argv", []))}
+    return {**asked, "kernel": manifest.get("kernel", ""), "tests": tests,
+            "measured": sorted({spec["id"] for spec in specs if "id" in spec})}
+
+
+def ran_text(found: dict[str, object]) -> str:
+    """One line of what a session ran, e.g. "ext4,btrfs x single; options btrfs:compress=zstd;
+    tests benchmarks/test_dd.py -k write; kernel host (6.1.0-13-amd64), 4 tests"."""
+    chosen = found.get("selection") or {}
+    tests = " ".join([*chosen.get("files", []), *(f"{flag} {chosen[flag]!r}" if " " in str(chosen[flag])
+                                                   else f"{flag} {chosen[flag]}"
+                                                   for flag in ("-k", "-m") if flag in chosen)])
+    parts = [f"{','.join(found.get('filesystems', [])) or '-'} x {','.join(found.get('layouts', [])) or '-'}"]
+    if found.get("options"):
+        parts.append(f"options {' '.join(found['options'])}")
+    if found.get("paired"):
+        parts.append(f"paired {' '.join(found['paired'])}")
+    parts.append(f"tests {tests or '(the configured test paths)'}")
+    kernels = "+".join(found.get("kernels", [])) or "host"
+    parts.append(f"kernel {kernels}" + (f" ({found['kernel']})" if found.get("kernel") else "")
+                 + f", {found.get('tests', 0)} test{'s' * (found.get('tests', 0) != 1)} recorded")
+    return "; ".join(parts)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .databases import TYPES, check_store_file, check_store_place, connect
+from .facts import ran
 from ..errors import FsbenchError, UsageError
 from ..metrics import Direction, Metric
 
@@ -493,6 +494,24 @@ class Store:
         """Each case id's manifest (the last case of that id the session recorded)."""
         rows = self.db.execute("SELECT case_id, manifest FROM cases WHERE session_id = ? ORDER BY id", (session_id,))
         return {case_id: json.loads(manifest) for case_id, manifest in rows}
+
+    @_guarded
+    def sessions_ran(self, session_ids: Iterable[int]) -> dict[int, dict[str, object]]:
+        """What each session ran (facts.ran): its recorded request, its host's kernel, and the
+        cases (specs) and tests it measured."""
+        ids = sorted(set(session_ids))
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = self.db.execute(f"SELECT id, args, manifest FROM sessions WHERE id IN ({marks})", ids).fetchall()
+        specs: dict[int, list[dict]] = {}
+        for session_id, spec in self.db.execute(f"SELECT DISTINCT session_id, spec FROM cases WHERE session_id IN "
+                                                f"({marks})", ids):
+            specs.setdefault(session_id, []).append(json.loads(spec))
+        tests = dict(self.db.execute(f"SELECT session_id, COUNT(*) FROM tests WHERE session_id IN ({marks}) "
+                                     "GROUP BY session_id", ids).fetchall())
+        return {row[0]: ran(json.loads(row[1]), json.loads(row[2]), specs.get(row[0], []), tests.get(row[0], 0))
+                for row in rows}
 
     @_guarded
     def session_export(self, session_id: int) -> dict[str, object]:

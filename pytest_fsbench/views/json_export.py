@@ -127,11 +127,13 @@ def comparison_document(base_ids: list[int], new_id: int, hosts: dict[int, str],
             "failed": sum(o.failed for o in found), "exit_status": status}
 
 
-def sessions_document(store_path: str, rows) -> dict[str, object]:
-    """`fsbench sessions --json`: the store's sessions, as the table lists them."""
+def sessions_document(store_path: str, rows, ran: dict[int, dict] | None = None) -> dict[str, object]:
+    """`fsbench sessions --json`: the store's sessions, as the table lists them, each with what it
+    ran (store.facts.ran: filesystems, layouts, options, paired, kernels, selection, kernel, tests)."""
+    ran = ran or {}
     return {"store": str(store_path),
             "sessions": [{"id": r.id, "token": r.token, "started": r.started, "finished": r.finished,
-                          "status": r.status, "host": r.host} for r in rows]}
+                          "status": r.status, "host": r.host, "ran": ran.get(r.id, {})} for r in rows]}
 
 
 def change_record(change) -> dict[str, object]:

@@ -101,7 +101,8 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
     store.save_baseline("base", 1)
     store.close()
     listed = fsbench("sessions", f"--store={url}", "--host=rack-2")
-    [header, row] = listed.stdout.splitlines()
+    [header, row, *ran] = listed.stdout.splitlines()
+    assert ran and all(line.startswith(" " * 8) for line in ran)  # what the session ran, under its row
     assert listed.returncode == 0 and header.split()[-1] == "host"
     assert row.split()[0] == "1" and row.split()[-1] == "rack-2"
 

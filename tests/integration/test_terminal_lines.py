@@ -1,9 +1,11 @@
 """The terminal of a real short session (issue 35): one line per case with its place in the
 session, no test file's name before every case, the legend once, every line within 120 columns;
--v keeps pytest's own line per test and adds a line per run, -q writes pytest's letters only."""
+-v keeps pytest's own line per test and adds a line per run, -q writes pytest's letters only.
+`fsbench sessions` then says what each of those sessions ran, in text and JSON."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -61,3 +63,24 @@ def test_verbose_and_quiet_sessions_keep_pytests_own_lines(tmp_path, no_leftover
     assert quiet.returncode == 0, quiet.stdout[-3000:] + quiet.stderr[-2000:]
     assert quiet.stdout.splitlines()[0].startswith("...") and not CASE_LINE.search(quiet.stdout)
     assert "fsbench ext4-single" not in quiet.stdout
+
+
+@pytest.mark.root
+def test_sessions_say_what_each_session_ran(tmp_path, no_leftovers):
+    done = session(tmp_path, "-k", "write", "--fs-opt=btrfs:compress=zstd", "-q")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    store = f"--store={tmp_path / 'fsbench.db'}"
+    listed = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "sessions", store], capture_output=True,
+                            text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[1].split()[0] == "1" and all(len(line) <= 120 for line in lines), listed.stdout
+    said = " ".join(line.strip() for line in lines[2:])
+    assert said.startswith("ext4,btrfs,xfs x single; options btrfs:compress=zstd; tests benchmarks/test_dd.py "
+                           "-k write; kernel host (" + os.uname().release + "), 3 tests recorded"), listed.stdout
+    document = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "sessions", "--json", store],
+                              capture_output=True, text=True, timeout=60)
+    [found] = json.loads(document.stdout)["sessions"]
+    assert found["ran"]["selection"] == {"files": ["benchmarks/test_dd.py"], "-k": "write"}
+    assert found["ran"]["filesystems"] == ["ext4", "btrfs", "xfs"] and found["ran"]["kernel"] == os.uname().release
+    assert found["ran"]["measured"] == ["btrfs-single", "ext4-single", "xfs-single"] and found["ran"]["tests"] == 3

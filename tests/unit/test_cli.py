@@ -165,7 +165,13 @@ def test_sessions_json_lists_what_the_table_lists(store_path, capsys):
     json_status, document, _ = execute(capsys, "sessions", "--json", f"--store={store_path}")
     found = json.loads(document)["sessions"]
     assert status == json_status == 0
-    table = [line.split() for line in out.splitlines()[1:]]
+    table = [line.split() for line in out.splitlines()[1:] if not line.startswith(" " * 8)]
     assert [[str(s["id"]), s["token"], s["status"], s["host"]] for s in found] == \
         [[row[0], row[1], row[3], row[4]] for row in table]
     assert [s["token"] for s in found] == ["base", "slower", "same"]
+    # under each row, what the session ran: read from its cases here (recorded without its request)
+    ran = [line.strip() for line in out.splitlines()[1:] if line.startswith(" " * 8)]
+    assert ran == ["ext4 x single; tests (the configured test paths); kernel host, 0 tests recorded"] * 3
+    assert [(s["ran"]["filesystems"], s["ran"]["layouts"], s["ran"]["measured"]) for s in found] == \
+        [(["ext4"], ["single"], ["ext4-single"])] * 3
+    assert all(len(line) <= 120 for line in out.splitlines())
