@@ -3,16 +3,23 @@
 #   ./fsbench.sh bench [pytest args]   quick benchmark (dd) of every fs x layout this machine supports,
 #                                      each under the host's kernel, or in a User-mode Linux guest where
 #                                      only a guest kernel can run it (md RAID here); pytest args choose
-#                                      other cases, e.g. benchmarks/ -m "not slow", or --kernel=host
-#   ./fsbench.sh test  [pytest args]   fsbench's own tests
-#   ./fsbench.sh setup                 only install what is missing
+#                                      other cases, e.g. benchmarks/ -m "not slow", or --kernel=host.
+#                                      Installs only what the bench needs (the workloads' tools when
+#                                      args are given, the virtual machine's packages for --kernel=vm)
+#   ./fsbench.sh test  [pytest args]   fsbench's own tests (installs everything first, as setup does)
+#   ./fsbench.sh setup                 only install what is missing (everything the tests need)
+#   ./fsbench.sh packages bench|test   the Debian packages that command installs (nothing is installed)
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
-          util-linux fdisk fio bonnie++ time iozone3 dbench
-          jfsutils reiserfsprogs user-mode-linux postgresql
-          linux-source build-essential bc bison flex libelf-dev libssl-dev chromium
+# what the quick bench needs: the filesystems' tools and the User-mode Linux guest (md RAID)
+BENCH_PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
+                util-linux fdisk user-mode-linux)
+# the other workloads' tools (a bench given other cases may run them)
+WORKLOAD_PACKAGES=(fio bonnie++ time iozone3 dbench jfsutils reiserfsprogs
+                   linux-source build-essential bc bison flex libelf-dev libssl-dev)
+# only fsbench's own tests need these: the team store, the report's browser test, the fleet
+PACKAGES=("${BENCH_PACKAGES[@]}" "${WORKLOAD_PACKAGES[@]}" postgresql chromium
           slurmctld slurmd slurm-client munge)
 
 # --kernel=vm: QEMU, the distribution's kernel with its headers, OpenZFS's module built for it by
@@ -102,13 +109,17 @@ extract_openzfs_userland() {
     mv "$OPENZFS_USERLAND.new" "$OPENZFS_USERLAND"
 }
 
-setup() {
+# install_packages VM PACKAGE...: the packages missing; with VM=vm also the virtual machine's
+# (QEMU, the kernel and its headers, zfs-dkms and the module it builds, OpenZFS's userland)
+install_packages() {
     need_root
-    local missing vm_missing
-    # shellcheck disable=SC2046
-    missing=$(missing_packages "${PACKAGES[@]}")
-    # shellcheck disable=SC2046
-    vm_missing=$(missing_packages "${VM_PACKAGES[@]}" $(kernel_packages))
+    local vm=$1 missing vm_missing=""
+    shift
+    missing=$(missing_packages "$@")
+    if [ "$vm" = vm ]; then
+        # shellcheck disable=SC2046
+        vm_missing=$(missing_packages "${VM_PACKAGES[@]}" $(kernel_packages))
+    fi
     if [ -n "$missing" ] || [ -n "$vm_missing" ]; then
         enable_component non-free multiverse
         enable_component contrib universe
@@ -122,14 +133,61 @@ setup() {
         # shellcheck disable=SC2086
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $vm_missing
     fi
-    build_zfs_module
-    extract_openzfs_userland
-    if [ ! -x .venv/bin/pytest ] || [ pyproject.toml -nt .venv/.installed ]; then
+    if [ "$vm" = vm ]; then
+        build_zfs_module
+        extract_openzfs_userland
+    fi
+}
+
+# install_venv EXTRAS MARKER: fsbench in .venv with those extras, once per change of pyproject.toml;
+# a bench's venv (no extras) is completed by setup, and a full one serves the bench as it is
+install_venv() {
+    local extras=$1 marker=$2
+    if [ "$marker" != .venv/.installed ] && [ -f .venv/.installed ] && [ ! pyproject.toml -nt .venv/.installed ]; then
+        return 0
+    fi
+    if [ ! -x .venv/bin/pytest ] || [ ! -f "$marker" ] || [ pyproject.toml -nt "$marker" ]; then
         python3 -m venv .venv
         .venv/bin/pip install -q --upgrade pip
-        .venv/bin/pip install -q -e '.[test,vm,docs]'
-        touch .venv/.installed
+        .venv/bin/pip install -q -e ".$extras"
+        touch "$marker"
     fi
+}
+
+setup() {
+    install_packages vm "${PACKAGES[@]}"
+    install_venv '[test,vm,docs]' .venv/.installed
+}
+
+# bench_needs [pytest args]: what the bench needs, as "vm|- PACKAGE...": the workloads' tools when
+# arguments choose other cases, the virtual machine's packages when they ask for --kernel=vm
+bench_needs() {
+    local vm=- arg packages=("${BENCH_PACKAGES[@]}")
+    for arg in "$@"; do
+        case "$arg" in --kernel=*vm*) vm=vm ;; esac
+    done
+    if [ $# -gt 0 ]; then packages+=("${WORKLOAD_PACKAGES[@]}"); fi
+    echo "$vm" "${packages[@]}"
+}
+
+bench_setup() {
+    local needs
+    read -r -a needs < <(bench_needs "$@")
+    install_packages "${needs[@]}"
+    if [ "${needs[0]}" = vm ]; then install_venv '[vm]' .venv/.installed-vm; else install_venv '' .venv/.installed-bench; fi
+}
+
+# what a command would install, without installing it: ./fsbench.sh packages bench|test [pytest args]
+list_packages() {
+    local needs
+    case "${1:-}" in
+        bench) shift; read -r -a needs < <(bench_needs "$@") ;;
+        test|setup) needs=(vm "${PACKAGES[@]}") ;;
+        *) echo "usage: $0 packages bench|test|setup [pytest args]" >&2; exit 2 ;;
+    esac
+    printf '%s\n' "${needs[@]:1}"
+    # shellcheck disable=SC2046
+    [ "${needs[0]}" != vm ] || printf '%s\n' "${VM_PACKAGES[@]}" $(kernel_packages)
 }
 
 # the bench's cases: every fs x layout, each once (host+uml is no kernel A/B); an option the
@@ -147,12 +205,13 @@ bench_args() {  # BENCH_ARGS but for the options among "$@"
 
 case "${1:-}" in
     setup) setup ;;
-    bench) shift; setup
+    bench) shift; bench_setup "$@"
            # with no arguments, the quick dd cases; otherwise what the arguments select
            [ $# -gt 0 ] || set -- benchmarks/test_dd.py
            mapfile -t chosen < <(bench_args "$@")
            exec .venv/bin/pytest "${chosen[@]}" "$@" ;;
     test)  shift; setup
            exec .venv/bin/pytest tests "$@" ;;
-    *) echo "usage: $0 bench|test|setup [pytest args]" >&2; exit 2 ;;
+    packages) shift; list_packages "$@" ;;
+    *) echo "usage: $0 bench|test|setup [pytest args], or packages bench|test [pytest args]" >&2; exit 2 ;;
 esac
