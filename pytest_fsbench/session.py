@@ -74,7 +74,9 @@ NOT_CASES = ("--resume", "--report", "--store", "--junitxml", "--junit-xml", "-q
 def ran_record(settings: Settings) -> dict[str, object]:
     """What a session runs, as asked (kept in the store's session row for `fsbench sessions`):
     its filesystems, layouts, filesystem options, paired variants, kernels and test selection."""
-    options = sorted({f"{spec.fs}:{key}={value}" for spec in settings.specs for key, value in spec.options})
+    variants = {b for _, b in settings.pairs}  # said as paired, not as options of the session's cases
+    options = sorted({f"{spec.fs}:{key}={value}" for spec in settings.specs if spec not in variants
+                      for key, value in spec.options})
     return {"filesystems": list(settings.filesystems), "layouts": list(settings.layouts), "options": options,
             "paired": sorted({b.id for _, b in settings.pairs}), "kernels": [k.label for k in settings.kernels],
             "selection": selection(settings.args, {o.flag for o in OPTIONS if o.kind not in (FLAG, OPTIONAL)})}
