@@ -98,7 +98,8 @@ class CaseLines:
         return (status[0], "", "")  # counted in pytest's summary, not lettered: this plugin writes the line
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
-        self.started[nodeid] = time.monotonic()
+        if self.active:
+            self.started[nodeid] = time.monotonic()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.active:
