@@ -377,8 +377,8 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     interleave = value["--interleave"] or bool(pairs)
     sequential = value["--gate-mode"] == "sequential" and bool(rules and compare) and not interleave
     # a baseline is measured to the gate's budget: its runs fix the power of every later comparison
-    budget = (bool(value["--save"]) and not compare and not interleave and not _given(args, "--runs")
-              and value["--runs"] == BY_FLAG["--runs"].value(BY_FLAG["--runs"].default))
+    budget = (bool(value["--save"]) and not compare and not interleave and value["--until-ci"] is None
+              and not _given(args, "--runs") and value["--runs"] == BY_FLAG["--runs"].value(BY_FLAG["--runs"].default))
     settings = Settings(
         filesystems=filesystems,
         layouts=layouts,

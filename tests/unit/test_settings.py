@@ -56,4 +56,5 @@ def test_a_baseline_is_measured_to_the_gates_budget():
     on_the_line = settings_of(HOST, ("--save=base", "--runs=10"), **{"--fs": "ext4", "--save": "base", "--runs": "10"})
     assert (on_the_line.repeat.runs, on_the_line.save_budget) == (10, False)
     assert settings(**{"--fs": "ext4", "--save": "base", "--compare": "base"}).repeat.runs == 10
+    assert settings(**{"--fs": "ext4", "--save": "base", "--until-ci": "3%"}).repeat.runs == 10
     assert settings(**{"--fs": "ext4"}).repeat.runs == 10
