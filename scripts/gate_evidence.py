@@ -443,7 +443,7 @@ def main_simulate(args: argparse.Namespace) -> int:
     default = mode_gate(sequential)[0]
     print(f"gate evidence by simulation: {args.trials} trials a row, allowed {ALLOWED:g}%, alpha {ALPHA:g}, "
           f"--runs {default.runs}, sequential looks {default.looks} (per-look level {level:.4f} against "
-          f"{shipped('--runs')} baseline runs), {seconds:.0f} s with {args.jobs} processes")
+          f"{BASELINE_RUNS} baseline runs, --save's budget), {seconds:.0f} s with {args.jobs} processes")
     print("fails: share of trials whose case fails (a false alarm when change = 0); regr./inconcl./within: "
           "verdicts (sign-off shares default's trials); mean runs: new runs measured; drift known: the store's "
           "complete sessions of this machine (--drift=machine), blank: too few to know it (or --drift=baseline)\n")
