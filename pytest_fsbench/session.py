@@ -18,6 +18,7 @@ from .system.host import Host, slurm_job
 from .settings import Settings
 from .verdicts import drift
 from .verdicts.baseline import Baseline
+from .verdicts.disturbance import load_of
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
 from .store.facts import check_emulation, emulations
@@ -286,7 +287,8 @@ def resolve_baseline(store: Store, settings: Settings, current: int) -> Baseline
     for session_id in ids:
         theirs.update(emulations(store.case_manifests(session_id)))
     check_emulation(theirs, planned_emulation(settings.specs, settings.kernels), f"--compare {settings.compare}")
-    machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
+    calm = load_of(s for i in ids for s in store.series(i))  # the baseline's: the drift leaves busier sessions out
+    machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current], calm=calm)
                if settings.drift == "machine" else None)
     baseline = baseline_from_settings(store, settings, ids, machine)
     baseline.check()

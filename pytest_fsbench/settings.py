@@ -216,8 +216,9 @@ OPTIONS: tuple[Option, ...] = (
            "within a session; off",
            kind=OPTIONAL, const="on"),
     Option("--drift", _drift, "machine", "what a baseline session's result may drift by in another session: "
-           "machine (pooled from every repeated series of this machine's complete sessions in the store, once they "
-           "give 4 degrees of freedom; then even one baseline session is compared on it) or baseline (only the "
+           "machine (pooled from every repeated series of this machine's complete sessions in the store, but those "
+           "other processes disturbed beyond the baseline's load, once they give 4 degrees of freedom; then even "
+           "one baseline session is compared on it) or baseline (only the "
            "spread of the baseline's own sessions; one session is compared run by run, drift not in the test)"),
     Option("--inconclusive", gate.parse_on_inconclusive, "pass", "what an inconclusive gate does to its case: "
            "pass (the case passes with a warning, a junit property and a summary line saying what would decide "

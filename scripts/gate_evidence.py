@@ -91,6 +91,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_fsbench.verdicts import drift, gate  # noqa: E402
+from pytest_fsbench.verdicts.disturbance import load_of  # noqa: E402
 from pytest_fsbench.verdicts.baseline import Baseline, control_key  # noqa: E402
 from pytest_fsbench.session import baseline_from_settings, gate_for  # noqa: E402
 from pytest_fsbench.verdicts.gate import RegressionRule  # noqa: E402
@@ -728,7 +729,8 @@ def judged(store, base_id: int, new_id: int, config: dict, host: str, rule_on: b
                         gate_mode="sequential", on_inconclusive=shipped("--inconclusive"), **config)
     # the drift a session would know: the store's complete sessions before this one
     later = [s.id for s in store.sessions() if s.id >= new_id]
-    machine = drift.from_store(store, host, exclude=later) if config["drift"] == "machine" else None
+    calm = load_of(store.series(base_id))  # as session.resolve_baseline: busier sessions leave the drift
+    machine = drift.from_store(store, host, exclude=later, calm=calm) if config["drift"] == "machine" else None
     baseline = baseline_from_settings(store, settings, [base_id], machine)
     gate_ = gate_for(settings, baseline)
     if not rule_on:
