@@ -568,8 +568,8 @@ def parser() -> argparse.ArgumentParser:
                          "its own series")
     changed.add_argument("--figure", metavar="FILE", help="also draw each changed series into FILE.svg or "
                          "FILE.png")
-    changed.add_argument("--max-pvalue", default="0.001", metavar="P", help="keep a change point when its "
-                         "t-test's p (Student's, two-sided, on the log medians) is below P (default 0.001)")
+    changed.add_argument("--max-pvalue", default="0.005", metavar="P", help="keep a change point when its "
+                         "t-test's p (Student's, two-sided, on the log medians) is below P (default 0.005)")
     changed.add_argument("--json", action="store_true", help="print the change points as one JSON document")
     add_to_argparse(changed, BY_FLAG["--store"])
     changed.set_defaults(func=cmd_changes)

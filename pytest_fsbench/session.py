@@ -19,6 +19,7 @@ from .options import FLAG, OPTIONAL
 from .settings import OPTIONS, Settings
 from .verdicts import drift
 from .verdicts.baseline import Baseline
+from .verdicts.disturbance import load_of
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
 from .store.facts import check_emulation, emulations, selection
@@ -235,7 +236,10 @@ class FsbenchSession:
                     "or failed), so it could gate nothing"]
         self.store.save_baseline(self.settings.save, self.session_id)
         held = self.store.baseline_sessions(self.settings.save)
-        self.saved = (f"saved session {self.session_id} as baseline {self.settings.save!r}: it holds "
+        budget = (f" with {self.settings.repeat.runs} runs a case (--max-runs, the gate's budget: a baseline's runs "
+                  "fix how small a change every later comparison with it can catch; --runs=N measures fewer)"
+                  if self.settings.save_budget else "")
+        self.saved = (f"saved session {self.session_id} as baseline {self.settings.save!r}{budget}: it holds "
                       f"{len(held)} session{'s' * (len(held) > 1)} ({', '.join(map(str, held))}); "
                       f"--compare={self.settings.save} gates against it")
         return []
@@ -296,7 +300,8 @@ def resolve_baseline(store: Store, settings: Settings, current: int) -> Baseline
     for session_id in ids:
         theirs.update(emulations(store.case_manifests(session_id)))
     check_emulation(theirs, planned_emulation(settings.specs, settings.kernels), f"--compare {settings.compare}")
-    machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current])
+    calm = load_of(s for i in ids for s in store.series(i))  # the baseline's: the drift leaves busier sessions out
+    machine = (drift.from_store(store, store.hosts([current])[current], exclude=[current], calm=calm)
                if settings.drift == "machine" else None)
     baseline = baseline_from_settings(store, settings, ids, machine)
     baseline.check()
@@ -307,7 +312,8 @@ def baseline_from_settings(store: Store, settings: Settings, session_ids: list[i
                            machine: Drift | None = None) -> Baseline:
     repeat = settings.repeat
     return Baseline(store, settings.compare or "", session_ids, alpha=settings.alpha,
-                    looks=repeat.looks if repeat.sequential else (), control=settings.control, drift=machine)
+                    looks=repeat.looks if repeat.sequential else (), control=settings.control, drift=machine,
+                    adjust=settings.control_adjust)
 
 
 def gate_for(settings: Settings, baseline: Baseline | None) -> Gate:
@@ -315,4 +321,4 @@ def gate_for(settings: Settings, baseline: Baseline | None) -> Gate:
     repeat = settings.repeat
     return Gate(settings.regression_rules, baseline, alpha=settings.alpha, on_inconclusive=settings.on_inconclusive,
                 max_runs=repeat.max_runs, looks=repeat.looks,
-                sequential=repeat.sequential, control=settings.control)
+                sequential=repeat.sequential, control=settings.control, control_adjust=settings.control_adjust)

@@ -40,7 +40,7 @@ DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
 GATE_MODES = ("sequential", "fixed")
 CONTROL_MB = 64  # the control's direct-I/O write, per measured run
 DRIFT_SOURCES = ("machine", "baseline")
-CONTROL_MODES = ("auto", "on", "off")
+CONTROL_MODES = ("auto", "on", "adjust", "off")
 
 
 def _caches(text: str) -> tuple[str, ...]:
@@ -55,8 +55,8 @@ def _gate_mode(text: str) -> str:
 
 def _control(text: str) -> str:
     if text not in CONTROL_MODES:
-        raise UsageError(f"--control={text!r}: choose auto (on when the session saves or compares a baseline), on "
-                         "or off")
+        raise UsageError(f"--control={text!r}: choose auto (on when the session saves or compares a baseline), on, "
+                         "adjust or off")
     return text
 
 
@@ -189,7 +189,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--runnable-only", bool, None, "leave out the host's cases this machine cannot run (a filesystem or "
            "layout its kernel lacks, a missing tool) and say which and why, instead of skipping each one; a "
            "study's plan counts only what runs", kind=FLAG, ini=False),
-    Option("--save", _baseline_name, None, "save this session as baseline NAME", ini=False, metavar="NAME"),
+    Option("--save", _baseline_name, None, "save this session as baseline NAME; without --compare or --runs "
+           "it measures --max-runs runs a case, the gate's budget: a baseline's runs fix how small a change every "
+           "later comparison with it can catch", ini=False, metavar="NAME"),
     Option("--compare", name, None, "compare with baseline NAME, a session id, or 'last' (the newest "
            "complete session)", ini=False, metavar="NAME"),
     Option("--across-hosts", bool, None, "let --compare use a baseline recorded on other machines (by default "
@@ -208,11 +210,15 @@ OPTIONS: tuple[Option, ...] = (
            "that moment), kept with the run as a diagnostic of the machine; a gate against a baseline with "
            "control runs then compares each figure's ratio to its run's control. Off by default: under load "
            "the control fell 49-65 % where the figure fell 21-34 %, and dividing by it hid a real -47 % and "
-           "failed an unchanged re-run. auto: on in sessions that --save or --compare; on; off",
+           "failed an unchanged re-run. auto: on in sessions that --save or --compare; on; adjust: measure it and "
+           "adjust each run's figure by its estimated relation to the control (CUPED: log figure less theta "
+           "x the control's log deviation, theta the within-session slope, 0 to 1), never wider than off "
+           "within a session; off",
            kind=OPTIONAL, const="on"),
     Option("--drift", _drift, "machine", "what a baseline session's result may drift by in another session: "
-           "machine (pooled from every repeated series of this machine's complete sessions in the store, once they "
-           "give 4 degrees of freedom; then even one baseline session is compared on it) or baseline (only the "
+           "machine (pooled from every repeated series of this machine's complete sessions in the store, but those "
+           "other processes disturbed beyond the baseline's load, once they give 4 degrees of freedom; then even "
+           "one baseline session is compared on it) or baseline (only the "
            "spread of the baseline's own sessions; one session is compared run by run, drift not in the test)"),
     Option("--inconclusive", gate.parse_on_inconclusive, "pass", "what an inconclusive gate does to its case: "
            "pass (the case passes with a warning, a junit property and a summary line saying what would decide "
@@ -284,6 +290,7 @@ class Settings:
     repeat: RepeatPolicy = field(default_factory=RepeatPolicy)
     interleave: bool = False
     save: str | None = None
+    save_budget: bool = False  # --save alone measured --max-runs runs a case: the gate's budget
     compare: str | None = None
     across_hosts: bool = False
     resume: str | None = None
@@ -293,6 +300,7 @@ class Settings:
     gate_mode: str = "sequential"
     drift: str = "machine"
     control: bool = False
+    control_adjust: bool = False  # --control=adjust: regress on the control (CUPED), not divide by it
     on_inconclusive: str = "pass"
     pairs: tuple[tuple[CaseSpec, CaseSpec], ...] = ()  # (reference, variant) with --paired
     args: tuple[str, ...] = ()
@@ -369,6 +377,9 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     rules, compare = value["--fail-on-regression"], value["--compare"]
     interleave = value["--interleave"] or bool(pairs)
     sequential = value["--gate-mode"] == "sequential" and bool(rules and compare) and not interleave
+    # a baseline is measured to the gate's budget: its runs fix the power of every later comparison
+    budget = (bool(value["--save"]) and not compare and not interleave and value["--until-ci"] is None
+              and not _given(args, "--runs") and value["--runs"] == BY_FLAG["--runs"].value(BY_FLAG["--runs"].default))
     settings = Settings(
         filesystems=filesystems,
         layouts=layouts,
@@ -383,10 +394,11 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         datas=value["--data"],
         memory=value["--memory"],
         store_path=value["--store"] if is_url(value["--store"]) else base / value["--store"],
-        repeat=RepeatPolicy(runs=value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
+        repeat=RepeatPolicy(runs=value["--max-runs"] if budget else value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
                             max_runs=value["--max-runs"], max_seconds=value["--max-time"], sequential=sequential),
         interleave=interleave,
         save=value["--save"],
+        save_budget=budget,
         compare=value["--compare"],
         across_hosts=value["--across-hosts"],
         resume=value["--resume"],
@@ -395,7 +407,9 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         alpha=value["--alpha"],
         gate_mode=value["--gate-mode"],
         drift=value["--drift"],
-        control=value["--control"] == "on" or (value["--control"] == "auto" and bool(value["--save"] or compare)),
+        control=(value["--control"] in ("on", "adjust")
+                 or (value["--control"] == "auto" and bool(value["--save"] or compare))),
+        control_adjust=value["--control"] == "adjust",
         on_inconclusive=value["--inconclusive"],
         pairs=tuple(pairs),
         args=args,
@@ -464,7 +478,8 @@ def check_needs(settings: Settings) -> None:
         raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
                          "add --compare=NAME or leave --across-hosts out")
     for flag in ("--max-runs", "--max-time"):
-        if _given(settings.args, flag) and not settings.repeat.dynamic:
+        if _given(settings.args, flag) and not settings.repeat.dynamic and not (flag == "--max-runs"
+                                                                                and settings.save_budget):
             raise UsageError(f"{flag} is the budget of a dynamic mode (--until-ci, or --fail-on-regression with "
                              "--compare and --gate-mode=sequential), and this session has none; add one or leave "
                              f"{flag} out")

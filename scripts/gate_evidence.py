@@ -2,8 +2,27 @@
 slower, through the plugin's own decision path. Not a pytest test.
 
     .venv/bin/python scripts/gate_evidence.py --simulate [--trials 4000] [--jobs 2] [--scenario paired]
-    .venv/bin/python scripts/gate_evidence.py --real --trials 20 [--record sessions.jsonl]
+    .venv/bin/python scripts/gate_evidence.py --simulate --fitted DIR --trials 2000
+    .venv/bin/python scripts/gate_evidence.py --real DIR [--cycles 8] [--until HH:MM]
+    .venv/bin/python scripts/gate_evidence.py --judge DIR
+    .venv/bin/python scripts/gate_evidence.py --changes DIR
+    .venv/bin/python scripts/gate_evidence.py --within --trials 20 [--record sessions.jsonl]
     .venv/bin/python scripts/gate_evidence.py --across sessions.jsonl
+
+--real DIR (root; across sessions, the path a CI job takes): real pytest sessions of the plugin,
+dd write of 128M on ext4 (one layout), each with --control recorded, in a store of its own
+(DIR/gate.db; DIR/sessions.jsonl says which session was which arm). Cycles of a quiet baseline
+session (--save alone: the gate's budget of runs) and every arm once, shuffled: quiet A/A; A/A
+beside two CPU burners (yes); A/A beside an I/O hog (a direct writer on the disk under the images);
+real slowdowns of about -10 % (a 120M memory group), -20 % (ext4 with 2048-byte blocks) and -50 %
+(ext4 nodelalloc), quiet and beside the burners. --judge DIR takes every stored session through the
+session's own decision code (Bench._repeat's loop over its stored runs asking Gate.decided, then
+the gate's verdict, the disturbance rule first) against its cycle's baseline, for each candidate
+configuration (CONFIGS: --control off, off with --drift=baseline, the ratio, the CUPED adjustment)
+and prints per arm x configuration how often the case fails, every verdict counted, the arm's
+measured effect (median against the quiet sessions), others' CPU and disk use, and session time.
+--changes DIR weighs fsbench changes' --max-pvalue on the same sessions' medians; --simulate
+--fitted DIR fits the simulation's noise (runs' CV, drift between sessions) to them.
 
 --simulate (pure computation, plain values instead of a store): each trial draws the baseline's
 runs and the new runs from lognormal noise and takes them through what a pytest session does with
@@ -38,7 +57,7 @@ the futility stop (default looks on while a regression is likely, sign-off while
 0, the power otherwise), with a 95 % Wilson interval; regression/inconclusive/within are the
 verdicts' shares and mean_runs the new runs measured. Each row is one JSON line after the table.
 
---real: dd direct writes on a loop target, each after a --control write (64 MiB, direct, to a
+--within: dd direct writes on a loop target, each after a --control write (64 MiB, direct, to a
 loop device of its own, as --control measures), in trials of rounds A A' B / B A' A (the order
 alternates, so neither drift nor a position in the round favours one group). B writes
 100 / (100 - --effect) times the bytes it reports, as a filesystem that writes its data over
@@ -62,7 +81,7 @@ import sys
 import time
 import zlib
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
@@ -72,6 +91,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pytest_fsbench.verdicts import drift, gate  # noqa: E402
+from pytest_fsbench.verdicts.disturbance import load_of  # noqa: E402
 from pytest_fsbench.verdicts.baseline import Baseline, control_key  # noqa: E402
 from pytest_fsbench.session import baseline_from_settings, gate_for  # noqa: E402
 from pytest_fsbench.verdicts.gate import RegressionRule  # noqa: E402
@@ -100,6 +120,8 @@ WORLD = ("scenario", "noise", "cv", "offset_sd", "baseline_sessions", "n", "chan
 #: --drift=machine: the complete sessions of this machine the store holds (the baseline's among them)
 HISTORY = 6
 HOST = "bench-vm"
+#: the runs of a saved baseline session: --save alone measures the gate's budget, --max-runs
+BASELINE_RUNS = shipped("--max-runs")
 
 
 def key(index: int) -> SeriesKey:
@@ -258,9 +280,11 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
             figures = [100 * factor * offset * noise(rng, row, size) for _ in range(series)]
             return figures, 100 * offset ** row.control * noise(rng, row, size)
 
-        # the store's sessions ran with the shipped --runs (saved without --compare: not sequential)
+        # the baseline's sessions were saved with --save's budget (--max-runs runs, not sequential);
+        # the rest of the store's history ran with the shipped --runs
         held = max(row.history, row.baseline_sessions)
-        drawn = [session(1.0, shipped("--runs"), row.series) for _ in range(held)]
+        drawn = [session(1.0, BASELINE_RUNS if i >= held - row.baseline_sessions else shipped("--runs"), row.series)
+                 for i in range(held)]
         store = MachineStore([figures for figures, _ in drawn], [c for _, c in drawn] if row.control else None)
         (new, *_), new_control = session(1 + row.change, most)
         new_control = new_control if row.control else None
@@ -278,7 +302,7 @@ def level_of(row: Row) -> float:
     settings = settings_for(policy, RegressionRule(None, ALLOWED), on_inconclusive, row.drift)
     if row.scenario == "paired" or row.baseline_sessions > 1 or row.drift == "machine":
         return settings.alpha
-    return baseline_from_settings(MachineStore([]), settings, [0]).test_level(shipped("--runs"))
+    return baseline_from_settings(MachineStore([]), settings, [0]).test_level(BASELINE_RUNS)
 
 
 def seed(row: Row) -> int:
@@ -334,6 +358,32 @@ def worlds() -> list[Row]:
     return rows
 
 
+def fitted(where: Path) -> tuple[float, float, int]:
+    """The noise --real's quiet sessions show (the baselines and quiet A/A): the median CV of a
+    session's runs, the sd of the sessions' log medians (the drift between sessions), and how many
+    sessions."""
+    from pytest_fsbench.store.results import Store
+    records = [json.loads(line) for line in (where / "sessions.jsonl").read_text().splitlines() if line.strip()]
+    store = Store(where / "gate.db", create=False)
+    done = {s.id for s in store.sessions() if s.status == "complete"}
+    runs = [next(s.values for s in store.series(r["session"]) if s.key.metric == FIGURE) for r in records
+            if r["session"] in done and r["arm"] in (BASELINE.name, ARMS[0].name)]
+    cv = statistics.median(statistics.stdev(v) / statistics.mean(v) for v in runs)
+    sd = statistics.stdev(math.log(statistics.median(v)) for v in runs)
+    return cv, sd, len(runs)
+
+
+def fitted_worlds(cv: float, sd: float) -> list[Row]:
+    """The goals' rows (one session, CV 10 %) and rows of the noise the real sessions showed."""
+    runs = shipped("--runs")
+    machine = {"drift": "machine", "history": HISTORY}
+    rows = [Row("one-session", 0.10, change, runs) for change in (0.0, -0.05, -0.10, -0.20)]
+    rows += [Row("one-session", round(cv, 3), change, runs) for change in (0.0, -0.10, -0.20)]
+    rows += [Row("across-sessions", round(cv, 3), change, runs, offset_sd=round(sd, 3), baseline_sessions=k, **known)
+             for known in ({}, machine) for k in (1, 3) for change in (0.0, -0.10, -0.20)]
+    return rows
+
+
 def grid(trials: int, scenarios: tuple[str, ...] = SCENARIOS) -> list[Row]:
     return [replace(world, mode=mode, trials=trials) for world in worlds() if world.scenario in scenarios
             for mode in MODES]
@@ -379,6 +429,12 @@ def table(results: list[dict]) -> list[str]:
 
 def main_simulate(args: argparse.Namespace) -> int:
     rows = grid(args.trials, tuple(args.scenario or SCENARIOS))
+    if args.fitted:
+        cv, sd, count = fitted(Path(args.fitted))
+        print(f"noise fitted to the {count} quiet real sessions of {args.fitted}: runs' CV {cv:.1%} (median of "
+              f"the sessions'), drift between sessions sd {sd:.1%} (their log medians)")
+        rows = [replace(world, mode=mode, trials=args.trials) for world in fitted_worlds(cv, sd)
+                for mode in ("default", "sign-off")]
     sequential = Row("one-session", 0.10, 0.0, shipped("--runs"))
     level = level_of(sequential)  # computed once, before the workers fork
     start = time.monotonic()
@@ -388,7 +444,7 @@ def main_simulate(args: argparse.Namespace) -> int:
     default = mode_gate(sequential)[0]
     print(f"gate evidence by simulation: {args.trials} trials a row, allowed {ALLOWED:g}%, alpha {ALPHA:g}, "
           f"--runs {default.runs}, sequential looks {default.looks} (per-look level {level:.4f} against "
-          f"{shipped('--runs')} baseline runs), {seconds:.0f} s with {args.jobs} processes")
+          f"{BASELINE_RUNS} baseline runs, --save's budget), {seconds:.0f} s with {args.jobs} processes")
     print("fails: share of trials whose case fails (a false alarm when change = 0); regr./inconcl./within: "
           "verdicts (sign-off shares default's trials); mean runs: new runs measured; drift known: the store's "
           "complete sessions of this machine (--drift=machine), blank: too few to know it (or --drift=baseline)\n")
@@ -525,29 +581,377 @@ def main_across(args: argparse.Namespace) -> int:
     return 0
 
 
+
+# ---- real sessions across sessions (--real DIR, --judge DIR) -----------------------------------
+
+#: what every session of --real runs: the plugin's own path (pytest, --save), dd write on ext4,
+#: one layout, a small size, the baseline's budget of runs (--max-runs), the control recorded
+SESSION = ("benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--layout=single", "--dd-size=128M",
+           "--control=on", "-p", "no:cacheprovider", "-q")
+#: the arms' sessions measure ARM_RUNS runs, the looks of a gate with --max-runs=ARM_RUNS; a baseline
+#: session measures --save's budget (--max-runs, 30)
+ARM_RUNS = 20
+CPU, IO = "2 CPU burners", "I/O hog"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One arm of --real: what its sessions change (pytest options: a real slowdown) and what runs
+    beside them (a load)."""
+
+    name: str
+    options: tuple[str, ...] = ()
+    load: str | None = None
+
+
+#: the real slowdowns, each measured before the run (about -10 %, -20 %, -50 % of the MB/s): a memory
+#: group of 120M for a 128M write (the page cache reclaimed under the writer), ext4 with 2048-byte
+#: blocks, ext4 without delayed allocation; --judge measures each arm's effect on its own sessions
+SLOW = {"-10%": ("--memory=120M",), "-20%": ("--fs-opt=ext4:mkfs=-b 2048",),
+        "-50%": ("--fs-opt=ext4:mount=nodelalloc",)}
+BASELINE = Arm("baseline")
+ARMS = (Arm("quiet A/A"), Arm("A/A + " + CPU, load=CPU), Arm("A/A + " + IO, load=IO),
+        *(Arm(f"{size} {'quiet' if load is None else '+ ' + load}", options, load)
+          for size, options in SLOW.items() for load in (None, CPU)))
+
+
+def slug(name: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in name.replace("%", "pct")).strip("-")
+
+
+def start_load(load: str | None, where: Path) -> list[int]:
+    """Start what runs beside an arm's session; the pids of what this started."""
+    import subprocess
+    if load == CPU:
+        return [subprocess.Popen(["yes"], stdout=subprocess.DEVNULL).pid for _ in range(2)]
+    if load == IO:  # a writer on the disk under the images: 512 MiB direct writes, over and over
+        hog = where / "gate-io-hog"
+        script = f"while :; do dd if=/dev/zero of={hog} bs=1M count=512 oflag=direct status=none; done"
+        return [subprocess.Popen(["sh", "-c", script], start_new_session=True).pid]
+    return []
+
+
+def stop_load(pids: list[int], load: str | None, where: Path) -> None:
+    """End what start_load started, by pid (the I/O hog's shell with its own process group)."""
+    for pid in pids:
+        try:
+            if load == IO:
+                os.killpg(pid, signal.SIGTERM)
+            else:
+                os.kill(pid, signal.SIGTERM)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+    (where / "gate-io-hog").unlink(missing_ok=True)
+
+
+def run_session(arm: Arm, cycle: int, where: Path) -> dict:
+    """One real pytest session of an arm, saved in the store as its own baseline name."""
+    import re
+    import subprocess
+    repo = Path(__file__).resolve().parent.parent
+    name = "base" if arm is BASELINE else slug(arm.name)
+    runs = () if arm is BASELINE else (f"--runs={ARM_RUNS}",)
+    command = [str(Path(sys.executable).with_name("pytest")), *SESSION, *runs, *arm.options,
+               f"--store={where / 'gate.db'}", f"--image-dir={where / 'images'}", f"--save={name}-{cycle}"]
+    pids = start_load(arm.load, where)
+    start = time.monotonic()
+    try:
+        done = subprocess.run(command, cwd=repo, capture_output=True, text=True, timeout=900)
+    finally:
+        stop_load(pids, arm.load, where)
+    found = re.search(r"\(session (\d+)\)", done.stdout)
+    return {"cycle": cycle, "arm": arm.name, "options": list(arm.options), "load": arm.load,
+            "session": int(found.group(1)) if found else None, "exit": done.returncode,
+            "seconds": round(time.monotonic() - start, 1), "utc": time.strftime("%H:%M:%S", time.gmtime()),
+            "tail": done.stdout.splitlines()[-3:] if done.returncode else []}
+
+
+def real_sessions(args: argparse.Namespace) -> int:
+    """Cycles of real sessions: a quiet baseline session, then every arm once in a shuffled order;
+    each line of DIR/sessions.jsonl says which session of DIR/gate.db was which arm."""
+    import random
+    where = Path(args.real)
+    (where / "images").mkdir(parents=True, exist_ok=True)
+    arms = [a for a in ARMS if not args.arm or a.name in args.arm]
+    rng = random.Random(32 + args.first_cycle)
+    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    with open(where / "sessions.jsonl", "a") as log:
+        for cycle in range(args.first_cycle, args.cycles + 1):
+            if cycle > args.min_cycles and args.until and time.strftime("%H:%M", time.gmtime()) >= args.until:
+                break
+            order = rng.sample(arms, len(arms))
+            for arm in (BASELINE, *order):
+                record = run_session(arm, cycle, where)
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                print(f"cycle {cycle} {arm.name}: session {record['session']} exit {record['exit']} "
+                      f"{record['seconds']} s", flush=True)
+    return 0
+
+
+
+#: the gate configurations --judge compares on the same stored sessions (each session recorded its
+#: control): --control off (the shipped default, on the machine's drift once the store knows it),
+#: off with --drift=baseline (the baseline's runs only), the ratio to the control, and the CUPED
+#: adjustment
+CONFIGS = {"off": {"control": False, "control_adjust": False, "drift": "machine"},
+           "off, --drift=baseline": {"control": False, "control_adjust": False, "drift": "baseline"},
+           "ratio (--control=on)": {"control": True, "control_adjust": False, "drift": "machine"},
+           "adjust (--control=adjust)": {"control": True, "control_adjust": True, "drift": "machine"}}
+DISTURBED = "disturbed"
+FIGURE = "dd.write"
+
+
+def truncated(series: list[Series], runs: int) -> list[Series]:
+    return [replace(s, values=s.values[:runs]) for s in series]
+
+
+class Undisturbed(gate.Gate):
+    """The session's gate without the disturbance rule: what the comparison alone would say."""
+
+    def disturbance(self, series: list[Series]) -> str | None:
+        return None
+
+
+def judged(store, base_id: int, new_id: int, config: dict, host: str, rule_on: bool = True) -> Outcome:
+    """One stored session against its cycle's baseline session as a session with this
+    configuration would judge it: Bench._repeat's loop over its stored runs (the gate's looks,
+    asking the session's own Gate.decided), then Gate's verdict (disturbed first)."""
+    from pytest_fsbench.verdicts.gate import control_values
+    stored = store.series(new_id)
+    most = len(next(s for s in stored if s.key.metric == FIGURE).values)
+    # the gate's looks up to the runs the session stored (--max-runs=ARM_RUNS)
+    policy = RepeatPolicy(runs=shipped("--runs"), warmup=shipped("--warmup"), until_ci=shipped("--until-ci"),
+                          max_runs=min(shipped("--max-runs"), most), max_seconds=None, sequential=True)
+    rule = RegressionRule(None, ALLOWED)
+    settings = Settings((), (), (), repeat=policy, compare="base", regression_rules=(rule,), alpha=ALPHA,
+                        gate_mode="sequential", on_inconclusive=shipped("--inconclusive"), **config)
+    # the drift a session would know: the store's complete sessions before this one
+    later = [s.id for s in store.sessions() if s.id >= new_id]
+    calm = load_of(store.series(base_id))  # as session.resolve_baseline: busier sessions leave the drift
+    machine = drift.from_store(store, host, exclude=later, calm=calm) if config["drift"] == "machine" else None
+    baseline = baseline_from_settings(store, settings, [base_id], machine)
+    gate_ = gate_for(settings, baseline)
+    if not rule_on:
+        gate_ = Undisturbed(**{f.name: getattr(gate_, f.name) for f in fields(gate_)})
+    runs = 0
+    while True:
+        now = truncated(stored, runs)
+        decided = partial(gate_.decided, now) if gate_.looks_sequentially else None
+        if stop_reason(policy, runs, [next(s for s in now if s.key.metric == FIGURE).values], 0.0, decided):
+            break
+        if runs == most:
+            raise ValueError(f"session {new_id}: the gate wants more than its {most} stored runs")
+        runs += 1
+    now = truncated(stored, runs)
+    figure = next(s for s in now if s.key.metric == FIGURE)
+    if gate_.disturbance(now) is not None:
+        return Outcome(DISTURBED, runs, gate.fails(gate.INCONCLUSIVE, settings.on_inconclusive))
+    cmp = baseline.comparison(figure, control_values(now))
+    kind = gate.verdict(cmp, ALLOWED) if cmp is not None else "none"
+    return Outcome(kind, runs, gate.fails(kind, settings.on_inconclusive) if cmp is not None else False)
+
+
+def session_medians(store, session_id: int) -> dict[str, float]:
+    return {s.key.metric: statistics.median(s.values) for s in store.series(session_id)
+            if s.key.params == "{}" or s.key.metric == FIGURE}
+
+
+def seconds(records: list[dict]) -> list[float]:
+    return [r["seconds"] for r in records if r.get("seconds") is not None] or [0.0]
+
+
+def judge(args: argparse.Namespace) -> int:
+    """Per arm x configuration: how often the case fails, every verdict counted; each arm's
+    measured effect, others' CPU and disk use, and session time."""
+    from pytest_fsbench.store.results import Store
+    where = Path(args.judge)
+    records = [json.loads(line) for line in (where / "sessions.jsonl").read_text().splitlines() if line.strip()]
+    store = Store(where / "gate.db", create=False)
+    done = {s.id: s for s in store.sessions() if s.status == "complete"}
+    records = [r for r in records if r["session"] in done]
+    bases = {r["cycle"]: r["session"] for r in records if r["arm"] == BASELINE.name}
+    medians = {r["session"]: session_medians(store, r["session"]) for r in records}
+    host = done[records[0]["session"]].host
+    arms = [BASELINE.name] + [a.name for a in ARMS]
+    quiet = [medians[r["session"]][FIGURE] for r in records if r["arm"] in (BASELINE.name, ARMS[0].name)]
+    reference = statistics.median(quiet)
+    print(f"{len(records)} real sessions in {where / 'gate.db'}: dd write 128M on ext4 (one layout), 30 runs each "
+          f"with --control recorded; cycles of a quiet baseline session and every arm once (shuffled)")
+    print(f"quiet sessions (baselines and quiet A/A): median {reference:.0f} MB/s; allowed {ALLOWED:g}%, alpha "
+          f"{ALPHA:g}, sequential looks {RepeatPolicy(runs=shipped('--runs'), max_runs=shipped('--max-runs'), sequential=True).looks}, "
+          f"each session against its cycle's baseline session (30 runs: --save's budget)\n")
+    rows = []
+    for rule_on in (True, False):
+        print("with the disturbance rule (as shipped): a case disturbed beyond its baseline is inconclusive" if rule_on
+              else "\nthe comparison alone (the disturbance rule left out): what each configuration's own "
+                   "comparison said")
+        rows += judge_table(store, records, medians, bases, arms, reference, host, rule_on)
+    print("\nk/n: sessions whose case fails (regression; an inconclusive case passes, as --inconclusive=pass); "
+          "r/w/i/d: regression, within bounds, inconclusive, disturbed (inconclusive, named); runs: the new "
+          "runs the gate measured (mean)\n")
+    for row in rows:
+        print(json.dumps(row))
+    return 0
+
+
+def judge_table(store, records, medians, bases, arms, reference, host, rule_on: bool) -> list[dict]:
+    lines = ["| arm | sessions | effect (median vs quiet) | others' CPU % | others' disk MB/s | s / session | "
+             + " | ".join(CONFIGS) + " |", "|---" * (6 + len(CONFIGS)) + "|"]
+    rows = []
+    for arm in arms:
+        mine = [r for r in records if r["arm"] == arm]
+        if not mine:
+            continue
+        figure = [medians[r["session"]][FIGURE] for r in mine]
+        cpu = [medians[r["session"]].get("cpu.others") for r in mine]
+        disk = [medians[r["session"]].get("disk.others") for r in mine]
+        cells = [arm, str(len(mine)), f"{(statistics.median(figure) / reference - 1) * 100:+.1f}% "
+                 f"({statistics.median(figure):.0f} MB/s)",
+                 f"{statistics.median([c for c in cpu if c is not None]):.0f}",
+                 f"{statistics.median([d for d in disk if d is not None]):.0f}",
+                 f"{statistics.median(seconds(mine)):.0f}"]
+        row = {"arm": arm, "rule": rule_on, "sessions": len(mine), "effect": statistics.median(figure) / reference - 1,
+               "cpu_others": statistics.median([c for c in cpu if c is not None]),
+               "disk_others": statistics.median([d for d in disk if d is not None]),
+               "seconds": statistics.median(seconds(mine)), "configs": {}}
+        for name, config in CONFIGS.items():
+            if arm == BASELINE.name:
+                cells.append("")
+                continue
+            found = [judged(store, bases[r["cycle"]], r["session"], config, host, rule_on)
+                     for r in mine if r["cycle"] in bases]
+            kinds = {k: sum(o.kind == k for o in found) for k in (gate.REGRESSION, gate.WITHIN, gate.INCONCLUSIVE,
+                                                                  DISTURBED, "none")}
+            fails = sum(o.fails for o in found)
+            mean_runs = sum(o.runs for o in found) / len(found) if found else 0
+            cells.append(f"**{fails}/{len(found)}** (r{kinds[gate.REGRESSION]} w{kinds[gate.WITHIN]} "
+                         f"i{kinds[gate.INCONCLUSIVE]} d{kinds[DISTURBED]}; {mean_runs:.1f} runs)")
+            row["configs"][name] = {"fails": fails, "of": len(found), **kinds, "mean_runs": mean_runs}
+        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(row)
+    print("\n".join(lines))
+    return rows
+
+
+
+# ---- change points on the real sessions (--changes DIR) ------------------------------------------
+
+#: the --max-pvalue candidates --changes weighs
+PVALUES = (0.001, 0.005, 0.01, 0.02, 0.05)
+#: the series --changes draws: sessions, of which the last STEP_AFTER at the new level
+SERIES_LENGTH, STEP_AFTER = 12, 3
+
+
+def found_changes(medians: list[float], max_p: float) -> list:
+    """fsbench changes' change points of a series of session medians (the plugin's own code)."""
+    from pytest_fsbench.verdicts import changes
+    points = tuple(changes.Point(i, "", m, "k", "none", "c") for i, m in enumerate(medians))
+    history = changes.History(HOST, key(0), "MB/s", Direction.HIGHER, points)
+    return changes.change_points(history, max_p)
+
+
+def real_changes(args: argparse.Namespace) -> int:
+    """False change points per 100 unchanged sessions and detection of a step after STEP_AFTER
+    sessions, for each --max-pvalue of PVALUES, on the session medians --real stored: the real
+    time-ordered series, and series drawn from them (unchanged: A/A sessions; a step: the last
+    STEP_AFTER from a slowdown arm's sessions)."""
+    from pytest_fsbench.store.results import Store
+    where = Path(args.changes)
+    records = [json.loads(line) for line in (where / "sessions.jsonl").read_text().splitlines() if line.strip()]
+    store = Store(where / "gate.db", create=False)
+    done = {s.id for s in store.sessions() if s.status == "complete"}
+    records = sorted((r for r in records if r["session"] in done), key=lambda r: r["session"])
+    median = {r["session"]: session_medians(store, r["session"])[FIGURE] for r in records}
+    by_arm: dict[str, list[float]] = {}
+    for r in records:
+        by_arm.setdefault(r["arm"], []).append(median[r["session"]])
+    quiet = [median[r["session"]] for r in records if r["arm"] in (BASELINE.name, ARMS[0].name)]
+    unchanged = [median[r["session"]] for r in records if r["arm"] == BASELINE.name or r["arm"].startswith("A/A")
+                 or r["arm"] == ARMS[0].name]
+    rng = np.random.default_rng(32)
+    trials = args.trials or 2000
+    pools = {"quiet (baselines, quiet A/A)": quiet, "every A/A (quiet, burners, I/O hog)": unchanged}
+    print(f"change points of fsbench changes on the session medians of {where / 'gate.db'}: "
+          f"{len(quiet)} quiet unchanged sessions, {len(unchanged)} unchanged in all; drawn series of "
+          f"{SERIES_LENGTH} sessions ({trials} each), a step: the last {STEP_AFTER} drawn from a slowdown arm\n")
+    lines = ["| --max-pvalue | " + " | ".join(f"false per 100 sessions, {name}" for name in pools)
+             + " | real series: quiet, in order | " + " | ".join(f"{arm} after {STEP_AFTER}: found" for arm in
+                                                             ("-10% quiet", "-20% quiet", "-50% quiet")) + " |",
+             "|---" * (4 + 3) + "|"]
+    rows = []
+    for max_p in PVALUES:
+        cells = [f"{max_p:g}"]
+        row = {"max_pvalue": max_p}
+        for name, pool in pools.items():
+            marks = sum(len(found_changes(list(rng.choice(pool, SERIES_LENGTH, replace=True)), max_p))
+                        for _ in range(trials))
+            cells.append(f"{100 * marks / (trials * SERIES_LENGTH):.2f}")
+            row[name] = 100 * marks / (trials * SERIES_LENGTH)
+        ordered = found_changes(quiet, max_p)
+        cells.append(f"{len(ordered)} in {len(quiet)}")
+        row["ordered_quiet"] = len(ordered)
+        for arm in ("-10% quiet", "-20% quiet", "-50% quiet"):
+            slow = by_arm.get(arm, [])
+            if len(slow) < 2:
+                cells.append("")
+                continue
+            hits = 0
+            for _ in range(trials):
+                series = list(rng.choice(quiet, SERIES_LENGTH - STEP_AFTER)) + list(rng.choice(slow, STEP_AFTER))
+                hits += any(c.index == SERIES_LENGTH - STEP_AFTER and c.verdict == "worse"
+                            for c in found_changes(series, max_p))
+            cells.append(f"{100 * hits / trials:.1f}%")
+            row[arm] = hits / trials
+        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(row)
+    print("\n".join(lines))
+    print()
+    for row in rows:
+        print(json.dumps(row))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--simulate", action="store_true", help="pure computation")
-    mode.add_argument("--real", action="store_true", help="on a real loop target (root)")
+    mode.add_argument("--within", action="store_true", help="within one session, on a real loop target (root)")
+    mode.add_argument("--real", metavar="DIR", help="real pytest sessions across sessions, in arms, kept in DIR (root)")
+    mode.add_argument("--judge", metavar="DIR", help="judge the sessions --real kept in DIR")
+    mode.add_argument("--changes", metavar="DIR", help="fsbench changes' defaults weighed on the sessions of --real")
     mode.add_argument("--across", metavar="FILE", help="A/A across the sessions --record wrote to FILE")
     parser.add_argument("--trials", type=int, help="trials a row (--simulate: 4000) or a real run (--real: 20)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--simulate: processes")
     parser.add_argument("--scenario", choices=SCENARIOS, action="append", help="--simulate: only these scenarios")
+    parser.add_argument("--fitted", metavar="DIR", help="--simulate: only the goals' rows and rows of the noise "
+                        "the real sessions of --real DIR showed")
     parser.add_argument("--runs", type=int, default=6, help="--real: rounds per trial")
     parser.add_argument("--effect", type=float, default=10.0,
                         help="--real: B writes 100/(100 - EFFECT) times the bytes it reports: about -EFFECT %%")
     parser.add_argument("--load", default="none", help="--real: what else loaded the machine (recorded with --record)")
     parser.add_argument("--fs", default="ext4")
     parser.add_argument("--size", default="256M", help="--real: bytes dd writes per run")
-    parser.add_argument("--record", help="--real: append this session's A runs to this file")
+    parser.add_argument("--record", help="--within: append this session's A runs to this file")
+    parser.add_argument("--cycles", type=int, default=8, help="--real: cycles (a baseline session and every arm once)")
+    parser.add_argument("--until", help="--real: start no cycle after this UTC time (HH:MM), once --min-cycles ran")
+    parser.add_argument("--min-cycles", type=int, default=8, help="--real: cycles run whatever --until says")
+    parser.add_argument("--first-cycle", type=int, default=1, help="--real: the number of its first cycle (to go on)")
+    parser.add_argument("--arm", action="append", help="--real: only these arms (names as printed)")
     args = parser.parse_args()
     if args.simulate:
         args.trials = args.trials or 4000
         return main_simulate(args)
-    if args.real:
+    if args.within:
         args.trials = args.trials or 20
         return main_real(args)
+    if args.real:
+        return real_sessions(args)
+    if args.judge:
+        return judge(args)
+    if args.changes:
+        return real_changes(args)
     return main_across(args)
 
 

@@ -199,9 +199,10 @@ def one_target(tmp_path: Path, spec, kernels: str = "host"):
         session.close()
 
 
-def settings_of(host, **given):
+def settings_of(host, args=(), **given):
     """Settings as the plugin reads them from the options table: the flags given (by flag, e.g.
-    "--fs"), every other option as pytest leaves it untouched, placed on host."""
+    "--fs"), every other option as pytest leaves it untouched, placed on host; args: the command
+    line (what was given there rather than in an ini file)."""
     from pytest_fsbench.options import APPEND, FLAG
     from pytest_fsbench.settings import settings_from
 
@@ -214,4 +215,4 @@ def settings_of(host, **given):
             return False
         return option.default if option.ini else None
 
-    return settings_from(get, Path("/tmp"), host=host)
+    return settings_from(get, Path("/tmp"), tuple(args), host=host)

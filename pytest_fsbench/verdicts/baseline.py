@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from .disturbance import Load, disturbed, load_of
 from .drift import Drift
 from ..errors import UsageError
@@ -22,10 +24,12 @@ class Baseline:
 
     alpha: the level of a comparison across sessions; looks: the runs at which a sequential gate
     looks (empty: it looks once), which set the per-look level of a run-by-run comparison;
-    control: whether this session measures --control, so throughputs compare as its ratios."""
+    control: whether this session measures --control, so throughputs compare as its ratios; adjust
+    (--control=adjust): adjusted by their estimated relation to the control instead (CUPED)."""
 
     def __init__(self, store: Store, name: str, session_ids: list[int], *, alpha: float = 0.05,
-                 looks: tuple[int, ...] = (), control: bool = False, drift: Drift | None = None) -> None:
+                 looks: tuple[int, ...] = (), control: bool = False, drift: Drift | None = None,
+                 adjust: bool = False) -> None:
         if not session_ids:
             raise UsageError(f"--compare {name}: names only this session; compare with another")
         self.store = store
@@ -35,6 +39,7 @@ class Baseline:
         self.looks = looks
         self.control = control
         self.drift = drift  # this machine's drift between sessions, when its history tells
+        self.adjust = adjust
         self._series: dict[SeriesKey, list[Series]] | None = None
 
     @property
@@ -87,7 +92,8 @@ class Baseline:
     def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
                                                                                 tuple[float, ...]] | None:
         """With --control: the baseline sessions' and this series' runs as ratios to their runs'
-        control (None when a side has no control for every run)."""
+        control, or with --control=adjust adjusted by the control (cuped); None when a side has no
+        control for every run."""
         if not self.control or control is None or not normalised_by_control(series):
             return None
         figures = self.series().get(series.key, [])
@@ -96,7 +102,19 @@ class Baseline:
         theirs = [ratios(f.values, c.values) for f, c in zip(figures, controls)]
         if mine is None or len(figures) != len(controls) or any(t is None for t in theirs):
             return None
+        if self.adjust:
+            pairs = [(f.values, c.values) for f, c in zip(figures, controls)] + [(series.values, tuple(control))]
+            *theirs, mine = cuped(pairs, control_theta(pairs))
         return [t for t in theirs if t is not None and len(t) >= 2], mine
+
+    def adjusted_by(self, series: Series, control: Sequence[float] | None) -> str:
+        """How a controlled comparison of series was adjusted, as a line names it."""
+        if not self.adjust:
+            return ADJUSTED_BY_CONTROL
+        figures = self.series().get(series.key, [])
+        controls = self.series().get(control_key(series.key), [])
+        pairs = [(f.values, c.values) for f, c in zip(figures, controls)] + [(series.values, tuple(control or ()))]
+        return f"{ADJUSTED_BY_CONTROL} (theta {control_theta(pairs):.2f})"
 
     def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None:
         """The series against the baseline: as ratios to the control with --control; on the
@@ -115,7 +133,7 @@ class Baseline:
             except ValueError:  # a zero figure has no ratio on a log scale
                 return None
             figures = [v for f in self.series().get(series.key, []) for v in f.values]
-            return with_figures(cmp, figures, series.values, ADJUSTED_BY_CONTROL)
+            return with_figures(cmp, figures, series.values, self.adjusted_by(series, control))
         bases = [b for b in self.series().get(series.key, []) if len(b.values) >= 2]
         if not bases or len(series.values) < 2:
             return None
@@ -152,6 +170,39 @@ def ratios(values: Sequence[float], control: Sequence[float]) -> tuple[float, ..
     if len(values) != len(control) or not all(c > 0 for c in control):
         return None
     return tuple(v / c for v, c in zip(values, control))
+
+
+#: the range of cuped's theta: a figure moves with the machine's speed at most as the control does,
+#: and never against it (a negative slope within a session is noise, not a machine that writes faster
+#: when it is slower)
+THETA_RANGE = (0.0, 1.0)
+
+
+def control_theta(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float:
+    """CUPED's theta: the slope of a run's log figure on its control's log, estimated within sessions
+    (each session's runs about their session's means, pooled: cov / var), so a real change between
+    sessions never enters it; clipped to THETA_RANGE, 0 when the controls do not vary. With the
+    least-squares theta the adjusted runs spread no more than the figures within the sessions."""
+    sxy = sxx = 0.0
+    for figures, controls in pairs:
+        if len(figures) < 2 or len(figures) != len(controls):
+            continue
+        y, x = np.log(np.asarray(figures, float)), np.log(np.asarray(controls, float))
+        sxy += float(((x - x.mean()) * (y - y.mean())).sum())
+        sxx += float(((x - x.mean()) ** 2).sum())
+    if sxx <= 0:
+        return 0.0
+    return min(max(sxy / sxx, THETA_RANGE[0]), THETA_RANGE[1])
+
+
+def cuped(pairs: Sequence[tuple[Sequence[float], Sequence[float]]], theta: float) -> list[tuple[float, ...]]:
+    """Each session's figures adjusted by the control: log figure - theta x (log control - the mean
+    log control of all runs), back on the figure's scale; theta 0 leaves them as they are, 1 is the
+    ratio to the control (times a constant)."""
+    logs = [np.log(np.asarray(c, float)) for _, c in pairs]
+    centre = float(np.mean(np.concatenate(logs))) if logs else 0.0
+    return [tuple(float(v) for v in np.exp(np.log(np.asarray(f, float)) - theta * (x - centre)))
+            for (f, _), x in zip(pairs, logs)]
 
 
 def control_ratios(series: list[Series]) -> dict[SeriesKey, tuple[float, ...]]:

@@ -37,8 +37,9 @@ __all__ = ["MAX_PVALUE", "MIN_SESSIONS", "Analysis", "ChangePoint", "History", "
 
 #: with fewer sessions a split leaves one or two sessions on a side: too few to tell a level from noise
 MIN_SESSIONS = 5
-#: the default --max-pvalue (Otava's); the README: how often it marks a flat series, and finds a step
-MAX_PVALUE = 0.001
+#: the default --max-pvalue, chosen on real sessions (docs/gate.md: gate_evidence.py --changes): at
+#: most about 1 false change point per 100 unchanged sessions, and the most steps found within that
+MAX_PVALUE = 0.005
 #: the fewest sessions on either side of a candidate split (one session is no level)
 MIN_SEGMENT = 2
 #: the most candidate splits binary segmentation proposes in one series

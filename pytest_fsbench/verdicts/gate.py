@@ -393,6 +393,7 @@ class Gate:
     looks: tuple[int, ...] = (10,)  # the run counts a case is judged at (fixed mode: only --runs)
     sequential: bool = False
     control: bool = False
+    control_adjust: bool = False  # --control=adjust: the control's estimated relation, not its ratio
 
     @property
     def active(self) -> bool:
@@ -486,8 +487,10 @@ class Gate:
         note = ""
         ratio = self.baseline.controlled(s, control) is not None
         if self.control and is_headline(s.key.metric):
-            note += ("; adjusted by the control: each run's figure over its --control run's, as in the "
-                     "baseline" if ratio else
+            how = ("each run's log figure less theta x its --control run's log deviation (theta: the slope "
+                   "estimated within the sessions, 0 to 1)" if self.control_adjust
+                   else "each run's figure over its --control run's, as in the baseline")
+            note += (f"; adjusted by the control: {how}" if ratio else
                      "; --control: the figures themselves were compared (the baseline has no control runs for this "
                      "case, or the figure is no throughput)")
         if not ratio and cmp.method != SESSIONS:

@@ -1,5 +1,6 @@
 """settings.py's --shard: a session's cases dealt out into N shares, each case in exactly one;
-refused where a share would be empty or would split a comparison made within the session."""
+refused where a share would be empty or would split a comparison made within the session. --save's
+budget: a baseline measured to the gate's --max-runs."""
 
 from __future__ import annotations
 
@@ -41,3 +42,19 @@ def test_no_empty_share_and_no_split_comparison():
         settings(**{"--fs": "ext4,xfs", "--shard": "2/3"})
     with pytest.raises(UsageError, match=r"--shard=0/2 with a paired comparison"):
         settings(**{"--fs": "btrfs", "--paired": ["btrfs:compress=zstd"], "--runs": "10", "--shard": "0/2"})
+
+
+def test_a_baseline_is_measured_to_the_gates_budget():
+    """--save alone measures --max-runs runs a case (its runs fix the power of every later
+    comparison); --runs, --compare or an interleaved session keep their own count (issue 32)."""
+    saved = settings(**{"--fs": "ext4", "--save": "base"})
+    assert (saved.repeat.runs, saved.save_budget) == (30, True)
+    assert settings(**{"--fs": "ext4", "--save": "base", "--max-runs": "20"}).repeat.runs == 20
+    assert settings(**{"--fs": "ext4", "--save": "base", "--runs": "12"}).repeat.runs == 12
+    given = settings_of(HOST, **{"--fs": "ext4", "--save": "base", "--runs": "10"})
+    assert given.repeat.runs == 30  # the default's value, not on the command line: the budget
+    on_the_line = settings_of(HOST, ("--save=base", "--runs=10"), **{"--fs": "ext4", "--save": "base", "--runs": "10"})
+    assert (on_the_line.repeat.runs, on_the_line.save_budget) == (10, False)
+    assert settings(**{"--fs": "ext4", "--save": "base", "--compare": "base"}).repeat.runs == 10
+    assert settings(**{"--fs": "ext4", "--save": "base", "--until-ci": "3%"}).repeat.runs == 10
+    assert settings(**{"--fs": "ext4"}).repeat.runs == 10

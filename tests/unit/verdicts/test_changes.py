@@ -130,13 +130,15 @@ def test_other_machines_and_unfinished_sessions_are_not_in_a_series(tmp_path, ca
     crashed = store.start_session("crashed", {}, session_manifest(12, "nightly-1"))
     add_case(store, crashed, READ, "dd.read", 100.0, rng)  # a tenth of the level; the session never ended
     store.close()
-    status, out, _ = execute(capsys, f"--store={db}", "--all-hosts")
+    # at 0.001 this seed's flat rack-2 series has no change point (at the default 0.005 it has one:
+    # the about 0.5 false ones per 100 unchanged sessions that level costs)
+    status, out, _ = execute(capsys, f"--store={db}", "--all-hosts", "--max-pvalue=0.001")
     assert status == 0
     assert ("host nightly-1: 12 complete sessions (1-12); host rack-2: 6 complete sessions (13-18); "
             "3 series") in out
     assert [line.split(" (")[0] for line in change_lines(out)] == ["  session 8"]
     assert "dd.write [bs=1M,data=random,size=256M] on nightly-1" in out
-    _, alone, _ = execute(capsys, f"--store={db}", "--host=rack-2")
+    _, alone, _ = execute(capsys, f"--store={db}", "--host=rack-2", "--max-pvalue=0.001")
     assert alone.splitlines()[-1] == "fsbench changes: no change points in 1 series"
 
 
@@ -169,7 +171,7 @@ def test_a_case_added_lately_is_left_out_until_it_has_enough_sessions(tmp_path, 
 
 
 SUFFIX = "name a .svg or .png file (its suffix chooses the format)"
-PVALUE = "give a probability above 0 and below 1, e.g. 0.001"
+PVALUE = "give a probability above 0 and below 1, e.g. 0.005"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -253,9 +255,11 @@ STEP_25 = [701.5, 749.7, 783.1, 538.8, 586.3, 554.7]
 
 def test_a_25_percent_step_in_the_last_3_of_6_sessions():
     """Issue 32: fsbench's t-test on the log medians (pooled variance, n - 1) gives p = 0.0021: missed
-    at the default 0.001, as Otava missed it, and found at session 4 alone at --max-pvalue 0.01."""
-    assert changes.change_points(series_of(STEP_25)) == []
-    [change] = changes.change_points(series_of(STEP_25), 0.01)
+    at 0.001, as Otava missed it at its default, and found at session 4 alone at the default 0.005
+    (chosen on real sessions: about 0.5 false change points per 100 unchanged ones)."""
+    assert changes.MAX_PVALUE == 0.005
+    assert changes.change_points(series_of(STEP_25), 0.001) == []
+    [change] = changes.change_points(series_of(STEP_25))
     assert change.session.session_id == 4 and change.pvalue == pytest.approx(0.00215, abs=5e-5)
     assert change.change_pct == pytest.approx(-26.0, abs=0.1) and change.verdict == "worse"
 

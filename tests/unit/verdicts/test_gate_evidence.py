@@ -104,3 +104,44 @@ def test_the_loop_stops_where_the_plugins_does(mode, change, machine):
         new = 100 * (1 + change) * ge.noise(rng, row, policy.max_runs)
         runs = ge.measured(settings, baseline, new)
         assert runs == plugin_runs(settings, baseline, new)
+
+
+def test_the_judge_takes_real_stored_sessions_through_the_sessions_gate(tmp_path):
+    """--judge on real captured runs (tests/data/control/sessions.json: a quiet baseline session,
+    one beside two CPU burners, one with --memory=120M): the burners' session is named disturbed
+    under every configuration, and without the disturbance rule each verdict is the session's own
+    Gate on the runs it stopped at."""
+    import json
+    from pathlib import Path
+
+    from pytest_fsbench.metrics import CONTROL, Direction, Metric
+    from pytest_fsbench.store.results import Store
+    from pytest_fsbench.verdicts.gate import control_values
+
+    data = json.loads((Path(__file__).resolve().parents[2] / "data" / "control" / "sessions.json").read_text())
+    store = Store(tmp_path / "gate.db")
+    for s in data["sessions"]:
+        sid = store.start_session(f"t-{s['session']}", {"argv": []}, {"hostname": "h"})
+        row = store.case_row(sid, "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "ext4-single",
+                             {"fs": "ext4", "layout": "single", "options": {}}, "dd", {"bs": "1M"}, "drop", "random", {})
+        for i, figure in enumerate(s["dd.write"]):
+            store.add_run(row, False, "t", 1.0, "drop", [
+                Metric("dd.write", figure, "MB/s", Direction.HIGHER),
+                Metric(CONTROL, s["control.write"][i], "MB/s", Direction.HIGHER),
+                Metric("cpu.others", s["cpu.others"][i], "%", Direction.LOWER),
+                Metric("disk.others", s["disk.others"][i], "MB/s", Direction.LOWER)])
+        store.finish_case(row, "done", "runs")
+        store.finish_session(sid, "complete")
+    for name, config in ge.CONFIGS.items():
+        burners = ge.judged(store, 1, 2, config, "h")
+        assert (burners.kind, burners.fails) == (ge.DISTURBED, False), name
+        for new_id in (3,) if name in ("off", "adjust (--control=adjust)") else ():
+            alone = ge.judged(store, 1, new_id, config, "h", rule_on=False)
+            settings = ge.Settings((), (), (), repeat=ge.RepeatPolicy(runs=10, max_runs=30, sequential=True),
+                                   compare="base", regression_rules=(ge.RegressionRule(None, ge.ALLOWED),),
+                                   alpha=ge.ALPHA, gate_mode="sequential", **config)
+            baseline = baseline_from_settings(store, settings, [1])
+            runs = ge.truncated(store.series(new_id), alone.runs)
+            figure = next(s for s in runs if s.key.metric == "dd.write")
+            assert alone.kind == gate.verdict(baseline.comparison(figure, control_values(runs)), ge.ALLOWED), name
+            assert alone.runs in (10, 15, 20, 30)
