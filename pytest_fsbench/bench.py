@@ -194,12 +194,14 @@ class Bench:
         return series
 
     def _repeat(self, workload: Workload, policy: str, row: int) -> str | None:
-        repeat, store = self.session.settings.repeat, self.session.store
+        repeat, store = self.session.settings.repeat_for(self.test), self.session.store
         for k in range(repeat.warmup):
             self._measure(workload, policy, row, True, k + 1, repeat.warmup)
         start, measured = time.monotonic(), 0
         while True:
-            headline = [s.values for s in store.series(self.session.session_id, case_row=row) if is_headline(s.key.metric)]
+            headline = [s.values for s in store.series(self.session.session_id, case_row=row)
+                        if (s.key.metric in repeat.until_ci_metrics if repeat.until_ci_metrics
+                            else is_headline(s.key.metric))]
             gate = self.session.gate
             decided = ((lambda: gate.decided(store.series(self.session.session_id, case_row=row)))
                        if gate.looks_sequentially else None)
@@ -226,9 +228,10 @@ class Bench:
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
                                    measurement.metrics + control, measurement.prepare_seconds,
                                    measurement.cache_seconds, time.monotonic() - start)
-        budget = self.session.settings.repeat.max_runs if self.session.settings.repeat.dynamic else None
+        repeat = self.session.settings.repeat_for(self.test)
+        budget = repeat.max_runs if repeat.dynamic else None
         self.progress.run(run_line(self.target.id, workload.name, index, planned, budget, warmup,
-                                   measurement.completed.seconds, measurement.metrics))
+                                    measurement.completed.seconds, measurement.metrics))
 
     def _control(self) -> list[Metric]:
         """--control: the machine's own write speed just before this run (control.write)."""

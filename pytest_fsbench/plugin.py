@@ -227,6 +227,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     runs = (f"{s.repeat.runs}+ runs until the median's 95% CI is within +-{s.repeat.until_ci:g}%"
             if s.repeat.until_ci else f"{s.repeat.runs}+ runs until the gate decides (at most {s.repeat.max_runs})"
             if s.repeat.sequential else f"{s.repeat.runs} runs") + f" after {s.repeat.warmup} warm-up"
+    if s.case_precision:
+        runs += (f"; {len(s.case_precision)} test(s) until their median's 95% CI is within their own +-% "
+                 f"(--until-ci-case, at most {s.repeat.max_runs} runs)")
     lines = [f"fsbench: fs={','.join(s.filesystems)} layouts={','.join(s.layouts)} devices: {where}",
              f"fsbench: {runs}{', interleaved' if s.interleave else ''}; cache={','.join(s.caches)} "
              f"data={','.join(s.datas)}; store {redact(s.store_path)}"]

@@ -112,6 +112,22 @@ def _baseline_name(text: str) -> str:
     return name(text)
 
 
+_CASE_TEST = re.compile(r"[A-Za-z_]\w*\[.+\]")
+_METRICS = re.compile(r"\w+\.\w+(?:,\w+\.\w+)*")
+
+
+def _case_precision(text: str) -> tuple[str, tuple[str, ...], float]:
+    """--until-ci-case=TEST[ID][@METRIC,...]=PERCENT: a test's id (pytest's, its brackets
+    included), the metrics whose medians must reach the precision (none: every headline metric)
+    and the precision."""
+    target, eq, percent = text.rpartition("=")
+    test, at, metrics = target.rpartition("@") if "]@" in target else (target, "", "")
+    if not eq or not _CASE_TEST.fullmatch(test) or (at and not _METRICS.fullmatch(metrics)):
+        raise ValueError("give a test id with its brackets, optionally @ and its metrics, and a percentage, e.g. "
+                         "test_dd_write[ext4-single-1M]=5% or test_iozone[ext4-single-16M]@iozone.write=5%")
+    return test, tuple(metrics.split(",")) if metrics else (), percent_below_100(percent)
+
+
 def _memory(text: str) -> int:
     """--memory's limit: a size of at least SMALLEST."""
     size = parse_size(text)
@@ -180,6 +196,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--until-ci", percent_below_100, None, "dynamic mode: repeat until both ends of each "
            "headline median's 95% CI are within +-this % of it, looking at --runs, 10, 15, 20, ... runs "
            "(budget: --max-runs, --max-time)", shown_default="off"),
+    Option("--until-ci-case", _case_precision, None, "--until-ci for one test only, TEST[ID]=PERCENT (e.g. "
+           "test_dd_write[ext4-single-1M]=5%), or on some of its metrics, TEST[ID]@METRIC,...=PERCENT (e.g. "
+           "test_iozone[ext4-single-16M]@iozone.write=5%); the other tests keep --runs (a study sets one per claim's case from "
+           "the claim's published effect)", kind=APPEND, ini=False, metavar="TEST=PERCENT"),
     Option("--max-runs", positive, "30", "dynamic modes (sequential gate, --until-ci): most measured runs per case"),
     Option("--max-time", positive_seconds, None, "dynamic mode: seconds per case after which no new "
            "run starts", shown_default="none"),
@@ -308,6 +328,19 @@ class Settings:
     shard: tuple[int, int] | None = None  # (K, N): this session runs share K of N of the cases
     force: bool = False
     pts: pts_options.PtsSettings | None = None  # the PTS face's profile and run options (--pts-*)
+    case_precision: tuple[tuple[str, tuple[str, ...], float], ...] = ()  # --until-ci-case: test, metrics, %
+
+    def repeat_for(self, test: str) -> RepeatPolicy:
+        """The repeat policy of one test: --until-ci-case's precision (on its metrics) for it, else
+        the session's."""
+        name = test.rpartition("::")[2]
+        found = next((given for given in self.case_precision if given[0] == name), None)
+        return self.repeat if found is None else replace(self.repeat, until_ci=found[2], until_ci_metrics=found[1])
+
+    @property
+    def dynamic(self) -> bool:
+        """Some test repeats until a condition (--until-ci, --until-ci-case or the sequential gate)."""
+        return self.repeat.dynamic or bool(self.case_precision)
 
     def room(self, spec: CaseSpec) -> tuple[int, str] | None:
         """The most the case's target could ever hold, its devices whole, and what they are
@@ -416,6 +449,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         report=value["--report"],
         shard=value["--shard"],
         force=value["--force"],
+        case_precision=value["--until-ci-case"],
         pts=pts_options.pts_settings(value["--pts-profile"], value["--pts-options"] or (), value["--pts-result"],
                                      value["--pts-binary"], value["--pts-system-tools"]),
     )
@@ -439,6 +473,12 @@ def share(settings: Settings) -> tuple[CaseSpec, ...]:
 def check(settings: Settings) -> None:
     """The checks that need several options together."""
     check_needs(settings)
+    if settings.interleave and settings.case_precision:
+        raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci-case")
+    tests = [given[0] for given in settings.case_precision]
+    if len(set(tests)) < len(tests):
+        twice = next(test for test in tests if tests.count(test) > 1)
+        raise UsageError(f"--until-ci-case: {twice} is given twice; give each test one precision")
     if settings.interleave and settings.repeat.until_ci is not None:
         raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
     if settings.regression_rules and not (settings.compare or settings.pairs):
@@ -458,6 +498,12 @@ def check(settings: Settings) -> None:
         check_threshold_scope(threshold, settings.specs)
     for rule in settings.regression_rules:
         gate.check_measurable(rule, KNOWN_METRICS)
+    for test, metrics, pct in settings.case_precision:
+        unknown = [m for m in metrics if not any(spec.matches(m) for spec in KNOWN_METRICS)]
+        if unknown:
+            raise UsageError(f"--until-ci-case={test}@{','.join(metrics)}={pct:g}%: no workload measures a metric "
+                             f"{unknown[0]!r} (the test would stop at its first look); metrics are "
+                             f"{', '.join(spec.shown for spec in KNOWN_METRICS)}")
     gate.check_one_rule_each(settings.regression_rules)
     if not settings.devices:
         check_image_room(settings.image_dir, settings.image_size)
@@ -478,10 +524,11 @@ def check_needs(settings: Settings) -> None:
         raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
                          "add --compare=NAME or leave --across-hosts out")
     for flag in ("--max-runs", "--max-time"):
-        if _given(settings.args, flag) and not settings.repeat.dynamic and not (flag == "--max-runs"
-                                                                                and settings.save_budget):
-            raise UsageError(f"{flag} is the budget of a dynamic mode (--until-ci, or --fail-on-regression with "
-                             "--compare and --gate-mode=sequential), and this session has none; add one or leave "
+        if _given(settings.args, flag) and not settings.dynamic and not (flag == "--max-runs"
+                                                                          and settings.save_budget):
+            raise UsageError(f"{flag} is the budget of a dynamic mode (--until-ci, --until-ci-case, or "
+                             "--fail-on-regression with --compare and --gate-mode=sequential), and this session has "
+                             "none; add one or leave "
                              f"{flag} out")
 
 

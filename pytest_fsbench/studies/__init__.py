@@ -57,6 +57,22 @@ class Check:
     #: the study's conditions the claim depends on, e.g. {"disks": "separate"}: measured otherwise, the
     #: finding is not comparable, never contradicted
     conditions: dict = field(default_factory=dict)
+    #: the change the study published, a against b, in percent (e.g. +126 for 31.6 -> 71.4 MB/s); what
+    #: the runs of the claim's cases are chosen to decide (None: the study gives none)
+    published_pct: float | None = None
+
+    def precision(self) -> float | None:
+        """How close (+-%) each side's median must be known so that a change of the published size
+        is decided: half the room the claim has (the published change itself for higher or lower;
+        the tolerance less the published change for similar), since the change's interval is about
+        sqrt(2) times each median's; None when the claim gives no size (higher or lower unpublished)."""
+        if self.expect == "similar":
+            room = self.tolerance_pct - abs(self.published_pct or 0.0)
+        elif self.published_pct is None:
+            return None
+        else:
+            room = abs(self.published_pct)
+        return round(min(max(room / 2, 1.0), 50.0), 1)
 
 
 @dataclass(frozen=True)
@@ -84,7 +100,8 @@ class Study:
 
     def checks(self) -> list[Check]:
         return [Check(c["id"], c["claim"], c["source"], c["metric"], c["a"], c["b"], c["expect"],
-                      float(c.get("tolerance_pct", 10.0)), c.get("by", "study"), c.get("conditions", {}))
+                      float(c.get("tolerance_pct", 10.0)), c.get("by", "study"), c.get("conditions", {}),
+                      None if c.get("published_pct") is None else float(c["published_pct"]))
                 for c in self.fsbench["checks"]]
 
     @property
@@ -276,6 +293,10 @@ def _judged(check: Check, rows: list, alpha: float) -> Verdict:
         verdict = REPRODUCED if wanted else CONTRADICTED if opposite else UNDECIDED
     if verdict == UNDECIDED:
         detail += runs_to_decide(check, cmp.shift_pct, (lo, hi), min(len(a), len(b)))
+        spent = sorted({r.series.case_id for r in a_rows + b_rows if getattr(r, "stopped_by", None) == "max-runs"})
+        if spent:
+            detail += (f"; {', '.join(spent)} ran to the session's --max-runs before the median was known as "
+                       "closely as the claim needs (the machine's noise is larger than the claim's change)")
     return Verdict(check, verdict, detail, cmp.shift_pct, (lo, hi))
 
 

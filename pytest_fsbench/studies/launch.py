@@ -24,7 +24,8 @@ from ..options import APPEND
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
 from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
-from . import Study, apart_before
+from ..verdicts.sequential import looks
+from . import Check, Study, apart_before, differing, session_conditions
 
 #: the options a study's user adds to rather than replaces
 REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
@@ -61,6 +62,7 @@ class Plan:
     placement: tuple[str, ...] = ()  # where the cases run, when not all on the host (placement_lines)
     left_out: tuple[str, ...] = ()  # the cases this machine cannot run, and why (--runnable-only's lines)
     case_seconds: dict[str, float] = field(default_factory=dict)  # a case's seconds by test function, if known
+    claims: tuple[str, ...] = ()  # the runs chosen per claim, and why (claim_lines)
 
     @property
     def room_needed(self) -> int:
@@ -69,10 +71,13 @@ class Plan:
 
     def lines(self) -> list[str]:
         return [f"plan: pytest {' '.join(self.args)}",
-                f"plan: {self.tests} tests x {self.runs} runs (warm-up included), about {self.minutes:.0f} minutes "
+                f"plan: {self.tests} tests x {self.runs} runs (warm-up included"
+                f"{'; a claim' + chr(39) + 's tests until it would be decided' if self.claims else ''}), about "
+                f"{self.minutes:.0f} minutes "
                 f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
                 f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
                 f"{self.free_bytes / 2**30:.0f} GiB free",
+                *(f"plan: {line}" for line in self.claims),
                 *(f"plan: {line}" for line in self.placement),
                 *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
 
@@ -114,15 +119,19 @@ def test_function(test_id: str) -> str:
     return test_id.rpartition("::")[2].partition("[")[0]
 
 
-def estimate(scale: dict, tests: list[str], runs: int) -> tuple[float, str]:
+def estimate(scale: dict, tests: list[str], runs: int, expected: dict[str, int] | None = None) -> tuple[float, str]:
     """The plan's minutes: from the seconds a run and a target (build and teardown) of each test
     function took when this scale was measured (the scale's run_seconds and target_seconds), for
-    the tests and runs planned now; else the scale's measured total, for any plan."""
+    the tests and runs planned now (runs each, warm-up included; expected: the runs, warm-up
+    included, of the tests that repeat until their claim is decided); else the scale's measured
+    total, for any plan."""
     per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
+    expected = expected or {}
     functions = [test_function(test) for test in tests]
     if not per_run or any(f not in per_run for f in functions):
         return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated")
-    seconds = SESSION_SECONDS + sum(per_target.get(f, 0.0) + runs * per_run[f] for f in functions)
+    seconds = SESSION_SECONDS + sum(per_target.get(test_function(t), 0.0)
+                                    + expected.get(test_name(t), runs) * per_run[test_function(t)] for t in tests)
     return seconds / 60, f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}"
 
 
@@ -131,6 +140,102 @@ def case_seconds(scale: dict, runs: int) -> dict[str, float]:
     teardown and its runs), for the session's estimate of the time left; empty when unmeasured."""
     per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
     return {function: per_target.get(function, 0.0) + runs * seconds for function, seconds in per_run.items()}
+
+
+# --- runs chosen per claim ------------------------------------------------------------------------
+
+def test_name(test_id: str) -> str:
+    """pkg/test_iozone.py::test_iozone[btrfs-single-16M] -> test_iozone[btrfs-single-16M]."""
+    return test_id.rpartition("::")[2]
+
+
+def claim_tests(check: Check, tests: list[str]) -> list[str]:
+    """The planned tests (their names with ids) whose results a side of the check takes: the
+    test function of its metric's workload (iozone.write: test_iozone; dd.write: test_dd_write),
+    its fs and layout first in the id, and each option, cache policy and data the selector names
+    in the id (a case measured with the default cache policy and data may leave them out)."""
+    found = []
+    for selector in (check.a, check.b):
+        workload = check.metric.split(".")[0]
+        functions = {f"test_{check.metric.replace('.', '_')}", f"test_{workload}"}
+        for test in map(test_name, tests):
+            function, _, ident = test.partition("[")
+            ident = "-" + ident.rstrip("]") + "-"
+            if function not in functions or not ident.startswith(f"-{selector.get('fs', '')}-"
+                                                                  f"{selector.get('layout', '')}-"):
+                continue
+            wanted = [f"-{k}={v}-" for k, v in selector.get("options", {}).items()]
+            wanted += [f"-{key}={selector[key]}-" for key in ("cache", "data") if key in selector
+                       and (f"-{key}=" in ident or selector[key] != {"cache": "drop", "data": "random"}[key])]
+            if all(part in ident for part in wanted) and test not in found:
+                found.append(test)
+    return found
+
+
+def level_runs(confidence: float) -> int:
+    """The fewest runs whose median has a distribution-free interval at confidence (1 - 2/2^n)."""
+    return next(n for n in range(1, 64) if 1 - 2 * 0.5 ** n >= confidence)
+
+
+def expected_runs(precision: float, noise_pct: float, runs: int, max_runs: int) -> int:
+    """The measured runs --until-ci-case=precision is expected to stop at, for runs of noise_pct
+    coefficient of variation: the median's interval is about 1.2533 z sd / sqrt(n) wide each way
+    (z at each look's level, 95 % over the looks), taken at the first look that reaches it."""
+    points = looks(runs, max_runs)
+    confidence = 1 - 0.05 / len(points)
+    z = {0.95: 1.96}.get(confidence) or _z(confidence)
+    needed = max((1.2533 * z * noise_pct / precision) ** 2, level_runs(confidence))
+    return next((n for n in points if n >= needed), points[-1])
+
+
+def _z(confidence: float) -> float:
+    from scipy.special import ndtri
+    return float(ndtri(1 - (1 - confidence) / 2))
+
+
+@dataclass(frozen=True)
+class ClaimRuns:
+    precision: dict[str, float]  # test name -> the +-% its median must reach (--until-ci-case)
+    lines: tuple[str, ...]  # why, a line per claim
+    metrics: dict[str, tuple[str, ...]] = field(default_factory=dict)  # test name -> its claims' metrics
+
+
+def claim_runs(study: Study, tests: list[str], measured: dict[str, str]) -> ClaimRuns:
+    """Each claim's cases repeated until their medians are known to half the claim's room (see
+    Check.precision), the tightest claim a case serves deciding its precision; the other cases
+    keep the scale's runs, as do those of a claim whose conditions this session lacks (measured:
+    the session's conditions; more runs would not make it comparable)."""
+    precision: dict[str, float] = {}
+    metrics: dict[str, tuple[str, ...]] = {}
+    lines = []
+    for check in study.checks():
+        wanted = check.precision()
+        cases = claim_tests(check, tests)
+        unlike = differing(check, measured)
+        if wanted is None or not cases or unlike:
+            why = ("not comparable here, whatever the runs: " + "; ".join(unlike) if unlike
+                   else "the study gives no size for it" if wanted is None else "none of its cases is planned")
+            lines.append(f"runs for {check.id}: the scale's ({why})")
+            continue
+        for case in cases:
+            precision[case] = min(precision.get(case, wanted), wanted)
+            metrics[case] = tuple(dict.fromkeys([*metrics.get(case, ()), check.metric]))
+        size = ("published " + f"{check.published_pct:+g}%" if check.published_pct is not None
+                else "no published change")
+        room = (f"within ±{check.tolerance_pct:g}%, {size}" if check.expect == "similar" else size)
+        lines.append(f"runs for {check.id}: {room}, so its {len(cases)} tests repeat until each {check.metric} "
+                     f"median is known to ±{wanted:g}%")
+    return ClaimRuns(precision, tuple(lines), metrics)
+
+
+def with_claim_runs(args: list[str], found: ClaimRuns, most: int) -> list[str]:
+    """The session's arguments with each claim case's --until-ci-case and the scale's --max-runs
+    (unless the user gave one), before the store (last)."""
+    extra = [f"--until-ci-case={test}@{','.join(found.metrics[test])}={pct:g}%" if found.metrics.get(test)
+             else f"--until-ci-case={test}={pct:g}%" for test, pct in found.precision.items()]
+    if extra and not option_values(args, "--max-runs"):
+        extra.append(f"--max-runs={most}")
+    return [*args[:-1], *extra, args[-1]]
 
 
 def pytest_errors(output: str) -> list[str]:
@@ -146,18 +251,35 @@ def pytest_errors(output: str) -> list[str]:
 
 
 def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
+    """The plan; at a scale with runs_per_claim, its args give each claim's tests the precision
+    claim_runs chooses (unless the user asked for --until-ci or --until-ci-case)."""
     tests, left_out = collected_tests(args, cwd)  # pytest checks every value first (issue 23: --runs=abc was a traceback)
     layouts = option_value(args, "--layout", "single").split(",")
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
     existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
-    runs = int(option_value(args, "--runs", "10")) + int(option_value(args, "--warmup", "1"))
+    measured, warmup = int(option_value(args, "--runs", "10")), int(option_value(args, "--warmup", "1"))
     chosen = study.scale(scale)
-    minutes, basis = estimate(chosen, tests, runs)
-    return Plan(args, len(tests), runs, minutes, basis,
+    claims: tuple[str, ...] = ()
+    expected: dict[str, int] = {}
+    if chosen.get("runs_per_claim") and not any(a.startswith(("--until-ci", "--interleave")) for a in args):
+        found = claim_runs(study, tests, session_conditions({"devices": "block" if option_values(args, "--devices")
+                                                            else "images"}))
+        args = with_claim_runs(args, found, int(chosen.get("max_runs", 30)))
+        claims = found.lines
+        most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
+        expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)
+                    for test, pct in found.precision.items()}
+        if expected:
+            claims += (f"{len(expected)} tests repeat until decided ({measured} to {most} runs; expected "
+                       f"{sum(expected.values()) - warmup * len(expected)} measured runs in all at the noise "
+                       f"measured for this scale, {', '.join(f'{k} {v:g}%' for k, v in noise.items())}), the "
+                       f"other {len(tests) - len(expected)} run {measured} times",)
+    minutes, basis = estimate(chosen, tests, measured + warmup, expected)
+    return Plan(args, len(tests), measured + warmup, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
                 shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out,
-                case_seconds(chosen, runs))
+                case_seconds=case_seconds(chosen, measured + warmup), claims=claims)
 
 
 def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:

@@ -30,6 +30,7 @@ class RepeatPolicy:
     max_runs: int = 30
     max_seconds: float | None = None
     sequential: bool = False
+    until_ci_metrics: tuple[str, ...] = ()  # the metrics until_ci looks at (none: every headline metric)
 
     def __post_init__(self) -> None:
         if self.runs < 1 or self.warmup < 0 or (self.dynamic and self.max_runs < self.runs):

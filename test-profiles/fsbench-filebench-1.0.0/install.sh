@@ -78,12 +78,31 @@ for assignment in $quick; do
         sed_script="$sed_script;s/^\([[:space:]]*set[[:space:]]*\$$name[[:space:]]*=\).*/\1$value/"
     fi
 done
-{ sed "$sed_script" "$stock"; echo "run $runtime"; } > "$work/$personality.f" || exit 1
+# the file sets made first, unmeasured (the stock text with `create files` in place of its run);
+# the measured text reuses them (`reuse` on every fileset), as fsbench's pytest face runs it
+sed "$sed_script" "$stock" > "$work/$personality-stock.f" || exit 1
+{ cat "$work/$personality-stock.f"; echo "create files"; } > "$work/$personality-create.f" || exit 1
+reuse='/^[[:space:]]*define[[:space:]]\{1,\}fileset/{s/[[:space:]]*,[[:space:]]*reuse\([[:space:]]*=[[:space:]]*[^,[:space:]]*\)\{0,1\}//g;s/[[:space:]]*$/,reuse/;}'
+{ sed "$reuse" "$work/$personality-stock.f"; echo "run $runtime"; } > "$work/$personality.f" || exit 1
 
 cd "$work" || exit 1
+setarch "$(uname -m)" -R "$FILEBENCH" -f "$work/$personality-create.f" > "$work/create.out" 2>&1 ||
+    { cat "$work/create.out"; echo "fsbench-filebench: making the file sets failed" >&2; exit 1; }
+# the measured run starts from storage, not from the page cache the file sets were just written to
+sync
+echo 3 > /proc/sys/vm/drop_caches ||
+    { echo "fsbench-filebench: cannot drop the page cache (not root?); the run would read the file sets from memory" >&2; exit 1; }
 setarch "$(uname -m)" -R "$FILEBENCH" -f "$work/$personality.f" > "$work/filebench.out" 2>&1
 status=$?
 cat "$work/filebench.out"
+# every file set the run populated was made by the preparation (Filebench says it reused it)
+created="$(awk '/ populated: / { sub(/:$/, "", $2); made[$2] = 1 }
+                / Reusing existing .* tree$/ { reused[$4] = 1 }
+                END { for (name in made) if (!(name in reused)) print name }' "$work/filebench.out")"
+if [ -n "$created" ]; then
+    echo "fsbench-filebench: file set $created was created inside the measured run, not reused" >&2
+    status=1
+fi
 # filebench's mb/s are MiB/s
 awk '/IO Summary:/ { for (i = 1; i <= NF; i++) if ($i ~ /mb\/s$/) { v = $i; sub(/mb\/s$/, "", v);
      printf "fsbench-filebench throughput: %.2f MB/s\n", v * 1.048576 } }' "$work/filebench.out"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -185,3 +186,26 @@ def test_dangerous_device_is_refused_before_anything_runs(tmp_path, two_disks, n
     assert proc.returncode == pytest.ExitCode.USAGE_ERROR
     assert f"ERROR: {two_disks[1]} holds an ext4 filesystem signature; pass --wipe-devices" in proc.stderr
     assert "ext4" in subprocess.run(["blkid", "-p", two_disks[1]], capture_output=True, text=True).stdout
+
+
+@pytest.mark.root
+def test_until_ci_case_repeats_one_test_and_leaves_the_others_their_runs(tmp_path):
+    """A real session of two dd cases: the one --until-ci-case names looks at --runs (3, where no
+    interval at its level exists yet) and then at --max-runs (10), stopping there by its precision
+    or its budget; the other makes exactly --runs runs."""
+    store = tmp_path / "s.db"
+    named = "test_dd_write[ext4-single-data=zeros-1M]"
+    done = execute_pytest(["--pyargs", "pytest_fsbench.benchmarks.test_dd", "-k", "test_dd_write", "--fs=ext4",
+                           "--data=random,zeros", "--dd-size=16M", "--image-size=1G", "--runs=3", "--warmup=0",
+                           f"--image-dir={tmp_path / 'images'}", f"--until-ci-case={named}@dd.write=50%",
+                           "--max-runs=10", f"--store={store}"], cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 test(s) until their median's 95% CI is within their own +-% (--until-ci-case, at most 10 runs)" \
+        in done.stdout
+    with sqlite3.connect(store) as db:
+        found = {test.rpartition("::")[2]: (runs, stopped) for test, runs, stopped in db.execute(
+            "SELECT c.test, COUNT(r.id), c.stopped_by FROM cases c JOIN runs r ON r.case_row = c.id "
+            "WHERE r.warmup = 0 GROUP BY c.id")}
+    assert found["test_dd_write[ext4-single-data=random-1M]"] == (3, "runs")
+    assert found[named][0] == 10 and found[named][1] in ("ci", "max-runs")
+    assert len(found) == 2

@@ -35,12 +35,20 @@ def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("plan: pytest --pyargs pytest_fsbench.benchmarks.test_iozone")
-    assert lines[1].startswith("plan: 30 tests x 9 runs (warm-up included), about ")
+    assert lines[1].startswith("plan: 30 tests x 6 runs (warm-up included; a claim's tests until it would be "
+                               "decided), about ")
     assert "minutes (from the seconds per run and per target measured for this scale" in lines[1]
     assert "4 x 4 GiB = 16 GiB (sparse)" in lines[1]
+    # runs chosen per claim: each claim's precision, from its published change, on the pytest line too
+    assert ("plan: runs for compress-raises-write-single: published +125.9%, so its 2 tests repeat until each "
+            "iozone.write median is known to ±50%") in lines
+    assert "plan: runs for two-disks-raise-write: the scale's (not comparable here, whatever the runs: " \
+           "the study's disks separate; here loop images on one disk)" in lines
+    assert " --until-ci-case=test_iozone[ext4-single-cache=drop-16M-512M]@iozone.write=2.2% " in lines[0]
+    assert " --max-runs=20 " in lines[0]
     if not Path("/proc/mdstat").exists():  # the study's ext3/ext4 RAID cases need md: left out, saying why
-        assert lines[2].startswith("plan: left out 6 tests this machine cannot run (ext3-raid0, ext3-raid1, ")
-        assert "needs an md RAID array" in lines[2]
+        assert lines[-1].startswith("plan: left out 6 tests this machine cannot run (ext3-raid0, ext3-raid1, ")
+        assert "needs an md RAID array" in lines[-1]
     assert list(tmp_path.rglob("study-*.html")) == [] and not (tmp_path / "images").exists()
 
 

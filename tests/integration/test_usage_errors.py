@@ -70,11 +70,12 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     # issue 23: an empty value is no "off"; an option that only changes another is refused alone
     (["--devices="], "--devices='': give a value or leave the option out"),
     (["--until-ci="], "--until-ci='': give a value or leave the option out"),
+    (["--until-ci-case=test_dd_write=5%"], "--until-ci-case='test_dd_write=5%': give a test id with its brackets"),
     (["--max-time="], "--max-time='': give a value or leave the option out"),
     (["--dd-size="], "--dd-size='': give a value or leave the option out"),
     (["--wipe-devices"], "--wipe-devices lets fsbench overwrite --devices, and none are given"),
     (["--across-hosts"], "--across-hosts lets --compare use another machine's baseline, and --compare is not given"),
-    (["--max-runs=50"], "--max-runs is the budget of a dynamic mode (--until-ci, or --fail-on-regression with "
+    (["--max-runs=50"], "--max-runs is the budget of a dynamic mode (--until-ci, --until-ci-case, or --fail-on-regression with "
                         "--compare and --gate-mode=sequential), and this session has none"),
     (["--max-time=600"], "--max-time is the budget of a dynamic mode"),
     # issue 23: an option of one value given twice is not silently the last

@@ -135,7 +135,7 @@ def test_paired_shift_holds_zero_for_noise_and_not_for_a_real_difference():
     assert fidelity.paired_shift(same, "m").startswith("paired shift +20.0 %, 95 % CI +20.0")
 
 
-def test_staging_reads_back_the_data_sets_the_command_reads_unless_the_phase_stages_its_own():
+def test_staging_is_the_phases_own_and_data_sets_stay_in_memory_without_a_read_back(tmp_path):
     class Held:
         def datasets(self):
             return {"dd-source.dat": object()}
@@ -146,11 +146,11 @@ def test_staging_reads_back_the_data_sets_the_command_reads_unless_the_phase_sta
 
     scratch = Path("/s")
     write = ["dd", "if=/s/dd-source.dat", "of=/t/dd.dat"]
-    assert fidelity.staging_argvs(Held(), Held(), write, scratch) == [
-        ["dd", "if=/s/dd-source.dat", "of=/dev/null", "bs=1048576"]]
-    assert fidelity.staging_argvs(Held(), Held(), ["dd", "if=/t/dd-read.dat", "of=/dev/null"], scratch) == []
+    # a read back after the drop made the dd write that followed 1.5-2x slower than fsbench's
+    assert fidelity.staging_argvs(Held(), Held(), write, scratch) == []
     assert fidelity.staging_argvs(Staged(), Staged(), write, scratch) == [["cat", "/s/x"]]
-    assert fidelity.staging_argvs(object(), object(), write, scratch) == []
+    assert fidelity.ByHand(None, tmp_path).memory_root == fidelity.MEMORY_ROOT
+    assert str(fidelity.MEMORY_ROOT).startswith("/dev/shm/fsbench-fidelity-")
 
 
 def test_a_missing_tool_is_a_reason_to_skip():

@@ -58,3 +58,34 @@ def test_a_baseline_is_measured_to_the_gates_budget():
     assert settings(**{"--fs": "ext4", "--save": "base", "--compare": "base"}).repeat.runs == 10
     assert settings(**{"--fs": "ext4", "--save": "base", "--until-ci": "3%"}).repeat.runs == 10
     assert settings(**{"--fs": "ext4"}).repeat.runs == 10
+
+
+def test_until_ci_case_gives_one_test_its_own_precision_and_leaves_the_others_their_runs():
+    given = settings(**{"--fs": "ext4", "--runs": "5", "--until-ci-case": ["test_dd_write[ext4-single-1M]=5%"],
+                        "--max-runs": "20"})
+    own = given.repeat_for("pkg/test_dd.py::test_dd_write[ext4-single-1M]")
+    assert (own.until_ci, own.runs, own.max_runs, own.dynamic) == (5.0, 5, 20, True)
+    other = given.repeat_for("pkg/test_dd.py::test_dd_read[ext4-single-1M]")
+    assert (other.until_ci, other.dynamic) == (None, False)
+    assert given.dynamic  # so --max-runs is its budget, not refused
+    assert own.until_ci_metrics == ()  # every headline metric
+    named = settings(**{"--fs": "ext4", "--until-ci-case": ["test_iozone[ext4-single-16M]@iozone.write,iozone.read=5%"]})
+    assert named.repeat_for("p::test_iozone[ext4-single-16M]").until_ci_metrics == ("iozone.write", "iozone.read")
+    with pytest.raises(UsageError, match=r"no workload measures a metric 'iozone.wrte'"):
+        settings(**{"--fs": "ext4", "--until-ci-case": ["test_iozone[ext4-single-16M]@iozone.wrte=5%"]})
+
+
+@pytest.mark.parametrize("text", ["5%", "test_dd_write=5%", "test_dd_write[ext4-single-1M]", "[x]=5%",
+                                  "test_dd_write[ext4-single-1M]=150%", "test_iozone[btrfs-compress=zlib]",
+                                  "test_iozone[ext4-single-16M]@write=5%"])
+def test_until_ci_case_needs_a_test_id_and_a_percentage(text):
+    with pytest.raises(UsageError, match=r"--until-ci-case="):
+        BY_FLAG["--until-ci-case"].value(text)
+
+
+def test_until_ci_case_once_per_test_and_never_interleaved():
+    with pytest.raises(UsageError, match=r"test_dd_write\[ext4-single-1M\] is given twice"):
+        settings(**{"--fs": "ext4", "--until-ci-case": ["test_dd_write[ext4-single-1M]=5%",
+                                                        "test_dd_write[ext4-single-1M]=3%"]})
+    with pytest.raises(UsageError, match="--interleave makes one measured run per round"):
+        settings(**{"--fs": "ext4", "--interleave": True, "--until-ci-case": ["test_dd_write[ext4-single-1M]=5%"]})

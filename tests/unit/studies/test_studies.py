@@ -424,3 +424,14 @@ def test_the_kernel_of_the_users_arguments_replaces_the_studys_in_either_form(tm
     args = launch.study_args(ALL["compression"], "quick", ["--kernel", "vm"], tmp_path)
     assert launch.option_value(args, "--kernel", "host") == "vm"
     assert not any(arg.startswith("--kernel=") for arg in args)
+
+
+def test_an_undecided_claim_whose_cases_ran_to_the_budget_says_so(tmp_path):
+    noisy = [30.0, 70.0, 45.0, 55.0]
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): noisy,
+                                     ("btrfs", "single", PLAIN, "16M"): list(reversed(noisy))})
+    rows = report.report_data(store, sid).rows
+    assert "--max-runs" not in studies.judge(check("similar", 5.0), rows).detail
+    spent = [dataclasses.replace(r, stopped_by="max-runs") for r in rows]
+    detail = studies.judge(check("similar", 5.0), spent).detail
+    assert "not decided: about 664 runs a side" in detail and "ran to the session's --max-runs" in detail

@@ -106,3 +106,76 @@ def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_p
     # the variable reaches the session: a real pytest run prints it from a test of its own
     (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
     assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
+
+
+#: the tests the btrfs-options study's quick scale collected here (pytest --collect-only -q)
+BTRFS_QUICK = [f"pytest_fsbench/benchmarks/test_iozone.py::test_iozone[{case}-16M-512M]" for case in (
+    "btrfs-single-compress=no-mount=datacow,datasum-cache=drop", "btrfs-single-compress=no-mount=datacow,datasum-cache=direct",
+    "btrfs-raid0-compress=no-mount=datacow,datasum-cache=drop", "btrfs-raid10-compress=no-mount=datacow,datasum-cache=drop",
+    "btrfs-single-compress=no-mount=nodatacow,nodatasum-cache=drop",
+    "btrfs-single-compress=zlib-mount=datacow,datasum-cache=drop",
+    "btrfs-single-compress=zlib-mount=nodatacow,nodatasum-cache=drop",
+    "ext4-single-cache=drop", "ext3-single-cache=drop")] + [
+    f"pytest_fsbench/benchmarks/test_dd.py::test_dd_write[btrfs-single-compress={c}-mount=datacow,datasum-cache=drop-"
+    f"data={d}-1M]" for c in ("no", "zlib") for d in ("random", "zeros")]
+
+
+def test_a_claims_tests_are_those_its_two_sides_select():
+    checks = {check.id: check for check in studies.study("btrfs-options").checks()}
+    assert launch.claim_tests(checks["compress-raises-write-single"], BTRFS_QUICK) == [
+        "test_iozone[btrfs-single-compress=zlib-mount=datacow,datasum-cache=drop-16M-512M]",
+        "test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"]
+    # raid0 is not raid10's prefix; ext4's side names no options
+    assert launch.claim_tests(checks["two-disks-raise-write"], BTRFS_QUICK)[0].startswith("test_iozone[btrfs-raid0-")
+    assert launch.claim_tests(checks["btrfs-writes-like-ext4"], BTRFS_QUICK)[1] == \
+        "test_iozone[ext4-single-cache=drop-16M-512M]"
+    # dd's claim on random data takes only the random cases of dd write
+    assert launch.claim_tests(checks["compress-gain-is-the-data"], BTRFS_QUICK) == [
+        "test_dd_write[btrfs-single-compress=zlib-mount=datacow,datasum-cache=drop-data=random-1M]",
+        "test_dd_write[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-data=random-1M]"]
+
+
+def test_a_claims_precision_is_half_its_room():
+    make = lambda expect, pct, tol=10.0: studies.Check("x", "", "", "dd.write", {}, {}, expect, tol, "study", {}, pct)
+    assert make("higher", 125.9).precision() == 50.0  # at most +-50 %
+    assert make("lower", -54.5).precision() == 27.2
+    assert make("higher", 4.5).precision() == 2.2
+    assert make("similar", 1.1).precision() == 4.5  # (10 - 1.1) / 2
+    assert make("similar", None, 25.0).precision() == 12.5
+    assert make("higher", None).precision() is None  # no size given: the scale's runs
+    assert make("higher", 0.5).precision() == 1.0  # never below +-1 %
+
+
+def test_claim_runs_take_each_cases_tightest_claim_and_leave_uncomparable_claims_their_runs():
+    found = launch.claim_runs(studies.study("btrfs-options"), BTRFS_QUICK, {"disks": "loop images on one disk"})
+    plain = "test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"
+    assert found.precision[plain] == 2.2  # btrfs-writes-like-ext4's, the tightest of its four claims
+    assert not any("raid0" in test for test in found.precision)  # two-disk claims: not comparable on one disk
+    assert any(line.startswith("runs for two-disks-raise-write: the scale's (not comparable here")
+               for line in found.lines)
+    separate = launch.claim_runs(studies.study("btrfs-options"), BTRFS_QUICK, {"disks": "separate"})
+    assert separate.precision["test_iozone[btrfs-raid0-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"] == 12.5
+    args = launch.with_claim_runs(["--runs=5", "--store=s.db"], found, 20)
+    assert args[-1] == "--store=s.db" and "--max-runs=20" in args
+    # the claims' metrics decide when it stops, not a figure the page cache serves (IOzone's reread)
+    assert f"--until-ci-case={plain}@iozone.write,iozone.read=2.2%" in args
+    assert "--max-runs=30" in launch.with_claim_runs(["--max-runs=30", "--store=s.db"], found, 20)
+    assert launch.with_claim_runs(["--max-runs=30", "--store=s.db"], found, 20).count("--max-runs=20") == 0
+
+
+def test_expected_runs_grow_with_the_noise_and_stop_at_a_look():
+    assert launch.expected_runs(50.0, 11.0, 5, 20) == 10  # no 98.75 % median interval at 5 runs
+    assert launch.expected_runs(12.5, 11.0, 5, 20) == 10
+    assert launch.expected_runs(4.5, 11.0, 5, 20) == 20  # the budget
+    assert launch.expected_runs(4.5, 3.0, 5, 20) == 10
+    assert launch.level_runs(0.95) == 6 and launch.level_runs(0.9875) == 8
+    # the plan's minutes take the expected runs of the tests that repeat until decided
+    scale = {"run_seconds": {"test_iozone": 4.0}, "seconds_basis": "measured"}
+    tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]"]
+    minutes, _ = launch.estimate(scale, tests, 6, {"test_iozone[b]": 21})
+    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 6 * 4.0 + 21 * 4.0)
+
+
+def test_the_help_says_what_the_quick_scales_take():
+    minutes = [int(s.scale("quick")["minutes"]) for s in studies.studies().values()]
+    assert cli.QUICK_MINUTES == f"{min(minutes)} to {max(minutes)}"

@@ -84,7 +84,7 @@ def plugin_runs(settings, baseline, new: np.ndarray) -> int:
     """How many of new the plugin's own Bench._repeat measures (warm-ups discarded)."""
     store = CaseRuns()
     session = SimpleNamespace(settings=settings, store=store, session_id=1, gate=gate_for(settings, baseline))
-    bench = SimpleNamespace(session=session, interleaved=False)
+    bench = SimpleNamespace(session=session, interleaved=False, test="p/test_dd.py::test_dd_write[ext4-single-1M]")
     bench._measure = lambda workload, policy, row, warmup, index, planned: (
         None if warmup else store.values.append(float(new[len(store.values)])))
     Bench._repeat(bench, None, "drop", 1)
