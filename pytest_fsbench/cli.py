@@ -25,7 +25,7 @@ from .pts import commands as pts_commands
 from .views.json_export import changes_document, comparison_document, export_session, sessions_document
 from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
-from .verdicts.baseline import compare_pairs, disturbances
+from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
 from .verdicts.gate import check_compared, disturbed_message, gate_message, outcomes, rule_for
 from .store.databases import is_url, redact
 from .store.facts import ran_text
@@ -134,7 +134,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if base_hosts != [hosts[new_id]]:
         notes.append("the sessions ran on different machines: a change below is the machines' difference as "
                      "much as the software's")
-    pairs = compare_pairs(store, base_ids, new_id, alpha, f"fsbench compare {args.base} {args.new}")
+    pairs = as_the_gate_compared(compare_pairs(store, base_ids, new_id, alpha,
+                                               f"fsbench compare {args.base} {args.new}"),
+                                 store.session_export(new_id)["cases"], base_ids)
     check_compared(rules, {s.key.metric for _, s, _ in pairs})
     found = outcomes(pairs, rules, disturbances(store, base_ids, new_id, [s.key for _, s, _ in pairs]))
     status = 1 if any(o.failed for o in found) else 0

@@ -106,8 +106,23 @@ def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, .
         errors = pytest_errors(done.stderr + done.stdout)
         raise UsageError("; ".join(errors) or (done.stderr + done.stdout).strip()[-500:])
     lines = done.stdout.splitlines()
-    return ([line for line in lines if "::" in line],
-            tuple(line for line in lines if line.startswith("fsbench: left out")))
+    return [line for line in lines if "::" in line], tuple(unwrapped(lines, "fsbench: left out"))
+
+
+def unwrapped(lines: list[str], start: str) -> list[str]:
+    """The lines that begin with start, each joined with the indented lines the session's 120
+    columns wrapped it onto."""
+    found: list[str] = []
+    following = False
+    for line in lines:
+        if line.startswith(start):
+            found.append(line)
+            following = True
+        elif following and line.startswith("  ") and line.strip():
+            found[-1] += " " + line.strip()
+        else:
+            following = False
+    return found
 
 
 #: pytest's start, collection and the session's opening and closing, outside every test

@@ -303,6 +303,15 @@ def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tup
     return found
 
 
+def as_the_gate_compared(pairs: list[tuple[str, Series, Comparison]], cases: Sequence[dict],
+                         base_ids: Sequence[int]) -> list[tuple[str, Series, Comparison]]:
+    """Each comparison as the new session's gate made it against the same baseline, where it did
+    (its level, its drift, its adjustment: one answer per comparison, in the report and in
+    fsbench compare alike); the others as computed (cases: the new session's, Store.session_export's)."""
+    gated = gate_comparisons(cases, base_ids)
+    return [(case, s, gated.get((s.key.test, s.key.metric, s.key.params), cmp)) for case, s, cmp in pairs]
+
+
 #: the key of a variant case's manifest that names its reference case (kept so a report made
 #: after the session pairs them as the session did)
 PAIRED_WITH = "paired_with"

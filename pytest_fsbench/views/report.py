@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from ..measure import cache_check
 from ..verdicts import changes
 from . import change_points, figures
-from ..verdicts.baseline import PAIRED_WITH, compare_pairs, gate_comparisons, paired_pairs
+from ..verdicts.baseline import PAIRED_WITH, as_the_gate_compared, compare_pairs, paired_pairs
 from ..metrics import Direction, in_summary, is_headline, params_text, short_test
 from ..sizes import parse_size
 from ..verdicts.stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
@@ -107,18 +107,10 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     changes = []
     if base_ids:
         computed = compare_pairs(store, base_ids, session_id, alpha)
-        changes = in_table_order(as_the_gate_compared(computed, gate_comparisons(meta["cases"], base_ids)))
+        changes = in_table_order(as_the_gate_compared(computed, meta["cases"], base_ids))
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
                   store.time_totals(session_id), history_of(store, meta),
                   in_table_order(paired_pairs(store, session_id, meta["cases"], alpha)))
-
-
-def as_the_gate_compared(pairs: list[tuple[str, Series, Comparison]],
-                         gated: dict[tuple[str, str, str], Comparison]
-                         ) -> list[tuple[str, Series, Comparison]]:
-    """Each comparison as the session's gate made it against the same baseline, where it did (its
-    level, its drift, its adjustment: one answer per comparison); the others as computed."""
-    return [(case, s, gated.get((s.key.test, s.key.metric, s.key.params), cmp)) for case, s, cmp in pairs]
 
 
 def history_of(store: Store, meta: dict) -> list[changes.ChangePoint]:

@@ -89,6 +89,11 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     # one interval per comparison: the change table shows the gate's own, at its level (issue 32)
     assert f"<th>ci{level:g}</th>" in html and "<th>ci90</th>" not in html
     assert "sequential gate looking at 6, 10, 15, 20, 30 runs" in worse.stdout
+    # and so does fsbench compare: the gate's comparison, its level, its verdict
+    compared = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "compare", "1", "last",
+                               "--fail-on-regression=5%", f"--store={db}"], capture_output=True, text=True, cwd=REPO)
+    assert compared.returncode == 1, compared.stdout + compared.stderr
+    assert f"ci{level:g}" in compared.stdout and "ci90" not in compared.stdout, compared.stdout
 
     better = execute_pytest([*args, "--compare=2", "--fail-on-regression=5%"], cwd=REPO)
     assert better.returncode == 0, better.stdout[-3000:]
