@@ -110,7 +110,7 @@ def test_a_baseline_of_several_sessions_gates_on_their_spread(tmp_path, no_lefto
     sessions 2x slower and 2x faster (too spread out for anything to be decided). --drift=baseline:
     the gate uses these sessions' own spread (the store's made-up history is no machine's drift)."""
     args = [*common(tmp_path), "--fs=btrfs", "--runs=6", "--drift=baseline"]
-    saved = execute_pytest([*args, "--save=measured"], cwd=REPO)
+    saved = execute_pytest([*args[:-1], "--save=measured"], cwd=REPO)  # --drift alone gates nothing (issue 34)
     assert saved.returncode == 0, saved.stdout[-3000:]
     db = tmp_path / "fsbench.db"
     as_busy_as_can_be(db, 1)
