@@ -5,6 +5,7 @@ the regression gate (against the baseline's samples)."""
 from __future__ import annotations
 
 import re
+import shutil
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -76,6 +77,10 @@ class CaseResult:
         return self.judgement.lines
 
 
+#: the image directory's free space below which a failed run is put down to its filling up
+FILLED_BELOW = 8 << 20
+
+
 class Bench:
     def __init__(self, session: FsbenchSession, target: Target, conditions: Conditions, item: pytest.Item,
                  record_property, interleaved: bool = False, progress: Progress | None = None) -> None:
@@ -130,6 +135,7 @@ class Bench:
             self.target.manifest[PAIRED_WITH] = {"reference": tests[0], "rounds": self.session.settings.repeat.runs}
         row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
                              workload.params(), policy, self.written or self.data, self.target.manifest)
+        filled = None
         try:
             workload = self._installed(workload)
             self._check_room(workload)
@@ -137,17 +143,22 @@ class Bench:
         except Unsupported as exc:
             store.finish_case(row, "skipped", None)
             pytest.skip(f"{self.target.id}: {exc}")
-        except StoreError:
-            raise
+        except StoreError as exc:  # issue 34: a store that filled up mid-session was a chained traceback
+            filled = self.session.store_failed(exc)
+            self.item.session.shouldstop = filled
         except (FsbenchError, OSError) as exc:
             store.finish_case(row, "failed", None)
-            cause = self.session.targets.daemon_failure(self.target.spec)
-            if cause is None:
-                raise
-            pytest.fail(f"{cause}\n{exc}", pytrace=False)
+            filled = self._image_dir_filled(workload, exc)
+            if filled is None:
+                cause = self.session.targets.daemon_failure(self.target.spec)
+                if cause is None:
+                    raise
+                pytest.fail(f"{cause}\n{exc}", pytrace=False)
         except pytest.fail.Exception:
             store.finish_case(row, "failed", None)
             raise
+        if filled is not None:  # outside the handler: one line, no chained traceback
+            pytest.fail(filled, pytrace=False)
         series = self._finish(row, stopped_by)
         return {s.key.metric + "".join(f"[{k}={v}]" for k, v in sorted(s.params.items())): list(s.values)
                 for s in series}
@@ -157,6 +168,22 @@ class Bench:
         installed on the target once per case: pts/workload.py); Unsupported skips the case."""
         install = getattr(workload, "installed", None)
         return workload if install is None else install(self.target, self.session.execute)
+
+    def _image_dir_filled(self, workload: Workload, exc: Exception) -> str | None:
+        """The one line of a run that failed because the image directory filled up, so the loop
+        images could not grow (the filesystem on them then fails its writes or goes read-only;
+        issue 34: "No space left" inside 78 lines); None when it did not."""
+        settings = self.session.settings
+        if settings.devices or self.target.spec.in_guest:
+            return None
+        existing = next(p for p in (settings.image_dir, *settings.image_dir.parents) if p.exists())
+        free = shutil.disk_usage(existing).free
+        if free >= FILLED_BELOW:
+            return None
+        words = next((line.strip() for line in str(exc).splitlines()[1:] if line.strip()), str(exc).splitlines()[0])
+        return (f"{self.target.id}: {workload.name} failed because --image-dir={settings.image_dir} filled up "
+                f"({human_size(free)} free), so the loop images could not grow ({words}); free some room there, "
+                "or give an --image-dir with more room")
 
     def _check_room(self, workload: Workload) -> None:
         """Refuse a workload that will not fit on the target, before it runs for minutes and

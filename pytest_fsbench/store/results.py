@@ -159,6 +159,14 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def reserve_room(self) -> None:
+        """Keep room on the store's filesystem for recording the session's end (an SQLite file's)."""
+        self.db.reserve_room()
+
+    def release_room(self) -> bool:
+        """Give that room back, so the end can be written on a filesystem that filled up."""
+        return self.db.release_room()
+
     # --- sessions ------------------------------------------------------------------------------
 
     @_guarded
