@@ -133,7 +133,7 @@ class Bench:
         tests = self._pair_tests()
         if tests is not None and tests[1] == self.test:  # a report made later pairs them from this
             self.target.manifest[PAIRED_WITH] = {"reference": tests[0], "rounds": self.session.settings.repeat.runs}
-        row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
+        row = store.case_row(session_id, self.test, self.target.id, self.target.stored_spec(), workload.name,
                              workload.params(), policy, self.written or self.data, self.target.manifest)
         filled = None
         try:

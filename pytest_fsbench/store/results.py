@@ -516,7 +516,9 @@ class Store:
 
 
 def _options_text(spec_json: str) -> str:
-    options = json.loads(spec_json).get("options", {})
+    """The case's options as the kernel applied them when that was read ("mounted"), else as asked."""
+    spec = json.loads(spec_json)
+    options = spec.get("mounted") or spec.get("options", {})
     return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
 
 
