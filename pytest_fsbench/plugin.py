@@ -21,7 +21,7 @@ from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
-from .options import APPEND, FLAG, OPTIONAL, Option
+from .options import APPEND, FLAG, OPTIONAL, Option, check_replaceable
 from .verdicts.assertions import SessionResults
 from .verdicts.gate import gates_nothing
 from .workloads import WORKLOAD_NAMES
@@ -113,6 +113,7 @@ def pytest_configure(config: pytest.Config) -> None:
                             "it runs once per --cache policy with that pattern, never with a --data it cannot honour")
     try:
         settings = check_real_devices(settings_from_config(config))
+        check_junitxml(getattr(config.option, "xmlpath", None), settings.store_path)
         session = FsbenchSession(settings, probe(), serialized(execute, DAEMONS))
         if settings.resume or settings.compare or settings.save:
             session.open_store()  # a bad --resume/--compare is a usage error before collection
@@ -122,6 +123,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[REPORTED] = set()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
     _install_signal_handlers(config)
+
+
+def check_junitxml(where: str | None, store: Path | str) -> None:
+    """pytest's --junitxml replaces its file at the end: never the session's store, another SQLite
+    database or an existing file that is no JUnit XML (found by the sweep: --junitxml=STORE
+    replaced the store with the XML)."""
+    if not where:
+        return
+    path = Path(where)
+    try:
+        check_replaceable(path, "junit", [store], force=True)
+        with open(path, "rb") if path.is_file() else contextlib.nullcontext(None) as file:
+            head = file.read(512).lstrip() if file is not None else b""
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--junitxml={where}: {exc}") from None
+    if head and not head.startswith((b"<?xml", b"<testsuite")):
+        raise UsageError(f"--junitxml={where}: exists and is no JUnit XML file, which pytest would replace; name a "
+                         "new file")
 
 
 #: the signals that stop a session as Ctrl-C does

@@ -119,6 +119,10 @@ def _memory(text: str) -> int:
     size = parse_size(text)
     if size < SMALLEST:
         raise ValueError(f"below {SMALLEST >> 20}M a tool's own code and buffers no longer fit; give e.g. 2G")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if size >= ram:  # found by the sweep: a limit at or above the machine's memory limits nothing
+        raise ValueError(f"this machine has {human_size(ram)} of memory, so the limit would limit nothing; give "
+                         "less, or leave --memory out")
     return size
 
 

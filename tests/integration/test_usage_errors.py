@@ -140,6 +140,9 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--gate-mode=fixed"], "--gate-mode changes how the gate judges a comparison, and this session compares nothing"),
     (["--drift=baseline"], "--drift changes how the gate judges a comparison, and this session compares nothing"),
     (["--inconclusive=fail"], "--inconclusive changes how the gate judges a comparison"),
+    # issue 34, found by the sweep: a limit above the machine's memory; make -j100000000 ran for minutes
+    (["--memory=1T"], "--memory='1T': this machine has "),
+    (["--kernel-jobs=100000000"], "--kernel-jobs=100000000: '100000000' jobs only queue behind each other"),
     # issue 34: btrfs raid1 on one named device skipped, and pytest exited 0
     (["--fs=btrfs", "--layout=single,raid1", "--devices=/dev/null"],
      "--devices=/dev/null names 1 device, and raid1 needs 2 (btrfs-raid1); name more devices or leave those "
@@ -940,3 +943,17 @@ def test_an_image_directory_that_fills_mid_run_is_one_line(tmp_path, small_image
     con = sqlite3.connect(tmp_path / "fsbench.db")
     assert con.execute("SELECT status FROM sessions").fetchone()[0] == "failed"
     con.close()
+
+
+def test_junitxml_never_replaces_the_store_or_a_file_that_is_no_junit_xml(tmp_path):
+    """Found by the sweep: pytest's --junitxml=STORE replaced the store with the XML at the end."""
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    kept = store.read_bytes()
+    assert usage_error([f"--junitxml={store}"], tmp_path) == (
+        f"ERROR: --junitxml={store}: is the result store {store} (or its journal); name another file")
+    assert usage_error([f"--junitxml={notes}"], tmp_path) == (
+        f"ERROR: --junitxml={notes}: exists and is no JUnit XML file, which pytest would replace; name a new file")
+    assert store.read_bytes() == kept and notes.read_text() == "my notes\n"
