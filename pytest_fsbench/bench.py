@@ -25,7 +25,7 @@ from .case import CaseSpec
 from .verdicts.stats import Comparison, summarize
 from .store.results import Series, canonical, now
 from .targets.target import Target
-from .errors import FsbenchError, UsageError
+from .errors import CommandError, FsbenchError, UsageError
 from .sizes import human_size
 from .store.results import StoreError
 from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
@@ -135,7 +135,7 @@ class Bench:
             self.target.manifest[PAIRED_WITH] = {"reference": tests[0], "rounds": self.session.settings.repeat.runs}
         row = store.case_row(session_id, self.test, self.target.id, self.target.stored_spec(), workload.name,
                              workload.params(), policy, self.written or self.data, self.target.manifest)
-        filled = None
+        failure = None
         try:
             workload = self._installed(workload)
             self._check_room(workload)
@@ -144,21 +144,22 @@ class Bench:
             store.finish_case(row, "skipped", None)
             pytest.skip(f"{self.target.id}: {exc}")
         except StoreError as exc:  # issue 34: a store that filled up mid-session was a chained traceback
-            filled = self.session.store_failed(exc)
-            self.item.session.shouldstop = filled
+            failure = self.session.store_failed(exc)
+            self.item.session.shouldstop = failure
         except (FsbenchError, OSError) as exc:
             store.finish_case(row, "failed", None)
-            filled = self._image_dir_filled(workload, exc)
-            if filled is None:
+            failure = self._image_dir_filled(workload, exc)
+            if failure is None:
                 cause = self.session.targets.daemon_failure(self.target.spec)
-                if cause is None:
+                if cause is None and not isinstance(exc, CommandError):
                     raise
-                pytest.fail(f"{cause}\n{exc}", pytrace=False)
+                # a tool that failed is the tool's words, not a traceback through fsbench (found by the sweep)
+                failure = f"{cause}\n{exc}" if cause else f"{self.target.id}: {workload.name} failed: {exc}"
         except pytest.fail.Exception:
             store.finish_case(row, "failed", None)
             raise
-        if filled is not None:  # outside the handler: one line, no chained traceback
-            pytest.fail(filled, pytrace=False)
+        if failure is not None:  # outside the handler: one line, no chained traceback
+            pytest.fail(failure, pytrace=False)
         series = self._finish(row, stopped_by)
         return {s.key.metric + "".join(f"[{k}={v}]" for k, v in sorted(s.params.items())): list(s.values)
                 for s in series}

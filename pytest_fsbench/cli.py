@@ -260,6 +260,9 @@ def cmd_study(args: argparse.Namespace) -> int:
     store_path = study_store(pytest_args)
     output = study_output(args.output, chosen.name, store_path)
     plan = study_launch.plan(chosen, args.scale, pytest_args, cwd)
+    if not plan.tests:  # found by the sweep: a -k that selects nothing planned 0 tests and exited 0
+        raise UsageError(f"the study's options select none of its tests ({' '.join(args.pytest_args) or 'its own'}); "
+                         "loosen -k or the options that choose the cases")
     note = study_launch.selection_note(chosen, args.scale, args.pytest_args)
     print("\n".join([*plan.lines(), *([note] if note else [])]), flush=True)
     study_launch.check_room(plan)
@@ -326,6 +329,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
+    if args.since and args.until and args.since >= args.until:  # found by the sweep: "none that match"
+        raise UsageError(f"--since {args.since} is not before --until {args.until}, so no session could match; swap "
+                         "them or widen the range")
     rows = store.sessions(host=args.host, since=args.since, until=args.until)
     if args.json:
         print(json.dumps(sessions_document(store.path, rows), indent=2, sort_keys=True))

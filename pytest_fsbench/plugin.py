@@ -378,6 +378,12 @@ def check_rules_gate_something(fsbench: FsbenchSession, session: pytest.Session)
             raise pytest.UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no selected test "
                                     f"measures {rule.metric} (selected: {chosen}), so the rule would gate nothing; "
                                     "select a test that measures it, or leave the rule out")
+    for threshold in fsbench.settings.thresholds:  # found by the sweep: it failed the session after measuring
+        if measuring and gates_nothing(threshold, tests, WORKLOAD_NAMES):
+            chosen = ", ".join(dict.fromkeys(function for _, function in tests))
+            raise pytest.UsageError(f"--threshold {threshold.text!r}: no selected test measures {threshold.metric} "
+                                    f"(selected: {chosen}), so it would check nothing; select a test that measures "
+                                    "it, or leave the threshold out")
 
 
 def deselect_without_cases(config: pytest.Config, items: list[pytest.Item]) -> None:

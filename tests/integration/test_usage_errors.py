@@ -143,6 +143,8 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     # issue 34, found by the sweep: a limit above the machine's memory; make -j100000000 ran for minutes
     (["--memory=1T"], "--memory='1T': this machine has "),
     (["--kernel-jobs=100000000"], "--kernel-jobs=100000000: '100000000' jobs only queue behind each other"),
+    (["-k", "write", "--threshold=dd.read>=1MB/s"], "--threshold 'dd.read>=1MB/s': no selected test measures dd.read "
+                                                     "(selected: test_dd_write), so it would check nothing"),
     # issue 34: btrfs raid1 on one named device skipped, and pytest exited 0
     (["--fs=btrfs", "--layout=single,raid1", "--devices=/dev/null"],
      "--devices=/dev/null names 1 device, and raid1 needs 2 (btrfs-raid1); name more devices or leave those "
@@ -338,17 +340,6 @@ def test_a_device_too_small_for_the_workload_is_refused_before_anything_is_writt
     assert written == bytes(8 << 20)
 
 
-@pytest.mark.root
-def test_a_threshold_that_applied_to_nothing_fails_the_session(tmp_path, no_leftovers):
-    done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
-                       "--threshold=dd.read>=1MB/s", "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
-                       f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
-    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
-    assert "1 passed" in done.stdout
-    assert ("fsbench: threshold 'dd.read>=1MB/s' applied to no measured value: no case of this session "
-            "measured dd.read, so it checked nothing") in done.stdout
-
-
 # --- the fsbench command -----------------------------------------------------------------------------
 
 
@@ -509,6 +500,9 @@ def empty_session(path: Path, status: str) -> int:
     (["cleanup", "--run-root={tmp}/fsbench.db"],
      "fsbench cleanup: --run-root={tmp}/fsbench.db: is no directory; name the directory sessions keep their state in"),
     (["cleanup", "--run-root={tmp}/nowhere"], "fsbench cleanup: --run-root={tmp}/nowhere: does not exist"),
+    # found by the sweep: "none that match", exit 0
+    (["sessions", "--since=2026-02-01", "--until=2026-01-01", "{store}"],
+     "fsbench sessions: --since 2026-02-01T00:00:00+00:00 is not before --until 2026-01-01T00:00:00+00:00"),
 ])
 def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, message):
     store = tmp_path / "fsbench.db"
@@ -808,6 +802,16 @@ def test_doctor_calls_an_empty_file_or_a_database_without_tables_a_new_store(tmp
     assert (f"store: {store}: a new store (no tables yet); the first session makes its tables there"
             in " ".join(done.stdout.split())), done.stdout  # doctor wraps its lines
     assert store.read_bytes() == before
+
+
+def test_a_study_whose_options_select_nothing_is_refused(tmp_path):
+    """Found by the sweep: -k nothingmatches planned 0 tests and exited 0."""
+    done = fsbench("study", "btrfs-options", "--plan", f"--image-dir={tmp_path / 'images'}", "-k", "nothingmatches",
+                   cwd=tmp_path)
+    message = one_line_error(done)
+    assert message.startswith("fsbench study: the study's options select none of its tests (") and (
+        "-k nothingmatches); loosen -k or the options that choose the cases" in message)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_study_s_own_selection_and_the_user_s_both_apply(tmp_path):
