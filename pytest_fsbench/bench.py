@@ -133,6 +133,9 @@ class Bench:
         tests = self._pair_tests()
         if tests is not None and tests[1] == self.test:  # a report made later pairs them from this
             self.target.manifest[PAIRED_WITH] = {"reference": tests[0], "rounds": self.session.settings.repeat.runs}
+        mismatch = self.session.gate.unmatched_parameters(self.test, workload.name, canonical(workload.params()))
+        if mismatch is not None:
+            pytest.fail(f"{self.target.id}: {mismatch}", pytrace=False)
         row = store.case_row(session_id, self.test, self.target.id, self.target.stored_spec(), workload.name,
                              workload.params(), policy, self.written or self.data, self.target.manifest)
         failure = None

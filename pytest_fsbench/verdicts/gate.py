@@ -562,6 +562,21 @@ class Gate:
                 f"measuring everything (the baseline holds {shown(theirs)}; this session runs {shown(tests)}); "
                 "compare like with like (the same tests, --fs, --layout and options), or --save a new baseline")
 
+    def unmatched_parameters(self, test: str, workload: str, params: str) -> str | None:
+        """Why a case the baseline measured with other workload parameters (a changed --dd-size,
+        say) cannot be gated, known before its first run (found by the sweep: every case was
+        measured, then "gated nothing"); None when the baseline has it, or has not the test at all
+        (a new test: the gate leaves it out). params: the canonical JSON of the parameters."""
+        if not self.rules or self.baseline is None:
+            return None
+        theirs = sorted({key.workload_params for key in self.baseline.series()
+                         if key.test == test and key.workload == workload})
+        if not theirs or params in theirs:
+            return None
+        return (f"--fail-on-regression: baseline {self.baseline.name!r} measured {test.rpartition('::')[2]} with "
+                f"{workload} parameters {' or '.join(theirs)}, and this session with {params}, so it cannot be "
+                "compared and would gate nothing; run with the baseline's parameters, or --save a new baseline")
+
     def ungated(self, judged: Sequence[tuple[str, list[Series], Judgement]], compare_name: str | None) -> list[str]:
         """A gate that compared nothing gated nothing: one line naming what did not match (a
         changed case or size has no samples in the baseline). judged: (case id, series, judgement)."""
