@@ -100,7 +100,7 @@ def test_the_gate_fails_a_certain_regression_and_passes_a_certain_improvement(tm
     other = execute_pytest([*[a for a in args if not a.startswith(("--dd-size", "--runs"))], "--dd-size=32M",
                         "--compare=2", "--fail-on-regression=5%", "--runs=3"], cwd=REPO)
     assert other.returncode == 1, other.stdout[-3000:]
-    assert ("btrfs-single: --fail-on-regression: baseline '2' measured test_dd_write[btrfs-single] with dd parameters "
+    assert ("btrfs-single: --fail-on-regression: baseline '2' measured test_dd_write[btrfs-single-1M] with dd parameters "
             '{"bs":"1M","data":"random","size":"') in other.stdout, other.stdout[-3000:]
     assert ('and this session with {"bs":"1M","data":"random","size":"32M"}, so it cannot be compared and would gate '
             "nothing") in other.stdout
