@@ -5,6 +5,7 @@ the regression gate (against the baseline's samples)."""
 from __future__ import annotations
 
 import re
+import shutil
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from .case import CaseSpec
 from .verdicts.stats import Comparison, summarize
 from .store.results import Series, canonical, now
 from .targets.target import Target
-from .errors import FsbenchError, UsageError
+from .errors import CommandError, FsbenchError, UsageError
 from .sizes import human_size
 from .store.results import StoreError
 from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
@@ -74,6 +75,10 @@ class CaseResult:
     @property
     def verdicts(self) -> list[str]:
         return self.judgement.lines
+
+
+#: the image directory's free space below which a failed run is put down to its filling up
+FILLED_BELOW = 8 << 20
 
 
 class Bench:
@@ -128,8 +133,12 @@ class Bench:
         tests = self._pair_tests()
         if tests is not None and tests[1] == self.test:  # a report made later pairs them from this
             self.target.manifest[PAIRED_WITH] = {"reference": tests[0], "rounds": self.session.settings.repeat.runs}
-        row = store.case_row(session_id, self.test, self.target.id, self.target.spec.to_dict(), workload.name,
+        mismatch = self.session.gate.unmatched_parameters(self.test, workload.name, canonical(workload.params()))
+        if mismatch is not None:
+            pytest.fail(f"{self.target.id}: {mismatch}", pytrace=False)
+        row = store.case_row(session_id, self.test, self.target.id, self.target.stored_spec(), workload.name,
                              workload.params(), policy, self.written or self.data, self.target.manifest)
+        failure = None
         try:
             workload = self._installed(workload)
             self._check_room(workload)
@@ -137,17 +146,23 @@ class Bench:
         except Unsupported as exc:
             store.finish_case(row, "skipped", None)
             pytest.skip(f"{self.target.id}: {exc}")
-        except StoreError:
-            raise
+        except StoreError as exc:  # issue 34: a store that filled up mid-session was a chained traceback
+            failure = self.session.store_failed(exc)
+            self.item.session.shouldstop = failure
         except (FsbenchError, OSError) as exc:
             store.finish_case(row, "failed", None)
-            cause = self.session.targets.daemon_failure(self.target.spec)
-            if cause is None:
-                raise
-            pytest.fail(f"{cause}\n{exc}", pytrace=False)
+            failure = self._image_dir_filled(workload, exc)
+            if failure is None:
+                cause = self.session.targets.daemon_failure(self.target.spec)
+                if cause is None and not isinstance(exc, CommandError):
+                    raise
+                # a tool that failed is the tool's words, not a traceback through fsbench (found by the sweep)
+                failure = f"{cause}\n{exc}" if cause else f"{self.target.id}: {workload.name} failed: {exc}"
         except pytest.fail.Exception:
             store.finish_case(row, "failed", None)
             raise
+        if failure is not None:  # outside the handler: one line, no chained traceback
+            pytest.fail(failure, pytrace=False)
         series = self._finish(row, stopped_by)
         return {s.key.metric + "".join(f"[{k}={v}]" for k, v in sorted(s.params.items())): list(s.values)
                 for s in series}
@@ -157,6 +172,22 @@ class Bench:
         installed on the target once per case: pts/workload.py); Unsupported skips the case."""
         install = getattr(workload, "installed", None)
         return workload if install is None else install(self.target, self.session.execute)
+
+    def _image_dir_filled(self, workload: Workload, exc: Exception) -> str | None:
+        """The one line of a run that failed because the image directory filled up, so the loop
+        images could not grow (the filesystem on them then fails its writes or goes read-only;
+        issue 34: "No space left" inside 78 lines); None when it did not."""
+        settings = self.session.settings
+        if settings.devices or self.target.spec.in_guest:
+            return None
+        existing = next(p for p in (settings.image_dir, *settings.image_dir.parents) if p.exists())
+        free = shutil.disk_usage(existing).free
+        if free >= FILLED_BELOW:
+            return None
+        words = next((line.strip() for line in str(exc).splitlines()[1:] if line.strip()), str(exc).splitlines()[0])
+        return (f"{self.target.id}: {workload.name} failed because --image-dir={settings.image_dir} filled up "
+                f"({human_size(free)} free), so the loop images could not grow ({words}); free some room there, "
+                "or give an --image-dir with more room")
 
     def _check_room(self, workload: Workload) -> None:
         """Refuse a workload that will not fit on the target, before it runs for minutes and

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+import shutil
+
 import psutil
 import pytest
 
@@ -17,6 +19,7 @@ from .options import given_twice
 from .plugin import SESSION
 from .sizes import MARGIN, human_size, parse_size
 from .workloads import PARAMS, missing_tools
+from .workloads.datagen import parse_data
 from .workloads.params import LIST, ONE, SWEEP, Param
 
 
@@ -113,6 +116,30 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 raise pytest.UsageError(
                     f"--{param.name}={value}: {spec.id} needs about {human_size(needed)} and its devices hold "
                     f"{human_size(room[0])} ({room[1]}); give a smaller --{param.name} or {larger}")
+            if not settings.devices:
+                check_image_dir_room(settings, spec, param, value, param.holds(value, ram))
+
+
+#: how many times a layout stores what is written (its images grow by that much)
+COPIES = {"raid1": 2.0, "raid10": 2.0, "raid5": 1.5}
+
+
+def check_image_dir_room(settings, spec, param: Param, value: str, written: int) -> None:
+    """The loop images are sparse: what a case writes (as often as its layout stores it) and the
+    data set fsbench stages for it must fit the image directory's free space, or the images
+    cannot grow mid-run (issue 34: a 512M dd on a 720M tmpfs, a 700M image: the filesystem went
+    read-only and the run failed in 78 lines)."""
+    images = min(int(written * COPIES.get(spec.layout, 1.0)), spec.devices_needed * settings.image_size)
+    datas = [d for d in settings.datas if not parse_data(d).zeros] if param.staged else []
+    staged = written * len(datas)
+    existing = next(p for p in (settings.image_dir, *settings.image_dir.parents) if p.exists())
+    free = shutil.disk_usage(existing).free
+    if images + staged + MARGIN > free:
+        also = f" and the {human_size(staged)} of data fsbench prepares for it first" if staged else ""
+        raise pytest.UsageError(
+            f"--{param.name}={value}: {spec.id} writes about {human_size(images)} into its loop images{also}, and "
+            f"--image-dir={settings.image_dir} has {human_size(free)} free; give a smaller --{param.name}, or an "
+            "--image-dir with more room")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

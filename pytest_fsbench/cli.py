@@ -68,8 +68,14 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(args: argparse.Namespace) -> int:
+    run_root = Path(args.run_root)
+    if run_root.exists() and not run_root.is_dir() or not run_root.exists() and args.run_root != str(RUN_ROOT):
+        # issue 34: a file (or a mistyped directory) was searched, and "nothing left behind" said
+        what = "is no directory" if run_root.exists() else "does not exist"
+        raise UsageError(f"--run-root={args.run_root}: {what}; name the directory sessions keep their state in "
+                         f"(sessions use {RUN_ROOT}, the default)")
     execute_serialized = serialized(execute, DAEMONS)  # live sessions' daemons serve them too
-    found = find_leftovers(execute_serialized, Path(args.run_root))
+    found = find_leftovers(execute_serialized, run_root)
     if found.empty():
         print("fsbench cleanup: nothing left behind by earlier runs")
         return 0
@@ -177,6 +183,7 @@ def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[li
     ids = [i for i in store.baseline_sessions(base) if i != session_id]
     if not ids:
         raise UsageError(f"--compare {base}: that is the reported session itself; name another session or baseline")
+    check_measured(store, ids, "compare with")  # issue 34: a failed session was drawn as a baseline
     return ids, base
 
 
@@ -263,7 +270,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     store_path = study_store(pytest_args)
     output = study_output(args.output, chosen.name, store_path)
     plan = study_launch.plan(chosen, args.scale, pytest_args, cwd)
-    print("\n".join(plan.lines()), flush=True)
+    if not plan.tests:  # found by the sweep: a -k that selects nothing planned 0 tests and exited 0
+        raise UsageError(f"the study's options select none of its tests ({' '.join(args.pytest_args) or 'its own'}); "
+                         "loosen -k or the options that choose the cases")
+    note = study_launch.selection_note(chosen, args.scale, args.pytest_args)
+    print("\n".join([*plan.lines(), *([note] if note else [])]), flush=True)
     study_launch.check_room(plan)
     if args.plan:
         return 0
@@ -329,6 +340,9 @@ def cmd_docs(args: argparse.Namespace) -> int:
 
 def cmd_sessions(args: argparse.Namespace) -> int:
     store = open_store(args)
+    if args.since and args.until and args.since >= args.until:  # found by the sweep: "none that match"
+        raise UsageError(f"--since {args.since} is not before --until {args.until}, so no session could match; swap "
+                         "them or widen the range")
     rows = store.sessions(host=args.host, since=args.since, until=args.until)
     ran = store.sessions_ran(row.id for row in rows)
     if args.json:

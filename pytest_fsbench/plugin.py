@@ -21,7 +21,7 @@ from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
-from .options import APPEND, FLAG, OPTIONAL, Option
+from .options import APPEND, FLAG, OPTIONAL, Option, check_replaceable
 from .verdicts.assertions import SessionResults
 from .verdicts.gate import gates_nothing
 from .workloads import WORKLOAD_NAMES
@@ -74,8 +74,12 @@ def raw_value(config: pytest.Config, option: Option):
 def settings_from_config(config: pytest.Config) -> Settings:
     """Every option parsed and validated; UsageError before anything is created."""
     check_path_spelling(config.invocation_params.args)
-    return settings_from(lambda option: raw_value(config, option), Path(config.rootpath),
-                         tuple(config.invocation_params.args))
+    args = tuple(config.invocation_params.args)
+    # a --store typed on the command line is where the user is, as --report and --image-dir are
+    # (issue 34: --store=notes.txt in another directory named rootdir's notes.txt); the ini's, where it is
+    typed = any(arg == "--store" or arg.startswith("--store=") for arg in args)
+    return settings_from(lambda option: raw_value(config, option),
+                         Path(config.invocation_params.dir) if typed else Path(config.rootpath), args)
 
 
 def check_path_spelling(args: tuple[str, ...], options=OPTIONS) -> None:
@@ -110,6 +114,7 @@ def pytest_configure(config: pytest.Config) -> None:
                             "it runs once per --cache policy with that pattern, never with a --data it cannot honour")
     try:
         settings = check_real_devices(settings_from_config(config))
+        check_junitxml(getattr(config.option, "xmlpath", None), settings.store_path)
         session = FsbenchSession(settings, probe(), serialized(execute, DAEMONS))
         if settings.resume or settings.compare or settings.save:
             session.open_store()  # a bad --resume/--compare is a usage error before collection
@@ -120,6 +125,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
     config.pluginmanager.register(CaseLines(config, lambda: session.results), "fsbench-case-lines")
     _install_signal_handlers(config)
+
+
+def check_junitxml(where: str | None, store: Path | str) -> None:
+    """pytest's --junitxml replaces its file at the end: never the session's store, another SQLite
+    database or an existing file that is no JUnit XML (found by the sweep: --junitxml=STORE
+    replaced the store with the XML)."""
+    if not where:
+        return
+    path = Path(where)
+    try:
+        check_replaceable(path, "junit", [store], force=True)
+        with open(path, "rb") if path.is_file() else contextlib.nullcontext(None) as file:
+            head = file.read(512).lstrip() if file is not None else b""
+    except (ValueError, OSError) as exc:
+        raise UsageError(f"--junitxml={where}: {exc}") from None
+    if head and not head.startswith((b"<?xml", b"<testsuite")):
+        raise UsageError(f"--junitxml={where}: exists and is no JUnit XML file, which pytest would replace; name a "
+                         "new file")
 
 
 #: the signals that stop a session as Ctrl-C does
@@ -162,7 +185,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         problems = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, tests_left=len(left),
                                   failed=session.testsfailed)
     except StoreError as exc:
-        problems = [f"the session's end could not be recorded: {exc}"]
+        problems = [f"the session's end could not be recorded ({exc}): session {fsbench.session_id} stays 'running' "
+                    "in the store; once the store can be written again, --resume continues it (a session left "
+                    "running by a process that has ended is resumed like an interrupted one)"]
     if exitstatus != pytest.ExitCode.INTERRUPTED:
         problems += fsbench.unapplied_thresholds() + fsbench.ungated()
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
@@ -209,7 +234,8 @@ def pytest_keyboard_interrupt(excinfo) -> None:
     since the first signal; here also after an interrupt raised otherwise)."""
     if threading.current_thread() is threading.main_thread():
         _ignore_stop_signals()
-    sys.stderr.write("fsbench: interrupted; tearing the targets down (Ctrl-C again is ignored until done)\n")
+    if excinfo.type is not pytest.Session.Interrupted:  # stopped by fsbench itself (the store failed): said so
+        sys.stderr.write("fsbench: interrupted; tearing the targets down (Ctrl-C again is ignored until done)\n")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -354,6 +380,12 @@ def check_rules_gate_something(fsbench: FsbenchSession, session: pytest.Session)
             raise pytest.UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no selected test "
                                     f"measures {rule.metric} (selected: {chosen}), so the rule would gate nothing; "
                                     "select a test that measures it, or leave the rule out")
+    for threshold in fsbench.settings.thresholds:  # found by the sweep: it failed the session after measuring
+        if measuring and gates_nothing(threshold, tests, WORKLOAD_NAMES):
+            chosen = ", ".join(dict.fromkeys(function for _, function in tests))
+            raise pytest.UsageError(f"--threshold {threshold.text!r}: no selected test measures {threshold.metric} "
+                                    f"(selected: {chosen}), so it would check nothing; select a test that measures "
+                                    "it, or leave the threshold out")
 
 
 def deselect_without_cases(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -391,11 +423,18 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     fsbench = session.config.stash[SESSION]
     check_rules_gate_something(fsbench, session)
     cases = [item for item in session.items if is_case(item)]
+    unmatched = fsbench.gate.unmatched(list(dict.fromkeys(case_key(item.nodeid) for item in cases)),
+                                       fsbench.settings.compare)
+    if unmatched:
+        raise pytest.UsageError(unmatched)
+    if cases or any(arg.startswith("--store") for arg in fsbench.settings.args):
+        try:  # issue 34: a --store that is no store was accepted when nothing was to be measured
+            check_store_place(fsbench.settings.store_path)
+        except UsageError as exc:
+            raise pytest.UsageError(str(exc)) from None
     if cases:
         try:
-            if session.config.option.collectonly:  # nothing will be measured: check, record no session
-                check_store_place(fsbench.settings.store_path)
-            else:
+            if not session.config.option.collectonly:  # else nothing will be measured: no session recorded
                 preflight_options(fsbench, [item.callspec.params["fsbench_spec"] for item in cases])
                 fsbench.open_store()
         except UsageError as exc:
@@ -445,8 +484,11 @@ def fsbench_target(fsbench_spec: CaseSpec, request: pytest.FixtureRequest) -> It
         built = time.monotonic()
         yield target
         ended = time.monotonic()
-    session.store.add_target_times(session.session_id, case_key(request.node.nodeid), fsbench_spec.id,
-                                   built - start, time.monotonic() - ended)
+    try:
+        session.store.add_target_times(session.session_id, case_key(request.node.nodeid), fsbench_spec.id,
+                                       built - start, time.monotonic() - ended)
+    except StoreError as exc:  # the session stops after this test, in one line
+        request.session.shouldstop = session.store_failed(exc)
 
 
 @pytest.fixture
@@ -501,6 +543,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     except StoreError as exc:
         report.outcome = "failed"
         report.longrepr = f"fsbench could not record this test: {exc}"
+        item.session.shouldstop = session.store_failed(exc)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -142,6 +142,16 @@ class FsbenchSession:
         self.gate = gate_for(settings, None)  # the regression gate; its baseline once the store is open
         self.thresholds_applied: set[str] = set()  # texts of the thresholds some measured value met
         self.saved: str | None = None  # what --save saved, for the terminal
+        self.store_failure: str | None = None  # the store's first failure mid-session: the session stops
+
+    def store_failed(self, exc: StoreError) -> str:
+        """The one line that stops the session when the store fails mid-session (full, made
+        immutable, gone): nothing more could be recorded, so nothing more is measured."""
+        if self.store_failure is None:
+            self.store_failure = (f"fsbench: {exc}; the session stops here, as nothing more can be recorded "
+                                  "(runs recorded before are kept); free room on its filesystem or make it "
+                                  "writable, then --resume")
+        return self.store_failure
 
     def open_store(self) -> None:
         """Open the result store and start (or reopen) this session's row in it; once. A store
@@ -166,6 +176,7 @@ class FsbenchSession:
                 self._session_id = store.start_session(self.token, {"argv": redact_args(settings.args),
                                                                     "ran": ran_record(settings)},
                                                        self.host_manifest())
+            store.reserve_room()  # issue 34: a store whose filesystem filled could not record the end
             if settings.compare:
                 self.baseline = resolve_baseline(store, settings, self._session_id)
                 self.gate = gate_for(settings, self.baseline)
@@ -223,9 +234,16 @@ class FsbenchSession:
         if self._store is None:
             return []
         unfinished = self.store.unfinished_cases(self.session_id)
-        status = ending(interrupted or bool(unfinished) or bool(tests_left),
+        status = ending(interrupted or bool(unfinished) or bool(tests_left) or self.store_failure is not None,
                         self.store.measured_runs(self.session_id) > 0, failed)
-        self.store.finish_session(self.session_id, status)
+        try:
+            self.store.finish_session(self.session_id, status)
+        except StoreError:
+            if not self.store.release_room():  # the room kept for this, if its filesystem filled up
+                raise
+            self.store.finish_session(self.session_id, status)
+        if self.store_failure is not None:
+            return []
         if self.settings.save is None:
             return []
         if status == "interrupted":

@@ -41,6 +41,8 @@ GATE_MODES = ("sequential", "fixed")
 CONTROL_MB = 64  # the control's direct-I/O write, per measured run
 DRIFT_SOURCES = ("machine", "baseline")
 CONTROL_MODES = ("auto", "on", "adjust", "off")
+#: options that only change how a comparison is judged: refused in a session that compares nothing
+GATE_OPTIONS = ("--alpha", "--gate-mode", "--drift", "--inconclusive")
 
 
 def _caches(text: str) -> tuple[str, ...]:
@@ -133,6 +135,10 @@ def _memory(text: str) -> int:
     size = parse_size(text)
     if size < SMALLEST:
         raise ValueError(f"below {SMALLEST >> 20}M a tool's own code and buffers no longer fit; give e.g. 2G")
+    ram = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if size >= ram:  # found by the sweep: a limit at or above the machine's memory limits nothing
+        raise ValueError(f"this machine has {human_size(ram)} of memory, so the limit would limit nothing; give "
+                         "less, or leave --memory out")
     return size
 
 
@@ -520,9 +526,21 @@ def check_needs(settings: Settings) -> None:
     if settings.devices and _given(settings.args, "--image-size"):
         raise UsageError("--image-size sizes the loop images fsbench makes, and --devices replaces them with real "
                          "devices of their own size; leave one of them out")
+    short = [spec for spec in settings.specs if spec.devices_needed > len(settings.devices)]
+    if settings.devices and short:  # issue 34: the case skipped, and pytest exited 0
+        layouts = ", ".join(dict.fromkeys(f"{spec.layout} needs {spec.devices_needed}" for spec in short))
+        raise UsageError(f"--devices={','.join(settings.devices)} names {len(settings.devices)} device"
+                         f"{'s' * (len(settings.devices) != 1)}, and {layouts} ({', '.join(s.id for s in short)}); "
+                         "name more devices or leave those layouts out of --layout")
     if settings.across_hosts and not settings.compare:
         raise UsageError("--across-hosts lets --compare use another machine's baseline, and --compare is not given; "
                          "add --compare=NAME or leave --across-hosts out")
+    gating = bool(settings.compare or settings.pairs or settings.regression_rules)
+    for flag in GATE_OPTIONS:  # issue 34: given with nothing to gate, they were silently ignored
+        if _given(settings.args, flag) and not gating:
+            raise UsageError(f"{flag} changes how the gate judges a comparison, and this session compares nothing "
+                             "(no --compare, --paired or --fail-on-regression); add one or leave "
+                             f"{flag} out")
     for flag in ("--max-runs", "--max-time"):
         if _given(settings.args, flag) and not settings.dynamic and not (flag == "--max-runs"
                                                                           and settings.save_budget):

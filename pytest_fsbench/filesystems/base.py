@@ -96,6 +96,37 @@ def mount_options(value: str) -> None:
         raise ValueError("ro mounts the target read-only, and every workload writes to it; leave ro out")
 
 
+def mounted_options(options: tuple[tuple[str, str], ...], applied: dict[str, str]) -> dict[str, str] | None:
+    """The case's options as the kernel applied them (issue 34: btrfs compress=zstd runs as
+    zstd:3, and was stored as asked): each one the mount's OPTIONS column (findmnt's line in
+    applied["mount"]) or the dataset's properties (`zfs get -H -o property,value,source` in
+    applied["properties"]) reports, in their words; a mount= list item by item; an option
+    neither reports (mkfs=, ashift, a pool's log, compress=no) as asked. None when neither was
+    read."""
+    mount, properties = applied.get("mount", ""), applied.get("properties", "")
+    kernel: dict[str, str] = {}
+    if mount and not mount.startswith("unavailable") and mount.split():
+        for item in mount.splitlines()[0].split()[-1].split(","):
+            kernel[item.partition("=")[0]] = item
+    zfs = {}
+    if properties and not properties.startswith("unavailable"):
+        zfs = {fields[0]: fields[1] for fields in (line.split("\t") if "\t" in line else line.split()
+                                                    for line in properties.splitlines()) if len(fields) >= 2}
+    if not kernel and not zfs:
+        return None
+    found = {}
+    for key, value in options:
+        if key == "mount":
+            found[key] = ",".join(kernel.get(item.partition("=")[0], item) for item in value.split(","))
+        elif key in zfs:
+            found[key] = zfs[key]
+        elif key in kernel:
+            found[key] = kernel[key].partition("=")[2] or value
+        else:
+            found[key] = value
+    return found
+
+
 MKFS_OPT = OptionSpec("extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)
 MOUNT_OPT = OptionSpec("extra mount options, e.g. mount=noatime", mount_options)
 

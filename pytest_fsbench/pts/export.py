@@ -69,7 +69,7 @@ def software_string(manifest: dict, spec: dict) -> str:
     if fs:
         # PTS splits the Software line at ", ", and reads the File-System's name up to "(" (as
         # results.software_filesystem does): layout and options go in parentheses, no ", "
-        details = [d for d in (spec.get("layout"), ",".join(f"{k}={v}" for k, v in (spec.get("options") or {}).items())) if d]
+        details = [d for d in (spec.get("layout"), ",".join(f"{k}={v}" for k, v in (spec.get("mounted") or spec.get("options") or {}).items())) if d]
         parts.append(f"File-System: {fs}" + (f" ({'; '.join(details)})" if details else ""))
     return ", ".join(parts) or "unknown"
 

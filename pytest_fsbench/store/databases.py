@@ -11,10 +11,12 @@ recorded without it.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import shutil
 import sqlite3
+import tempfile
 import urllib.parse
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -25,6 +27,10 @@ from ..sizes import human_size
 
 #: a store on a filesystem with less free space than this is refused before a session starts
 MIN_FREE_BYTES = 16 << 20
+#: connections to a store made immutable while open, never closed (SqliteDatabase.close)
+_KEPT_OPEN: list[sqlite3.Connection] = []
+#: the room a session keeps on its store's filesystem to record its end if the filesystem fills up
+RESERVE_BYTES = 1 << 20
 SQLITE_HEADER = b"SQLite format 3\x00"
 URL_SCHEMES = ("postgresql://", "postgres://")
 #: the column types that differ: a row id, a floating-point number
@@ -73,6 +79,29 @@ def check_store_file(path: Path, option: str = "--store") -> None:
         raise UsageError(f"{path} is not an SQLite database, so not an fsbench result store; name another {option}")
 
 
+def is_new_store(path: Path) -> bool:
+    """Whether path is a file a session takes as a new store and makes its tables in: an empty
+    file, or an SQLite database with no tables yet (issue 34: doctor called both unusable)."""
+    try:
+        if not path.is_file():
+            return False
+        if path.stat().st_size == 0:
+            return True
+        with open(path, "rb") as handle:
+            if handle.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                return False
+        uri = f"file:{urllib.parse.quote(str(path.absolute()))}?immutable=1"
+        connection = sqlite3.connect(uri, uri=True)
+        try:
+            tables = connection.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0]
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+        finally:
+            connection.close()
+        return tables == 0 and version == 0
+    except (OSError, sqlite3.Error):
+        return False
+
+
 def writable(path: Path) -> bool:
     """SQLite writes the file and, beside it, its journal: both must be writable (access() also
     says no on a read-only filesystem and for an immutable file, even to root)."""
@@ -108,6 +137,7 @@ class SqliteDatabase:
     def __init__(self, path: Path, create: bool, option: str = "--store") -> None:
         self.name = str(path)
         self.option = option
+        self._reserve = None  # room kept for the session's end (reserve_room)
         if create:
             check_store_place(path, option)
         else:
@@ -194,13 +224,57 @@ class SqliteDatabase:
     def migrate_step(self, number: int, script: str) -> None:
         self.connection.executescript(f"BEGIN IMMEDIATE; {script}; PRAGMA user_version = {number}; COMMIT;")
 
+    def reserve_room(self, size: int = RESERVE_BYTES) -> None:
+        """Keep size bytes of the store's filesystem for recording the session's end: a file made
+        unlinked (O_TMPFILE) beside the store and held open, so its room returns to the filesystem
+        when released or when this process ends, however it ends, and nothing is left behind.
+        Where it cannot be made (no room already, a filesystem without O_TMPFILE), none is kept."""
+        if self._reserve is not None:
+            return
+        try:
+            reserve = tempfile.TemporaryFile(dir=Path(self.name).parent)
+        except OSError:
+            return
+        try:
+            os.posix_fallocate(reserve.fileno(), 0, size)
+        except OSError:
+            reserve.close()
+            return
+        self._reserve = reserve
+
+    def release_room(self) -> bool:
+        """Give the reserved room back to the filesystem (the store's end can then be written on a
+        filesystem that filled up); whether there was any."""
+        reserve, self._reserve = self._reserve, None
+        if reserve is None:
+            return False
+        reserve.close()
+        return True
+
     def close(self) -> None:
+        self.release_room()
+        shared = Path(f"{self.name}-shm")
+        if not self.read_only and shared.exists() and not (os.access(self.name, os.W_OK)
+                                                           and os.access(shared, os.W_OK)):
+            # Made immutable (or read-only) while open: closing checkpoints the WAL through the
+            # mapped -shm file, which the kernel then refuses with SIGBUS (issue 34: "Fatal Python
+            # error: Bus error" at the session's end). The connection stays open until the process
+            # ends; the next open of the store takes up its WAL.
+            _KEPT_OPEN.append(self.connection)
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(self.connection))  # not even closed at exit
+            return
         self.connection.close()
 
 
 class PostgresDatabase:
     dialect = "postgresql"
     read_only = False
+
+    def reserve_room(self) -> None:
+        """A server keeps its own room."""
+
+    def release_room(self) -> bool:
+        return False
 
     def __init__(self, url: str, create: bool, option: str = "--store") -> None:
         import psycopg  # only a server's store needs it

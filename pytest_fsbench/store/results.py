@@ -160,6 +160,14 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
+    def reserve_room(self) -> None:
+        """Keep room on the store's filesystem for recording the session's end (an SQLite file's)."""
+        self.db.reserve_room()
+
+    def release_room(self) -> bool:
+        """Give that room back, so the end can be written on a filesystem that filled up."""
+        return self.db.release_room()
+
     # --- sessions ------------------------------------------------------------------------------
 
     @_guarded
@@ -527,7 +535,9 @@ class Store:
 
 
 def _options_text(spec_json: str) -> str:
-    options = json.loads(spec_json).get("options", {})
+    """The case's options as the kernel applied them when that was read ("mounted"), else as asked."""
+    spec = json.loads(spec_json)
+    options = spec.get("mounted") or spec.get("options", {})
     return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
 
 

@@ -89,13 +89,51 @@ def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[st
     given = {arg.partition("=")[0] for arg in extra if arg.startswith("--")} - REPEATABLE
     scale_args = [arg for arg in study.scale(scale)["args"] if not (arg.startswith("--") and "=" in arg
                                                                     and arg.partition("=")[0] in given)]
-    args = [*scale_args, *extra]
+    ours, scale_args = take_keywords(scale_args)
+    yours, extra = take_keywords(extra)
+    selection = joined_keywords(ours, yours)
+    args = [*scale_args, *extra, *(["-k", selection] if selection else [])]
     if "--runnable-only" not in args:
         args.append("--runnable-only")
     if not any(a.startswith("--store=") for a in args):
         store = os.environ.get("FSBENCH_STORE") or DEFAULT_STORE
         args.append(f"--store={store if '://' in store else cwd / store}")
     return args
+
+
+def take_keywords(args: list[str]) -> tuple[list[str], list[str]]:
+    """The -k expressions in args (`-k EXPR` and `-kEXPR`), and args without them."""
+    found, rest, words = [], [], iter(args)
+    for word in words:
+        if word == "-k":
+            expression = next(words, None)
+            if expression is None:  # pytest says what is missing
+                rest.append(word)
+            else:
+                found.append(expression)
+        elif word.startswith("-k") and not word.startswith("--"):
+            found.append(word[2:].removeprefix("="))
+        else:
+            rest.append(word)
+    return found, rest
+
+
+def joined_keywords(*groups: list[str]) -> str | None:
+    """One -k for every expression given (pytest keeps only the last -k: issue 34, a study's own
+    -k was dropped for the user's, 192 tests instead of 64)."""
+    expressions = [e for group in groups for e in group]
+    if len(expressions) < 2:
+        return expressions[0] if expressions else None
+    return " and ".join(f"({e})" for e in expressions)
+
+
+def selection_note(study: Study, scale: str, extra: list[str]) -> str | None:
+    """The plan's line when the user's -k narrows the study's own selection."""
+    ours, yours = take_keywords(study.scale(scale)["args"])[0], take_keywords(extra)[0]
+    if not yours or not ours:
+        return None
+    return (f"plan: -k: the study's selection ({' and '.join(ours)}) and yours ({' and '.join(yours)}) both apply: "
+            f"-k {joined_keywords(ours, yours)!r}")
 
 
 def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, ...]]:

@@ -19,6 +19,7 @@ from ..case import CaseSpec
 from .devices import Device, DeviceProvider
 from ..errors import CommandError, FsbenchError, ParseError
 from ..filesystems import BuildContext, Filesystem
+from ..filesystems.base import mounted_options
 from .mounts import FINDMNT_COLUMNS, MountOf, mounts_under, parse_findmnt
 from ..system.commands import Executor
 from .undo import UndoStack
@@ -69,6 +70,12 @@ class Target:
     @property
     def id(self) -> str:
         return self.spec.id
+
+    def stored_spec(self) -> dict[str, object]:
+        """The case as the store keeps it: its spec, and its options as the kernel applied them
+        ("mounted"; read back from findmnt or zfs get when the target was built)."""
+        mounted = self.manifest.get("mounted_options")
+        return {**self.spec.to_dict(), **({"mounted": mounted} if mounted else {})}
 
     def check_holds(self, path: Path, execute: Executor) -> MountOf:
         """The mount path is on, which must be this target's; NotOnTarget naming both otherwise (a
@@ -211,4 +218,7 @@ def _build(spec, driver, provider, execute, session_dir, name, scratch, undo, me
         "commands": [" ".join(argv) for argv in commands],
         "applied": describe(target, execute),
     }
+    mounted = mounted_options(spec.options, target.manifest["applied"])
+    if spec.options and mounted is not None:
+        target.manifest["mounted_options"] = mounted
     return target

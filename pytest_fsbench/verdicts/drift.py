@@ -85,8 +85,14 @@ def configurations(export: dict) -> dict[tuple[str, str, str], tuple[str, str, s
     differ in them, so the spec, not the test's name, tells one configuration from another."""
     session = export["session"]["manifest"]
     return {(case["test"], case["workload"], canonical(case["workload_params"])):
-            (canonical(case["spec"]), str(case["cache"]), str(case["data"]),
-             kernel_of(session, case["manifest"])) for case in export["cases"]}
+            (canonical(asked(case["spec"])), str(case["cache"]), str(case["data"]), kernel_of(session, case["manifest"]))
+            for case in export["cases"]}
+
+
+def asked(spec: dict) -> dict:
+    """The spec as the user asked for it: without the options as mounted, which sessions stored
+    before them lack, so a series is not split where only the record grew."""
+    return {key: value for key, value in spec.items() if key != "mounted"}
 
 
 def session_medians(store: Store, session_ids: Iterable[int]) -> Mapping[Configuration, list[float]]:

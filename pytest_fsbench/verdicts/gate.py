@@ -550,6 +550,36 @@ class Gate:
                              "runs are spread over several looks, or a baseline measured with more runs"
                              + (f" (--compare={compare_name})" if compare_name else ""))
 
+    def unmatched(self, tests: Sequence[str], compare_name: str | None) -> str | None:
+        """Why the gate could gate none of the session's tests (their keys), known before
+        anything is measured: the baseline holds none of them (issue 34: everything was measured
+        first, then "gated nothing"). None when one of them is in the baseline."""
+        if not self.rules or self.baseline is None or not tests:
+            return None
+        theirs = sorted({key.test for key in self.baseline.series()})
+        if set(tests) & set(theirs):
+            return None
+        sessions = ", ".join(map(str, self.baseline.session_ids))
+        return (f"--fail-on-regression with --compare={compare_name}: its session{'s' * (len(self.baseline.session_ids) > 1)} "
+                f"({sessions}) measured none of this session's tests, so the gate would gate nothing after "
+                f"measuring everything (the baseline holds {shown(theirs)}; this session runs {shown(tests)}); "
+                "compare like with like (the same tests, --fs, --layout and options), or --save a new baseline")
+
+    def unmatched_parameters(self, test: str, workload: str, params: str) -> str | None:
+        """Why a case the baseline measured with other workload parameters (a changed --dd-size,
+        say) cannot be gated, known before its first run (found by the sweep: every case was
+        measured, then "gated nothing"); None when the baseline has it, or has not the test at all
+        (a new test: the gate leaves it out). params: the canonical JSON of the parameters."""
+        if not self.rules or self.baseline is None:
+            return None
+        theirs = sorted({key.workload_params for key in self.baseline.series()
+                         if key.test == test and key.workload == workload})
+        if not theirs or params in theirs:
+            return None
+        return (f"--fail-on-regression: baseline {self.baseline.name!r} measured {test.rpartition('::')[2]} with "
+                f"{workload} parameters {' or '.join(theirs)}, and this session with {params}, so it cannot be "
+                "compared and would gate nothing; run with the baseline's parameters, or --save a new baseline")
+
     def ungated(self, judged: Sequence[tuple[str, list[Series], Judgement]], compare_name: str | None) -> list[str]:
         """A gate that compared nothing gated nothing: one line naming what did not match (a
         changed case or size has no samples in the baseline). judged: (case id, series, judgement)."""
@@ -565,6 +595,14 @@ class Gate:
                 f"(its cases: {', '.join(theirs) or 'none'}; this session's: {', '.join(mine)}"
                 + (f"; workload parameters not in the baseline: {', '.join(params)}" if params else "")
                 + "); compare like with like, or --save a new baseline"]
+
+
+def shown(tests: Sequence[str], most: int = 4) -> str:
+    """A few test ids, their count when there are more."""
+    names = [test.rpartition("::")[2] or test for test in tests]
+    if not names:
+        return "none"
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
 
 
 def look_level(alpha: float, baseline_runs: int, looks: tuple[int, ...]) -> float:

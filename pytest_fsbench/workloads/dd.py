@@ -140,5 +140,6 @@ class DdRead(_Dd):
 TOOLS = {"dd": "coreutils"}
 PARAMS = (
     Param("dd-bs", "1M", "dd block sizes", size),
-    Param("dd-size", "256M", "bytes dd writes and reads per case", size, kind=ONE, holds=file_of),
+    Param("dd-size", "256M", "bytes dd writes and reads per case", size, kind=ONE, holds=file_of,
+          staged=True),
 )

@@ -190,7 +190,18 @@ def parse_output(output: str) -> list[Metric]:
     ]
 
 
+#: the most make jobs a build is given: more only queue (found by the sweep: -j100000000 ran for minutes)
+MOST_JOBS = 1024
+
+
+def jobs(value: str) -> None:
+    whole(value)
+    if int(value) > MOST_JOBS:
+        raise ValueError(f"{value!r} jobs only queue behind each other (this machine has {os.cpu_count()} CPUs); give at most {MOST_JOBS} (0: one "
+                         "per CPU)")
+
+
 PARAMS = (
     Param("kernel-config", "tinyconfig", "kernel configs to build (defconfig, tinyconfig, ...)", check_config),
-    Param("kernel-jobs", "0", "make -j for the kernel build (0: number of CPUs)", whole, kind=ONE),
+    Param("kernel-jobs", "0", "make -j for the kernel build (0: number of CPUs)", jobs, kind=ONE),
 )

@@ -17,7 +17,8 @@ SWEEP, LIST, ONE = "comma list, one case per value", "comma list", "one value"
 class Param:
     """A SWEEP parametrises the cases; a LIST or ONE value is handed to the case as it is.
     holds(value, ram_bytes): the bytes of the file a value makes the case write on its target, so
-    a value no case's devices could hold is refused before anything is built."""
+    a value no case's devices could hold is refused before anything is built; staged: fsbench writes
+    a data set of that size into the image directory first (dd's source), once per session."""
 
     name: str
     default: str
@@ -25,6 +26,8 @@ class Param:
     check: Callable[[str], None]
     kind: str = SWEEP
     holds: Callable[[str, int], int] | None = None
+    #: fsbench stages a file of holds' size beside the images (the session's data set, unless zeros)
+    staged: bool = False
 
     @property
     def fixture(self) -> str:

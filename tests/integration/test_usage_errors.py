@@ -135,6 +135,21 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     (["--report=" + "x" * 300], "a name in it is longer than the 255 bytes"),
     (["--kernel=uml:a=/bin/true"], "--kernel='uml:a=/bin/true': /bin/true is a program but no User-mode Linux kernel "
                                    "(no 'User Mode Linux' banner in it); build one with 'make ARCH=um'"),
+    # issue 34: options of the gate in a session that compares nothing were ignored
+    (["--alpha=0.1"], "--alpha changes how the gate judges a comparison, and this session compares nothing (no "
+                      "--compare, --paired or --fail-on-regression); add one or leave --alpha out"),
+    (["--gate-mode=fixed"], "--gate-mode changes how the gate judges a comparison, and this session compares nothing"),
+    (["--drift=baseline"], "--drift changes how the gate judges a comparison, and this session compares nothing"),
+    (["--inconclusive=fail"], "--inconclusive changes how the gate judges a comparison"),
+    # issue 34, found by the sweep: a limit above the machine's memory; make -j100000000 ran for minutes
+    (["--memory=1T"], "--memory='1T': this machine has "),
+    (["--kernel-jobs=100000000"], "--kernel-jobs=100000000: '100000000' jobs only queue behind each other"),
+    (["-k", "write", "--threshold=dd.read>=1MB/s"], "--threshold 'dd.read>=1MB/s': no selected test measures dd.read "
+                                                     "(selected: test_dd_write), so it would check nothing"),
+    # issue 34: btrfs raid1 on one named device skipped, and pytest exited 0
+    (["--fs=btrfs", "--layout=single,raid1", "--devices=/dev/null"],
+     "--devices=/dev/null names 1 device, and raid1 needs 2 (btrfs-raid1); name more devices or leave those "
+     "layouts out of --layout"),
 ])
 def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message):
     assert message in usage_error(args, tmp_path)
@@ -326,17 +341,6 @@ def test_a_device_too_small_for_the_workload_is_refused_before_anything_is_writt
     assert written == bytes(8 << 20)
 
 
-@pytest.mark.root
-def test_a_threshold_that_applied_to_nothing_fails_the_session(tmp_path, no_leftovers):
-    done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--runs=1", "--dd-size=16M",
-                       "--threshold=dd.read>=1MB/s", "--image-size=512M", f"--image-dir={tmp_path / 'images'}",
-                       f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
-    assert done.returncode == pytest.ExitCode.TESTS_FAILED, done.stdout[-2000:]
-    assert "1 passed" in done.stdout
-    assert ("fsbench: threshold 'dd.read>=1MB/s' applied to no measured value: no case of this session "
-            "measured dd.read, so it checked nothing") in done.stdout
-
-
 # --- the fsbench command -----------------------------------------------------------------------------
 
 
@@ -490,6 +494,16 @@ def empty_session(path: Path, status: str) -> int:
      "fsbench compare: --alpha is given twice ('0.1', then '0.2')"),
     (["sessions", "--host=a", "--host=b", "{store}"], "fsbench sessions: --host is given twice ('a', then 'b')"),
     (["export", "base", "-o", "-", "-o", "-", "{store}"], "fsbench export: --output is given twice ('-', then '-')"),
+    # issue 34: report drew a page against a failed session, where compare and export refuse it
+    (["report", "1", "--compare=2", "-o", "{tmp}/r.html", "{store}"],
+     "fsbench report: session 2 (failed) measured nothing, so there is nothing to compare with"),
+    # issue 34: a run root that is a file was searched, and "nothing left behind" said
+    (["cleanup", "--run-root={tmp}/fsbench.db"],
+     "fsbench cleanup: --run-root={tmp}/fsbench.db: is no directory; name the directory sessions keep their state in"),
+    (["cleanup", "--run-root={tmp}/nowhere"], "fsbench cleanup: --run-root={tmp}/nowhere: does not exist"),
+    # found by the sweep: "none that match", exit 0
+    (["sessions", "--since=2026-02-01", "--until=2026-01-01", "{store}"],
+     "fsbench sessions: --since 2026-02-01T00:00:00+00:00 is not before --until 2026-01-01T00:00:00+00:00"),
 ])
 def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, message):
     store = tmp_path / "fsbench.db"
@@ -740,3 +754,211 @@ def test_a_study_s_default_page_replaces_only_a_page_fsbench_wrote(tmp_path):
     assert one_line_error(done) == (f"fsbench study: the study's page {page} exists and is no report fsbench wrote; "
                                     "name a new file with -o FILE")
     assert page.read_text() == "my page\n"
+
+
+# --- issue 34, round three's rest -------------------------------------------------------------------------
+
+
+def test_a_gate_whose_baseline_holds_none_of_the_tests_is_refused_before_measuring(tmp_path):
+    """It measured everything first, then said "gated nothing"."""
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
+    message = usage_error(["--fs=xfs", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    assert message == ("ERROR: --fail-on-regression with --compare=base: its session (1) measured none of this "
+                       "session's tests, so the gate would gate nothing after measuring everything (the baseline "
+                       "holds test_dd_write[ext4-single-1M]; this session runs test_dd_write[xfs-single-1M], "
+                       "test_dd_read[xfs-single-1M]); compare like with like (the same tests, --fs, --layout and "
+                       "options), or --save a new baseline")
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1, "no session was recorded"
+    con.close()
+
+
+def test_a_store_that_is_no_store_is_refused_under_collect_only_where_the_user_is(tmp_path):
+    """--store=notes.txt was taken relative to pytest's rootdir (another directory's notes.txt)
+    and accepted under --collect-only."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for extra in (["--collect-only"], ["--collect-only", "-k", "nothing-matches"], []):
+        done = execute_pytest([str(REPO / "benchmarks" / "test_dd.py"), "--store=notes.txt",
+                               f"--image-dir={tmp_path / 'images'}", *extra], cwd=tmp_path)
+        assert done.returncode == pytest.ExitCode.USAGE_ERROR, (extra, done.stdout[-2000:])
+        assert [line for line in done.stderr.splitlines() if line.startswith("ERROR:")] == [
+            f"ERROR: {notes} is not an SQLite database, so not an fsbench result store; name another --store"]
+    assert notes.read_text() == "my notes\n" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("content", [b"", None])
+def test_doctor_calls_an_empty_file_or_a_database_without_tables_a_new_store(tmp_path, content):
+    """Sessions use both; doctor called them unusable."""
+    store = tmp_path / "fsbench.db"
+    if content is None:
+        con = sqlite3.connect(store)  # an SQLite file whose tables are all gone
+        con.executescript("CREATE TABLE t (x); DROP TABLE t;")
+        con.close()
+        assert store.read_bytes().startswith(b"SQLite format 3\x00")
+    else:
+        store.write_bytes(content)
+    before = store.read_bytes()
+    done = fsbench("doctor", f"--store={store}", f"--image-dir={tmp_path / 'images'}")
+    assert (f"store: {store}: a new store (no tables yet); the first session makes its tables there"
+            in " ".join(done.stdout.split())), done.stdout  # doctor wraps its lines
+    assert store.read_bytes() == before
+
+
+def test_a_study_whose_options_select_nothing_is_refused(tmp_path):
+    """Found by the sweep: -k nothingmatches planned 0 tests and exited 0."""
+    done = fsbench("study", "btrfs-options", "--plan", f"--image-dir={tmp_path / 'images'}", "-k", "nothingmatches",
+                   cwd=tmp_path)
+    message = one_line_error(done)
+    assert message.startswith("fsbench study: the study's options select none of its tests (") and (
+        "-k nothingmatches); loosen -k or the options that choose the cases" in message)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_study_s_own_selection_and_the_user_s_both_apply(tmp_path):
+    """`study btrfs-options --plan -k dd` planned 192 tests instead of 64: pytest kept the last -k."""
+    images = f"--image-dir={tmp_path / 'images'}"
+    alone = fsbench("study", "btrfs-options", "--plan", images, cwd=tmp_path)
+    narrowed = fsbench("study", "btrfs-options", "--plan", images, "-k", "dd", cwd=tmp_path)
+    assert alone.returncode == 0 and narrowed.returncode == 0, narrowed.stderr
+
+    def planned(done) -> int:
+        return int(next(l for l in done.stdout.splitlines() if " tests x " in l).split()[1])
+
+    command = next(l for l in narrowed.stdout.splitlines() if l.startswith("plan: pytest "))
+    assert command.count(" -k ") == 1 and " and (dd) --runnable-only " in command, command
+    assert "plan: -k: the study's selection (" in narrowed.stdout and "and yours (dd) both apply" in narrowed.stdout
+    assert 0 < planned(narrowed) < planned(alone)
+
+
+@pytest.fixture
+def small_filesystem(tmp_path):
+    """A filesystem of 32M of the test's own on a loop device, for a store to fill up."""
+    image, mountpoint = tmp_path / "store.img", tmp_path / "storefs"
+    mountpoint.mkdir()
+    subprocess.run(["truncate", "-s", "32M", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(mountpoint)], check=True)
+    try:
+        yield mountpoint
+    finally:
+        subprocess.run(["chattr", "-R", "-i", str(mountpoint)], capture_output=True)
+        subprocess.run(["umount", str(mountpoint)], check=True)
+
+
+def spoil_after_first_run(store: Path, how: str) -> subprocess.Popen:
+    """A process that, once the session has recorded a run, fills the store's filesystem or makes
+    the store and its directory immutable."""
+    script = ("import sqlite3, subprocess, sys, time, pathlib\n"
+              "store, how = pathlib.Path(sys.argv[1]), sys.argv[2]\n"
+              "while True:\n"
+              "    try:\n"
+              "        con = sqlite3.connect(f'file:{store}?mode=ro', uri=True)\n"
+              "        if con.execute('SELECT COUNT(*) FROM runs').fetchone()[0] >= 2: break\n"
+              "    except sqlite3.Error: pass\n"
+              "    time.sleep(0.02)\n"
+              "if how == 'fill':\n"
+              "    with open(store.parent / 'filler', 'wb') as f:\n"
+              "        try:\n"
+              "            while True: f.write(b'\\0' * (1 << 20)); f.flush()\n"
+              "        except OSError: pass\n"
+              "else:\n"
+              "    files = [p for p in store.parent.glob(store.name + '*')]\n"
+              "    subprocess.run(['chattr', '+i', *map(str, files), str(store.parent)], check=True)\n")
+    return subprocess.Popen([sys.executable, "-c", script, str(store), how])
+
+
+@pytest.mark.root
+@pytest.mark.parametrize("how", ["fill", "immutable"])
+def test_a_store_spoiled_mid_session_stops_it_in_one_line(tmp_path, small_filesystem, how, no_leftovers):
+    """Issue 34: a 76-line chained traceback at teardown, the session left running; made
+    immutable, SQLite's checkpoint at close died with SIGBUS. Now one line stops the session,
+    recorded interrupted where the store can still be written (a filled one, from the room kept
+    for it), and nothing is left."""
+    store = small_filesystem / "fsbench.db"
+    spoiler = spoil_after_first_run(store, how)
+    try:
+        done = execute_pytest(["benchmarks/test_dd.py", "--fs=ext4", "--runs=30", "--dd-size=16M",
+                               f"--image-dir={tmp_path / 'images'}", f"--store={store}"], cwd=REPO)
+    finally:
+        spoiler.wait(timeout=60)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "Traceback" not in output and "Bus error" not in output and "pytest_fsbench/" not in output, output[-3000:]
+    stopped = [line for line in output.splitlines() if "the session stops here" in line]
+    assert any(line.startswith(f"! Interrupted: fsbench: result store {store}: ") for line in stopped), output[-3000:]
+    subprocess.run(["chattr", "-R", "-i", str(small_filesystem)], check=True)
+    (small_filesystem / "filler").unlink(missing_ok=True)
+    con = sqlite3.connect(store)
+    status = con.execute("SELECT status FROM sessions").fetchone()[0]
+    runs = con.execute("SELECT COUNT(*) FROM runs WHERE warmup = 0").fetchone()[0]
+    con.close()
+    assert runs >= 1, "the runs recorded before are kept"
+    if how == "fill":
+        assert status == "interrupted", output[-3000:]
+    else:  # nothing could be written: the end is said, and --resume takes a session whose process has ended
+        assert status == "running"
+        assert f"the session's end could not be recorded (result store {store}: " in output
+
+
+@pytest.fixture
+def small_image_dir(tmp_path):
+    """A tmpfs of 720M of the test's own for the images."""
+    where = tmp_path / "images"
+    where.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=720M", f"fsbench-test-{tmp_path.name}", str(where)],
+                   check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=True)
+
+
+@pytest.mark.root
+def test_an_image_directory_too_small_for_what_a_case_writes_is_refused_up_front(tmp_path, small_image_dir):
+    """Issue 34: a 700M image on a 720M tmpfs with a 512M dd started, and failed in 78 lines."""
+    done = execute_pytest(["benchmarks/test_dd.py", "--image-size=700M", "--dd-size=512M", "--runs=2",
+                           f"--image-dir={small_image_dir}", f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR, done.stdout[-2000:]
+    assert [line for line in done.stderr.splitlines() if line.startswith("ERROR:")] == [
+        f"ERROR: --dd-size=512M: ext4-single writes about 512.0M into its loop images and the 512.0M of data fsbench "
+        f"prepares for it first, and --image-dir={small_image_dir} has 720.0M free; give a smaller --dd-size, or an "
+        "--image-dir with more room"]
+    assert list(small_image_dir.iterdir()) == [] and not (tmp_path / "fsbench.db").exists()
+
+
+@pytest.mark.root
+def test_an_image_directory_that_fills_mid_run_is_one_line(tmp_path, small_image_dir, no_leftovers):
+    """Room for the case when it started; another process takes it while the run writes."""
+    filler = subprocess.Popen(["sh", "-c", 'while ! ls "$1"/*.img >/dev/null 2>&1; do sleep 0.02; done; '
+                                           'cat /dev/zero > "$1/filler" 2>/dev/null; true', "filler",
+                               str(small_image_dir)])
+    try:
+        done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--image-size=700M", "--dd-size=256M",
+                               "--data=zeros", "--runs=3", f"--image-dir={small_image_dir}",
+                               f"--store={tmp_path / 'fsbench.db'}"], cwd=REPO)
+    finally:
+        filler.wait(timeout=60)
+    output = done.stdout + done.stderr
+    assert done.returncode == pytest.ExitCode.TESTS_FAILED, output[-3000:]
+    assert "Traceback" not in output and "pytest_fsbench/" not in output, output[-3000:]
+    assert (f"ext4-single: dd failed because --image-dir={small_image_dir} filled up (") in output, output[-3000:]
+    assert "so the loop images could not grow (" in output
+    assert sorted(p.name for p in small_image_dir.iterdir()) == ["filler"]
+    con = sqlite3.connect(tmp_path / "fsbench.db")
+    assert con.execute("SELECT status FROM sessions").fetchone()[0] == "failed"
+    con.close()
+
+
+def test_junitxml_never_replaces_the_store_or_a_file_that_is_no_junit_xml(tmp_path):
+    """Found by the sweep: pytest's --junitxml=STORE replaced the store with the XML at the end."""
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    kept = store.read_bytes()
+    assert usage_error([f"--junitxml={store}"], tmp_path) == (
+        f"ERROR: --junitxml={store}: is the result store {store} (or its journal); name another file")
+    assert usage_error([f"--junitxml={notes}"], tmp_path) == (
+        f"ERROR: --junitxml={notes}: exists and is no JUnit XML file, which pytest would replace; name a new file")
+    assert store.read_bytes() == kept and notes.read_text() == "my notes\n"

@@ -265,3 +265,15 @@ def test_time_bounds_are_read_as_the_store_keeps_its_times():
     assert utc_time("2026-11-01T12:00+02:00") == "2026-11-01T10:00:00+00:00"
     with pytest.raises(argparse.ArgumentTypeError, match="'yesterday' is not a date or time"):
         utc_time("yesterday")
+
+
+def test_a_series_shows_the_options_as_mounted_when_they_were_read(store):
+    """Issue 34: compress=zstd ran as zstd:3; what is stored and shown is what ran."""
+    session = store.start_session("tok-1", {}, {})
+    asked = {"fs": "btrfs", "options": {"compress": "zstd"}}
+    rows = [store.case_row(session, "t[a]", "btrfs-single", asked, "dd", {}, "drop", "random", {}),
+            store.case_row(session, "t[b]", "btrfs-single", {**asked, "mounted": {"compress": "zstd:3"}}, "dd",
+                           {}, "drop", "random", {})]
+    for row in rows:
+        store.add_run(row, False, "t", 1.0, "drop", write(100.0))
+    assert sorted({s.options for s in store.series(session)}) == ["compress=zstd", "compress=zstd:3"]
