@@ -189,6 +189,14 @@ def test_a_value_only_the_tool_can_judge_is_one_line_before_anything_is_measured
     assert not (tmp_path / "fsbench.db").exists(), "no session was recorded"
 
 
+def sessions_in(db: Path) -> int:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    finally:
+        con.close()
+
+
 def test_a_rule_for_a_metric_no_selected_test_measures_is_refused_before_measuring(tmp_path):
     """Issue 34: it gated nothing and the session passed."""
     saved_baseline(tmp_path / "fsbench.db", "base", runs=6)
@@ -196,9 +204,7 @@ def test_a_rule_for_a_metric_no_selected_test_measures_is_refused_before_measuri
     assert message == ("ERROR: --fail-on-regression=dd.read:5%: no selected test measures dd.read (selected: "
                        "test_dd_write), so the rule would gate nothing; select a test that measures it, or leave the "
                        "rule out")
-    con = sqlite3.connect(tmp_path / "fsbench.db")
-    assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1, "no session was recorded"
-    con.close()
+    assert sessions_in(tmp_path / "fsbench.db") == 1, "no session was recorded"
 
 
 def test_a_vm_kernel_directory_that_holds_no_built_kernel(tmp_path):
@@ -768,9 +774,7 @@ def test_a_gate_whose_baseline_holds_none_of_the_tests_is_refused_before_measuri
                        "holds test_dd_write[ext4-single-1M]; this session runs test_dd_write[xfs-single-1M], "
                        "test_dd_read[xfs-single-1M]); compare like with like (the same tests, --fs, --layout and "
                        "options), or --save a new baseline")
-    con = sqlite3.connect(tmp_path / "fsbench.db")
-    assert con.execute("SELECT COUNT(*) FROM sessions").fetchone()[0] == 1, "no session was recorded"
-    con.close()
+    assert sessions_in(tmp_path / "fsbench.db") == 1, "no session was recorded"
 
 
 def test_a_store_that_is_no_store_is_refused_under_collect_only_where_the_user_is(tmp_path):
