@@ -71,6 +71,7 @@ class CaseLines:
         self.results = results  # the session's CaseResults, for the headline median
         self.active = False
         self.quiet_pytest = False  # pytest's file names and letters left out (verbosity 0)
+        self.finished = False
         self.items: list[pytest.Item] = []
         self.done = 0
         self.start = time.monotonic()
@@ -95,7 +96,13 @@ class CaseLines:
         status = yield
         if not self.quiet_pytest or not status or not isinstance(report, pytest.TestReport):
             return status
-        return (status[0], "", "")  # counted in pytest's summary, not lettered: this plugin writes the line
+        # counted in pytest's summary, neither lettered nor worded while the cases run (this plugin
+        # writes each case's line; a word would make pytest write its progress); the short summary
+        # at the end ("FAILED tests/...") asks again once the session is finished, and gets the word
+        return status if self.finished else (status[0], "", "")
+
+    def pytest_sessionfinish(self) -> None:
+        self.finished = True  # before the terminal reporter writes its summary (a wrapper, after us)
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         if self.active:

@@ -85,6 +85,18 @@ def fit(line: str, width: int = WIDTH) -> list[str]:
     return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
 
 
+def unwrap(lines: Sequence[str]) -> list[str]:
+    """The lines fit() wrapped, each joined again with the indented lines that continue it (for
+    a program that reads a session's output line by line)."""
+    found: list[str] = []
+    for line in lines:
+        if found and found[-1] and line.startswith("  ") and not line.startswith("   ") and line.strip():
+            found[-1] += " " + line.strip()
+        else:
+            found.append(line)
+    return found
+
+
 #: what a compression ratio of zeros stored as holes is shown with
 HOLES = "zeros stored as holes"
 

@@ -5,6 +5,7 @@ import pytest
 
 from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.store.results import Store
+from pytest_fsbench.views.tables import unwrap
 
 pytest_plugins = ["pytester"]
 
@@ -163,7 +164,7 @@ def test_runnable_only_leaves_out_what_this_machine_cannot_run_and_says_why(pyte
     result = pytester.runpytest_subprocess(*args, "--runnable-only")
     ids = [line.split("::")[1] for line in result.outlines if "::" in line]
     assert ids == ["test_case[btrfs-single]", "test_case[btrfs-raid1]", "test_case[ext4-single]"]
-    [line] = [line for line in result.outlines if line.startswith("fsbench: left out")]
+    [line] = [line for line in unwrap(result.outlines) if line.startswith("fsbench: left out")]
     assert line.startswith("fsbench: left out 1 test this machine cannot run (ext4-raid1): each needs an md RAID "
                            "array"), line
     assert "--kernel=host+uml" in line

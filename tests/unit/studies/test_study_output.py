@@ -179,12 +179,3 @@ def test_expected_runs_grow_with_the_noise_and_stop_at_a_look():
 def test_the_help_says_what_the_quick_scales_take():
     minutes = [int(s.scale("quick")["minutes"]) for s in studies.studies().values()]
     assert cli.QUICK_MINUTES == f"{min(minutes)} to {max(minutes)}"
-
-
-def test_a_left_out_line_the_session_wrapped_is_read_whole():
-    lines = ["tests/x.py::test_a[ext4-single]", "fsbench: left out 6 tests this machine cannot run (ext3-raid0,",
-             "  ext4-raid10): each needs an md RAID array", "1 test collected",
-             "fsbench: left out 1 test this machine cannot run (jfs-single): no jfs", "  "]
-    assert launch.unwrapped(lines, "fsbench: left out") == [
-        "fsbench: left out 6 tests this machine cannot run (ext3-raid0, ext4-raid10): each needs an md RAID array",
-        "fsbench: left out 1 test this machine cannot run (jfs-single): no jfs"]

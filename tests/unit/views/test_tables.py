@@ -4,6 +4,7 @@ from pytest_fsbench.bench import CaseResult, case_key
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.verdicts.stats import compare
 from pytest_fsbench.store.results import Series, SeriesKey
+from pytest_fsbench.views import tables
 from pytest_fsbench.views.tables import comparison_lines, results_table
 
 TEST = "benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]"
@@ -87,3 +88,10 @@ def test_the_rest_of_the_time_is_never_a_rounding_minus():
     # a positive rest is the rest, whatever its size
     assert time_shares({"session": 152.9, **steps})[-1][1] == pytest.approx(0.5)
     assert time_line({"measured": 1.0, "session": None}) == "time: measured 1 s"
+
+
+def test_a_wrapped_line_is_read_whole_again():
+    line = "fsbench: left out 6 tests this machine cannot run (ext3-raid0, ext4-raid10): " + "each needs md " * 12
+    lines = ["case  metric", *tables.fit(line), "    indented more: a table's own", "next"]
+    assert len(tables.fit(line)) > 1
+    assert tables.unwrap(lines) == ["case  metric", line.strip(), "    indented more: a table's own", "next"]
