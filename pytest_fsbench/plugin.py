@@ -380,6 +380,11 @@ def check_rules_gate_something(fsbench: FsbenchSession, session: pytest.Session)
             raise pytest.UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no selected test "
                                     f"measures {rule.metric} (selected: {chosen}), so the rule would gate nothing; "
                                     "select a test that measures it, or leave the rule out")
+    names = {item.nodeid.rpartition("::")[2] for item in measuring}
+    for test, metrics, _ in fsbench.settings.case_precision:
+        if test not in names:
+            raise pytest.UsageError(f"--until-ci-case={test}: no selected test is {test}, so it would repeat nothing; "
+                                    "name a test as pytest --collect-only -q lists it (its name and [id])")
     for threshold in fsbench.settings.thresholds:  # found by the sweep: it failed the session after measuring
         if measuring and gates_nothing(threshold, tests, WORKLOAD_NAMES):
             chosen = ", ".join(dict.fromkeys(function for _, function in tests))
@@ -552,24 +557,25 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         return
 
     def write(line: str) -> None:
-        for part in tables.fit(line):  # every line within 120 columns (issue 35)
+        for part in tables.fit(line):  # every line of prose within 120 columns (issue 35)
             terminalreporter.write_line(part)
 
+    def write_table(lines: list[str]) -> None:
+        for line in lines:  # a row is never wrapped (it would leave its columns); legends fit already
+            terminalreporter.write_line(line)
+
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
-    for line in tables.results_table(session.results):
-        write(line)
+    write_table(tables.results_table(session.results))
     for line in session.targets.guest_notes():
         write(line)
     if session.baseline is not None:
         terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} "
                                         f"(session {', '.join(map(str, session.baseline.session_ids))})")
-        for line in tables.comparison_table(session.results, session.settings.alpha):
-            write(line)
+        write_table(tables.comparison_table(session.results, session.settings.alpha))
     paired = tables.paired_table(session.results, session.settings.alpha)
     if paired:
         terminalreporter.write_sep("-", "fsbench paired comparison: each --paired variant against its case, by round")
-        for line in paired:
-            write(line)
+        write_table(paired)
     verdicts = tables.gate_lines(session.results)
     if verdicts:
         terminalreporter.write_sep("-", f"fsbench gate (--inconclusive={session.settings.on_inconclusive})")

@@ -23,6 +23,7 @@ from .verdicts.disturbance import load_of
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
 from .store.facts import check_emulation, emulations, selection
+from .workloads import PARAMS as WORKLOAD_PARAMS
 from .verdicts.gate import Gate
 from .store.databases import redact_args
 from .errors import UsageError
@@ -80,7 +81,8 @@ def ran_record(settings: Settings) -> dict[str, object]:
                       for key, value in spec.options})
     return {"filesystems": list(settings.filesystems), "layouts": list(settings.layouts), "options": options,
             "paired": sorted({b.id for _, b in settings.pairs}), "kernels": [k.label for k in settings.kernels],
-            "selection": selection(settings.args, {o.flag for o in OPTIONS if o.kind not in (FLAG, OPTIONAL)})}
+            "selection": selection(settings.args, {o.flag for o in OPTIONS if o.kind not in (FLAG, OPTIONAL)}
+                                   | {f"--{param.name}" for param in WORKLOAD_PARAMS})}
 
 
 def case_options(argv: Sequence[str]) -> list[str]:

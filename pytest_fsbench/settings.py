@@ -206,7 +206,8 @@ OPTIONS: tuple[Option, ...] = (
            "test_dd_write[ext4-single-1M]=5%), or on some of its metrics, TEST[ID]@METRIC,...=PERCENT (e.g. "
            "test_iozone[ext4-single-16M]@iozone.write=5%); the other tests keep --runs (a study sets one per claim's case from "
            "the claim's published effect)", kind=APPEND, ini=False, metavar="TEST=PERCENT"),
-    Option("--max-runs", positive, "30", "dynamic modes (sequential gate, --until-ci): most measured runs per case"),
+    Option("--max-runs", positive, "30", "dynamic modes (sequential gate, --until-ci, --until-ci-case): most "
+           "measured runs per case; also the runs --save alone measures (the gate's budget)"),
     Option("--max-time", positive_seconds, None, "dynamic mode: seconds per case after which no new "
            "run starts", shown_default="none"),
     Option("--interleave", bool, None, "measure in rounds: every case once per round, --runs rounds (A B A B "
@@ -418,6 +419,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
     sequential = value["--gate-mode"] == "sequential" and bool(rules and compare) and not interleave
     # a baseline is measured to the gate's budget: its runs fix the power of every later comparison
     budget = (bool(value["--save"]) and not compare and not interleave and value["--until-ci"] is None
+              and not value["--until-ci-case"]
               and not _given(args, "--runs") and value["--runs"] == BY_FLAG["--runs"].value(BY_FLAG["--runs"].default))
     settings = Settings(
         filesystems=filesystems,
@@ -433,7 +435,8 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         datas=value["--data"],
         memory=value["--memory"],
         store_path=value["--store"] if is_url(value["--store"]) else base / value["--store"],
-        repeat=RepeatPolicy(runs=value["--max-runs"] if budget else value["--runs"], warmup=value["--warmup"], until_ci=value["--until-ci"],
+        repeat=RepeatPolicy(runs=value["--max-runs"] if budget else value["--runs"], warmup=value["--warmup"],
+                            until_ci=value["--until-ci"],
                             max_runs=value["--max-runs"], max_seconds=value["--max-time"], sequential=sequential),
         interleave=interleave,
         save=value["--save"],
@@ -485,6 +488,8 @@ def check(settings: Settings) -> None:
     if len(set(tests)) < len(tests):
         twice = next(test for test in tests if tests.count(test) > 1)
         raise UsageError(f"--until-ci-case: {twice} is given twice; give each test one precision")
+    for test in tests:  # its own policy's checks (--runs below --max-runs), before anything is built
+        settings.repeat_for(test)
     if settings.interleave and settings.repeat.until_ci is not None:
         raise UsageError("--interleave makes one measured run per round; it cannot be combined with --until-ci")
     if settings.regression_rules and not (settings.compare or settings.pairs):

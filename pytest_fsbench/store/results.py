@@ -123,7 +123,8 @@ class Series:
     unit: str
     direction: Direction
     values: tuple[float, ...]
-    options: str = "none"  # the case's filesystem options, as CaseSpec.options_text()
+    options: str = "none"  # the case's filesystem options as asked, as CaseSpec.options_text()
+    mounted: str = "none"  # and as the kernel applied them (as asked where that was not read)
 
     @property
     def params(self) -> dict[str, str]:
@@ -455,7 +456,8 @@ class Store:
         for t, w, wp, name, params, case_id, unit, direction, value, spec in self.db.execute(query + " ORDER BY r.id", args):
             entry = grouped.setdefault(SeriesKey(t, w, wp, name, params), (case_id, unit, direction, spec, []))
             entry[4].append(value)
-        return [Series(key, case_id, unit, Direction(direction), tuple(values), _options_text(spec))
+        return [Series(key, case_id, unit, Direction(direction), tuple(values), _options_text(spec),
+                       _options_text(spec, "mounted"))
                 for key, (case_id, unit, direction, spec, values) in grouped.items()]
 
     @_guarded
@@ -534,10 +536,11 @@ class Store:
                            "stopped_by": c[9], "manifest": json.loads(c[10])} for c in cases]}
 
 
-def _options_text(spec_json: str) -> str:
-    """The case's options as the kernel applied them when that was read ("mounted"), else as asked."""
+def _options_text(spec_json: str, key: str = "options") -> str:
+    """The case's options as asked ("options", what makes it the same case across sessions), or as
+    the kernel applied them ("mounted", where that was read; else as asked)."""
     spec = json.loads(spec_json)
-    options = spec.get("mounted") or spec.get("options", {})
+    options = spec.get(key) or spec.get("options", {})
     return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
 
 

@@ -21,6 +21,7 @@ from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
 from ..measure.progress import PLAN_SECONDS
 from ..options import APPEND
+from ..views.tables import unwrap
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
 from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
@@ -144,23 +145,7 @@ def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, .
         errors = pytest_errors(done.stderr + done.stdout)
         raise UsageError("; ".join(errors) or (done.stderr + done.stdout).strip()[-500:])
     lines = done.stdout.splitlines()
-    return [line for line in lines if "::" in line], tuple(unwrapped(lines, "fsbench: left out"))
-
-
-def unwrapped(lines: list[str], start: str) -> list[str]:
-    """The lines that begin with start, each joined with the indented lines the session's 120
-    columns wrapped it onto."""
-    found: list[str] = []
-    following = False
-    for line in lines:
-        if line.startswith(start):
-            found.append(line)
-            following = True
-        elif following and line.startswith("  ") and line.strip():
-            found[-1] += " " + line.strip()
-        else:
-            following = False
-    return found
+    return [line for line in lines if "::" in line], tuple(line for line in unwrap(lines) if line.startswith("fsbench: left out"))
 
 
 #: pytest's start, collection and the session's opening and closing, outside every test
@@ -314,7 +299,8 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     chosen = study.scale(scale)
     claims: tuple[str, ...] = ()
     expected: dict[str, int] = {}
-    if chosen.get("runs_per_claim") and not any(a.startswith(("--until-ci", "--interleave")) for a in args):
+    if chosen.get("runs_per_claim") and not any(a.startswith(("--until-ci", "--interleave", "--paired"))
+                                                  for a in args):
         found = claim_runs(study, tests, session_conditions({"devices": "block" if option_values(args, "--devices")
                                                             else "images"}))
         args = with_claim_runs(args, found, int(chosen.get("max_runs", 30)))

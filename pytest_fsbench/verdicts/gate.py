@@ -499,8 +499,8 @@ class Gate:
                      "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
                      "in more sessions)")
         base = self.baseline.series().get(s.key, [])
-        if base and base[-1].options != s.options:
-            note += f"; the filesystem options changed: baseline {base[-1].options}, now {s.options}"
+        if base and base[-1].options != s.options:  # as asked: a baseline stored before "mounted" was read has none
+            note += f"; the filesystem options changed: baseline {base[-1].mounted}, now {s.mounted}"
         return note
 
     def drift_lines(self) -> list[str]:

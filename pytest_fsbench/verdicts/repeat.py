@@ -71,8 +71,9 @@ def stop_reason(policy: RepeatPolicy, runs: int, headline: Sequence[Sequence[flo
     if runs in policy.looks or runs >= policy.looks[-1]:
         if policy.sequential and decided is not None and decided():
             return STOP_DECIDED
-        if policy.until_ci is not None and all(median_within(s, policy.until_ci, policy.ci_confidence)
-                                               for s in headline if len(s)):
+        measured = [s for s in headline if len(s)]  # none: nothing is known yet, so nothing is precise
+        if policy.until_ci is not None and measured and all(median_within(s, policy.until_ci, policy.ci_confidence)
+                                                            for s in measured):
             return STOP_CI
     if runs >= policy.looks[-1]:
         return STOP_MAX_RUNS

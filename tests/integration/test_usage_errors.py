@@ -966,3 +966,17 @@ def test_junitxml_never_replaces_the_store_or_a_file_that_is_no_junit_xml(tmp_pa
     assert usage_error([f"--junitxml={notes}"], tmp_path) == (
         f"ERROR: --junitxml={notes}: exists and is no JUnit XML file, which pytest would replace; name a new file")
     assert store.read_bytes() == kept and notes.read_text() == "my notes\n"
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("--until-ci-case=test_dd_wrte[ext4-single-1M]=5%", "ERROR: --until-ci-case=test_dd_wrte[ext4-single-1M]: no "
+     "selected test is test_dd_wrte[ext4-single-1M], so it would repeat nothing; name a test as pytest "
+     "--collect-only -q lists it (its name and [id])"),
+    ("--runs=40", "--max-runs"),
+])
+def test_until_ci_case_mistakes_are_refused_before_building(tmp_path, given, expected):
+    """A typo in the test's name repeated nothing, silently; --runs above the budget failed mid-session."""
+    args = ["--fs=ext4", given] + ([] if given.startswith("--until") else
+                                   ["--until-ci-case=test_dd_write[ext4-single-1M]=5%"])
+    message = usage_error(args, tmp_path)
+    assert message == expected if expected.startswith("ERROR") else expected in message, message

@@ -10,7 +10,7 @@ import pytest
 from conftest import settings_of
 
 from pytest_fsbench.errors import UsageError
-from pytest_fsbench.settings import BY_FLAG
+from pytest_fsbench.settings import BY_FLAG, check
 from pytest_fsbench.system.host import Host
 
 HOST = Host("6.1.0", frozenset({"ext4", "xfs", "btrfs"}),
@@ -89,3 +89,17 @@ def test_until_ci_case_once_per_test_and_never_interleaved():
                                                         "test_dd_write[ext4-single-1M]=3%"]})
     with pytest.raises(UsageError, match="--interleave makes one measured run per round"):
         settings(**{"--fs": "ext4", "--interleave": True, "--until-ci-case": ["test_dd_write[ext4-single-1M]=5%"]})
+
+
+def test_until_ci_case_keeps_a_saved_baseline_to_its_own_runs_and_is_checked_before_anything_runs():
+    saved = settings(**{"--fs": "ext4", "--save": "base", "--until-ci-case": ["test_dd_write[ext4-single-1M]=5%"]})
+    assert (saved.repeat.runs, saved.save_budget) == (10, False)  # the precision decides, not the gate's budget
+    with pytest.raises(UsageError, match="--max-runs"):
+        check(settings(**{"--fs": "ext4", "--runs": "40", "--until-ci-case": ["test_dd_write[ext4-single-1M]=5%"]}))
+
+
+def test_what_a_session_ran_names_its_tests_not_a_workload_parameters_value():
+    from pytest_fsbench.session import ran_record
+    line = ("benchmarks/test_dd.py", "--dd-size", "64M", "-k", "write", "--fs", "ext4")
+    ran = ran_record(settings_of(HOST, line, **{"--fs": "ext4"}))
+    assert ran["selection"] == {"files": ["benchmarks/test_dd.py"], "-k": "write"}
