@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..case import CaseSpec
 from ..targets.devices import Device
+from ..targets.target import stored_spec
 from ..errors import FsbenchError
 from ..filesystems import Filesystem, driver
 from ..system.host import Host
@@ -285,6 +286,9 @@ class GuestTarget:
     devices: tuple[Device, ...]
     manifest: dict[str, object] = field(default_factory=dict)
     scratch: Path | None = None  # the session's scratch, which the guest shares
+
+    def stored_spec(self) -> dict[str, object]:
+        return stored_spec(self.spec, self.manifest)
 
     @property
     def id(self) -> str:

@@ -41,6 +41,13 @@ class NotOnTarget(FsbenchError):
 Measure = Callable[[Workload, "Target", Executor, str], Any]
 
 
+def stored_spec(spec: CaseSpec, manifest: dict) -> dict[str, object]:
+    """A case as the store keeps it: its spec, and its options as the kernel applied them
+    ("mounted"; read back from findmnt or zfs get when the target was built, where it was)."""
+    mounted = manifest.get("mounted_options")
+    return {**spec.to_dict(), **({"mounted": mounted} if mounted else {})}
+
+
 @dataclass
 class Target:
     """A mounted filesystem under test and how it was made."""
@@ -72,10 +79,7 @@ class Target:
         return self.spec.id
 
     def stored_spec(self) -> dict[str, object]:
-        """The case as the store keeps it: its spec, and its options as the kernel applied them
-        ("mounted"; read back from findmnt or zfs get when the target was built)."""
-        mounted = self.manifest.get("mounted_options")
-        return {**self.spec.to_dict(), **({"mounted": mounted} if mounted else {})}
+        return stored_spec(self.spec, self.manifest)
 
     def check_holds(self, path: Path, execute: Executor) -> MountOf:
         """The mount path is on, which must be this target's; NotOnTarget naming both otherwise (a

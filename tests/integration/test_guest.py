@@ -93,7 +93,7 @@ def test_guest_cases_run_through_pytest_into_the_hosts_store(tmp_path, no_leftov
 
 
 def test_a_kernel_against_itself_is_a_paired_interleaved_comparison(tmp_path, no_leftovers):
-    done = execute_pytest(["benchmarks/test_dd.py", "-k", "dd_write", "--fs=ext2", "--runs=5",
+    done = execute_pytest(["benchmarks/test_dd.py", "-k", "dd_write", "--fs=ext2", "--runs=5", "-v",  # a line a run
                        f"--kernel=uml,uml:again={DEBIAN_UML}", *small(tmp_path)], cwd=REPO)
     assert done.returncode == 0, done.stdout[-3000:]
     assert "paired: uml-again-ext2-single against uml-ext2-single, 5 interleaved rounds" in done.stdout
