@@ -311,7 +311,9 @@ def runs_to_decide(check: Check, shift: float, interval: tuple[float, float], ru
     if room <= 0.5:
         return (f"; not decided: the change {shift:+.1f}% sits at the claim's edge, so no number of runs at "
                 "this noise decides it")
-    needed = math.ceil(runs * (half / room) ** 2)
+    # at least one more run: at this many runs the interval's spread would decide it, but its
+    # rank test cannot reach the level yet (3 runs a side: p >= 0.05 one-sided)
+    needed = max(math.ceil(runs * (half / room) ** 2), runs + 1)
     return f"; not decided: about {needed} runs a side would decide it at the noise measured here ({runs} ran)"
 
 

@@ -435,3 +435,11 @@ def test_an_undecided_claim_whose_cases_ran_to_the_budget_says_so(tmp_path):
     spent = [dataclasses.replace(r, stopped_by="max-runs") for r in rows]
     detail = studies.judge(check("similar", 5.0), spent).detail
     assert "not decided: about 664 runs a side" in detail and "ran to the session's --max-runs" in detail
+
+
+def test_an_undecided_claim_never_asks_for_the_runs_it_already_had():
+    """3 runs a side whose interval is narrow enough, but whose rank test cannot reach the level
+    at 3 runs (seen: "about 2 runs a side would decide it ... (3 ran)")."""
+    check = studies.Check("x", "", "", "dd.write", {}, {}, "higher", 10.0, "study", {}, 30.0)
+    detail = studies.runs_to_decide(check, 64.7, (-4.5, 92.9), 3)
+    assert detail == "; not decided: about 4 runs a side would decide it at the noise measured here (3 ran)"
