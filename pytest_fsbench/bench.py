@@ -33,6 +33,7 @@ from .store.facts import emulation
 from .workloads import KNOWN_METRICS
 from .workloads.base import Workload
 from .workloads.dd import parse_dd
+from .sizes import existing_ancestor
 
 _ROUND = re.compile(r"-round\d+\]$")
 
@@ -180,7 +181,7 @@ class Bench:
         settings = self.session.settings
         if settings.devices or self.target.spec.in_guest:
             return None
-        existing = next(p for p in (settings.image_dir, *settings.image_dir.parents) if p.exists())
+        existing = existing_ancestor(settings.image_dir)
         free = shutil.disk_usage(existing).free
         if free >= FILLED_BELOW:
             return None

@@ -21,6 +21,7 @@ from .sizes import MARGIN, human_size, parse_size
 from .workloads import PARAMS, missing_tools
 from .workloads.datagen import parse_data
 from .workloads.params import LIST, ONE, SWEEP, Param
+from .sizes import existing_ancestor
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -132,7 +133,7 @@ def check_image_dir_room(settings, spec, param: Param, value: str, written: int)
     images = min(int(written * COPIES.get(spec.layout, 1.0)), spec.devices_needed * settings.image_size)
     datas = [d for d in settings.datas if not parse_data(d).zeros] if param.staged else []
     staged = written * len(datas)
-    existing = next(p for p in (settings.image_dir, *settings.image_dir.parents) if p.exists())
+    existing = existing_ancestor(settings.image_dir)
     free = shutil.disk_usage(existing).free
     if images + staged + MARGIN > free:
         also = f" and the {human_size(staged)} of data fsbench prepares for it first" if staged else ""

@@ -25,6 +25,7 @@ from .sizes import human_size
 from .store.results import Store
 from .system.commands import Executor
 from .workloads import WORKLOAD_MODULES, missing_tools
+from .sizes import existing_ancestor
 
 #: the page width rows are wrapped to (a continuation lines up under its row's text)
 WIDTH = 110
@@ -209,7 +210,7 @@ def image_dir_line(text: str, execute: Executor) -> tuple[str, bool]:
         where = directory_for_files(text)
     except ValueError as exc:
         return f"image dir: {text}: cannot be used: {exc}", False
-    existing = next(p for p in (where, *where.parents) if p.exists())
+    existing = existing_ancestor(where)
     fstype = execute(["findmnt", "-n", "-o", "FSTYPE", "--target", str(existing)], check=False).stdout.strip()
     made = "" if where.exists() else " (made when a session starts)"
     return (f"image dir: {where}{made}: {human_size(shutil.disk_usage(existing).free)} free on "

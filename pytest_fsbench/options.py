@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
+from .sizes import existing_ancestor
 
 #: option kinds: one value; a flag; a repeatable value; a value that may be left out (const)
 VALUE, FLAG, APPEND, OPTIONAL = "value", "flag", "append", "optional"
@@ -255,7 +256,7 @@ def directory_for_files(text: str) -> Path:
     where = path(text)
     if where.exists() and not where.is_dir():
         raise ValueError("is not a directory; name a directory (it is made if missing)")
-    existing = next(p for p in (where, *where.parents) if p.exists())
+    existing = existing_ancestor(where)
     if not existing.is_dir():
         raise ValueError(f"{existing} is not a directory; name a directory")
     try:

@@ -34,6 +34,7 @@ from .sizes import format_size, human_size, parse_size
 from .system.memory import SMALLEST
 from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
+from .sizes import existing_ancestor
 
 DEFAULT_STORE = "fsbench-results/fsbench.db"
 DEFAULT_IMAGE_DIR = "/var/tmp/fsbench"
@@ -575,7 +576,7 @@ def check_threshold_scope(threshold: Threshold, specs: tuple[CaseSpec, ...]) -> 
 
 def check_image_room(image_dir: Path, image_size: int) -> None:
     """A sparse image bigger than the free space of its directory fails as soon as it is written."""
-    existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
+    existing = existing_ancestor(image_dir)
     free = shutil.disk_usage(existing).free
     if image_size > free:
         raise UsageError(f"--image-size={format_size(image_size)}: larger than the {human_size(free)} free in "

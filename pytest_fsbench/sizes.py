@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 #: slack for metadata and allocation when estimating how much room a workload needs
 MARGIN = 64 << 20
@@ -57,3 +58,8 @@ def resolve_size(text: str, ram_bytes: int) -> str:
         return text.strip()
     mib = -(-int(match.group(1)) * ram_bytes // (1 << 20))
     return f"{mib}M"
+
+
+def existing_ancestor(path: Path) -> Path:
+    """path itself if it exists, else its nearest parent that does (a directory fsbench may make)."""
+    return next(p for p in (path, *path.parents) if p.exists())

@@ -57,6 +57,7 @@ from pytest_fsbench.system.commands import execute  # noqa: E402
 from pytest_fsbench.targets.target import Target  # noqa: E402
 from pytest_fsbench.workloads import SBIN, bonnie, dbench, dd, fio, iozone  # noqa: E402
 from pytest_fsbench.workloads.base import Workload  # noqa: E402
+from pytest_fsbench.sizes import existing_ancestor
 
 #: fsbench's default cache policy; by hand: sync + drop_caches (after the driver's eviction, if any)
 CACHE = "drop"
@@ -357,7 +358,7 @@ def parse_image_dir(text: str) -> Path:
     where = Path(text).absolute()
     if where.exists() and not where.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is not a directory")
-    existing = next(p for p in (where, *where.parents) if p.exists())
+    existing = existing_ancestor(where)
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
         raise argparse.ArgumentTypeError(f"{text!r}: {existing} is not a writable directory")
     return where

@@ -9,6 +9,7 @@ so they never land in a test's captured output or a junit report."""
 from __future__ import annotations
 
 import contextlib
+import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -164,8 +165,5 @@ def headline_text(series) -> str:
     """The median of a case's first headline figure, e.g. "dd.write 1577 MB/s" (empty: none)."""
     for s in series:
         if is_headline(s.key.metric) and s.values:
-            values = sorted(s.values)
-            mid = len(values) // 2
-            median = values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
-            return f"{s.key.metric} {median:.4g} {s.unit}"
+            return f"{s.key.metric} {statistics.median(s.values):.4g} {s.unit}"
     return ""

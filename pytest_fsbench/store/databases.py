@@ -24,6 +24,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import UsageError
 from ..sizes import human_size
+from ..sizes import existing_ancestor
 
 #: a store on a filesystem with less free space than this is refused before a session starts
 MIN_FREE_BYTES = 16 << 20
@@ -118,7 +119,7 @@ def check_store_place(location: Path | str, option: str = "--store") -> None:
         raise UsageError(f"{option}={path} is a directory; name the store's file, e.g. {path / 'fsbench.db'}")
     if path.exists() and path.stat().st_size:
         check_store_file(path, option)
-    existing = next(p for p in (path, *path.parents) if p.exists())
+    existing = existing_ancestor(path)
     if existing != path and not existing.is_dir():
         raise UsageError(f"{option}={path}: {existing} is a file, not a directory; name another {option}")
     if not (writable(path) if existing == path else os.access(existing, os.W_OK | os.X_OK)):

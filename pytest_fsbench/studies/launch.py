@@ -27,6 +27,7 @@ from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_
 from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
 from ..verdicts.sequential import looks
 from . import Check, Study, apart_before, differing, session_conditions
+from ..sizes import existing_ancestor
 
 #: the options a study's user adds to rather than replaces
 REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
@@ -294,7 +295,7 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     tests, left_out = collected_tests(args, cwd)  # pytest checks every value first (issue 23: --runs=abc was a traceback)
     layouts = option_value(args, "--layout", "single").split(",")
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
-    existing = next(p for p in (image_dir, *image_dir.parents) if p.exists())
+    existing = existing_ancestor(image_dir)
     measured, warmup = int(option_value(args, "--runs", "10")), int(option_value(args, "--warmup", "1"))
     chosen = study.scale(scale)
     claims: tuple[str, ...] = ()

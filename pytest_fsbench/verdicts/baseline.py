@@ -89,11 +89,11 @@ class Baseline:
         """What else used the machine during the baseline's runs of the case key belongs to."""
         return load_of(s for k, group in self.series().items() if same_case(k, key) for s in group)
 
-    def controlled(self, series: Series, control: Sequence[float] | None) -> tuple[list[tuple[float, ...]],
-                                                                                tuple[float, ...]] | None:
+    def controlled(self, series: Series, control: Sequence[float] | None
+                   ) -> tuple[list[tuple[float, ...]], tuple[float, ...], str] | None:
         """With --control: the baseline sessions' and this series' runs as ratios to their runs'
-        control, or with --control=adjust adjusted by the control (cuped); None when a side has no
-        control for every run."""
+        control, or with --control=adjust adjusted by the control (cuped), and how, as a line names
+        it; None when a side has no control for every run."""
         if not self.control or control is None or not normalised_by_control(series):
             return None
         figures = self.series().get(series.key, [])
@@ -102,19 +102,13 @@ class Baseline:
         theirs = [ratios(f.values, c.values) for f, c in zip(figures, controls)]
         if mine is None or len(figures) != len(controls) or any(t is None for t in theirs):
             return None
+        how = ADJUSTED_BY_CONTROL
         if self.adjust:
             pairs = [(f.values, c.values) for f, c in zip(figures, controls)] + [(series.values, tuple(control))]
-            *theirs, mine = cuped(pairs, control_theta(pairs))
-        return [t for t in theirs if t is not None and len(t) >= 2], mine
-
-    def adjusted_by(self, series: Series, control: Sequence[float] | None) -> str:
-        """How a controlled comparison of series was adjusted, as a line names it."""
-        if not self.adjust:
-            return ADJUSTED_BY_CONTROL
-        figures = self.series().get(series.key, [])
-        controls = self.series().get(control_key(series.key), [])
-        pairs = [(f.values, c.values) for f, c in zip(figures, controls)] + [(series.values, tuple(control or ()))]
-        return f"{ADJUSTED_BY_CONTROL} (theta {control_theta(pairs):.2f})"
+            theta = control_theta(pairs)
+            *theirs, mine = cuped(pairs, theta)
+            how = f"{ADJUSTED_BY_CONTROL} (theta {theta:.2f})"
+        return [t for t in theirs if t is not None and len(t) >= 2], mine, how
 
     def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None:
         """The series against the baseline: as ratios to the control with --control; on the
@@ -122,7 +116,7 @@ class Baseline:
         (None when there is nothing to compare)."""
         basis = self.controlled(series, control)
         if basis is not None:
-            bases, mine = basis
+            bases, mine, how = basis
             if not bases or len(mine) < 2:
                 return None
             try:
@@ -133,7 +127,7 @@ class Baseline:
             except ValueError:  # a zero figure has no ratio on a log scale
                 return None
             figures = [v for f in self.series().get(series.key, []) for v in f.values]
-            return with_figures(cmp, figures, series.values, self.adjusted_by(series, control))
+            return with_figures(cmp, figures, series.values, how)
         bases = [b for b in self.series().get(series.key, []) if len(b.values) >= 2]
         if not bases or len(series.values) < 2:
             return None

@@ -93,7 +93,7 @@ def test_the_gate_compares_the_adjusted_runs_and_names_theta(tmp_path):
     assert cmp.adjusted_by == f"the control (theta {theta:.2f})"
     assert cmp.baseline_median == pytest.approx(np.median(SESSIONS[0]["dd.write"]))
     assert cmp.candidate_median == pytest.approx(np.median(SESSIONS[1]["dd.write"]))
-    bases, mine = baseline.controlled(figure, control)
+    bases, mine, _ = baseline.controlled(figure, control)
     assert [list(bases[0]), list(mine)] == [pytest.approx(list(v)) for v in cuped(PAIRS[:2], theta)]
     ratio = baseline_from_settings(store, settings_of(HOST, **{"--control": "on", "--compare": "base"}), [1])
     assert ratio.comparison(figure, control).adjusted_by == "the control"
