@@ -159,14 +159,25 @@ setup() {
     install_venv '[test,vm,docs]' .venv/.installed
 }
 
+# names_tests [pytest args]: whether the arguments name tests (a path, path::test, or --pyargs);
+# options alone (--store=..., -k write, --fs=xfs) keep the bench's own dd cases
+names_tests() {
+    local arg
+    for arg in "$@"; do
+        case "$arg" in --pyargs) return 0 ;; -*) continue ;; esac
+        [ -e "${arg%%::*}" ] && return 0
+    done
+    return 1
+}
+
 # bench_needs [pytest args]: what the bench needs, as "vm|- PACKAGE...": the workloads' tools when
-# arguments choose other cases, the virtual machine's packages when they ask for --kernel=vm
+# arguments name other tests, the virtual machine's packages when they ask for --kernel=vm
 bench_needs() {
     local vm=- arg packages=("${BENCH_PACKAGES[@]}")
     for arg in "$@"; do
         case "$arg" in --kernel=*vm*) vm=vm ;; esac
     done
-    if [ $# -gt 0 ]; then packages+=("${WORKLOAD_PACKAGES[@]}"); fi
+    if names_tests "$@"; then packages+=("${WORKLOAD_PACKAGES[@]}"); fi
     echo "$vm" "${packages[@]}"
 }
 
@@ -207,8 +218,8 @@ bench_args() {  # BENCH_ARGS but for the options among "$@"
 case "${1:-}" in
     setup) setup ;;
     bench) shift; bench_setup "$@"
-           # with no arguments, the quick dd cases; otherwise what the arguments select
-           [ $# -gt 0 ] || set -- benchmarks/test_dd.py
+           # the quick dd cases, unless the arguments name other tests
+           names_tests "$@" || set -- benchmarks/test_dd.py "$@"
            mapfile -t chosen < <(bench_args "$@")
            exec .venv/bin/pytest "${chosen[@]}" "$@" ;;
     test)  shift; setup
