@@ -202,7 +202,8 @@ list_packages() {
 }
 
 # the bench's cases: every fs x layout, each once (host+uml is no kernel A/B), 3 runs of 64M after
-# a warm-up (a quick look: 10 runs of 256M took 18 min on a loaded 2-CPU machine, 3 of 64M 8 min);
+# a warm-up (a quick look: 10 runs of 256M took 18 min on a loaded 2-CPU machine; 3 of 64M take 3 min 31 s
+# on an idle one, 6 min 14 s beside other jobs);
 # an option the arguments give replaces the one here (pytest refuses an option given twice)
 BENCH_ARGS=(--fs=ext4,xfs,btrfs,zfs --layout=single,raid0,raid1,raid10,raid5 --kernel=host+uml --runs=3 --dd-size=64M)
 
