@@ -232,9 +232,26 @@ def test_a_figure_served_from_cache_is_marked_and_never_ranked_best():
     assert [row[0] for row in cells] == [
         "test_iozone[btrfs-single-64K]", "test_iozone[ext4-single-64K] (served from cache)"]
     assert cells[0][2] == "best"
+    # nor compared with the storage's best as if it were "better": it measured the memory
+    assert cells[1][2:5] == ["", "", "not compared"]
     [table] = html.fromstring(report.summary_table(data)).iter("table")
     assert [[cell.text_content() for cell in row][-1] for row in table.iter("tr")] == [
         "from", "served from cache (3% reached the disks)", "storage"]
+
+
+def test_where_the_page_cache_served_every_figure_none_is_ranked_best():
+    """Every reread of a study session came from the page cache: the highest is only the highest,
+    the others compared with it (memory with memory), and no row is set in bold as the best."""
+    high = dataclasses.replace(glance_row("ext3", [13000.0, 13100.0, 12900.0]), disk_share=2.0)
+    low = dataclasses.replace(glance_row("btrfs", [5700.0, 5750.0, 5800.0]), disk_share=4.0)
+    page = report.at_a_glance(report.Report(1, {}, [], [low, high]))
+    cells = glance_cells(page)[2:]
+    assert [row[:3] for row in cells] == [["test_iozone[ext3-single-64K] (served from cache)", "13000", "highest"],
+                                         ["test_iozone[btrfs-single-64K] (served from cache)", "5750",
+                                          cells[1][2]]]
+    assert cells[1][2].startswith("-") and cells[1][4] == "worse"
+    [table] = html.fromstring(page).find_class("glance")
+    assert [tr.get("class") for tr in table.iter("tr")][2:] == [None, None]
 
 
 def paired_store(tmp_path: Path) -> tuple[Store, int]:
