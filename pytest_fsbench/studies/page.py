@@ -78,7 +78,7 @@ CONFIGURATION = ("row", "fs", "layout", "options", "fsbench ran", "parameters", 
 FLAT_HEADER = [*CONFIGURATION[:6], "test", CONFIGURATION[6], "published", "published MB/s", "fsbench median MB/s",
                "fsbench / published"]
 CACHE_NOTE = ("(cache): the page cache served fsbench's figure (of all the matching cases, or of as many as it says): "
-              "less than half of its bytes reached the disks while it ran (the last section's <i>from</i> column "
+              "less than half of its bytes reached the disks while it ran (the <i>from</i> column of Every case "
               "says how much), so it measured the memory, and its ratio says nothing of the storage.")
 
 
@@ -120,7 +120,7 @@ def shared_note(shared: dict[int, str]) -> str:
 MOST_TESTS = 4
 
 
-def test_chunks(tests: list[str]) -> list[list[str]]:
+def tests_in_tables(tests: list[str]) -> list[list[str]]:
     """The tests in tables of at most MOST_TESTS each, as even as can be: six make two of three."""
     size = math.ceil(len(tests) / math.ceil(len(tests) / MOST_TESTS))
     return [tests[i:i + size] for i in range(0, len(tests), size)]
@@ -136,7 +136,7 @@ def published_table(items: list[Beside]) -> str:
     shared = shared_columns(list(grouped))
     kept = [k for k in range(len(CONFIGURATION)) if k not in shared]
     tests = list(dict.fromkeys(i.entry.get("test", "") for i in items))
-    return (shared_note(shared) + "".join(grouped_table(grouped, kept, chunk) for chunk in test_chunks(tests))
+    return (shared_note(shared) + "".join(grouped_table(grouped, kept, chunk) for chunk in tests_in_tables(tests))
             + "<p class='note'>Per test: the published value in MB/s (as printed: hover over it), fsbench's median "
               "MB/s and fsbench / published.</p>")
 

@@ -325,6 +325,9 @@ def test_published_numbers_group_only_where_that_hides_none():
     assert page.by_configuration([studies.Beside(write, 1.0, 2.0, 1)]) is None
     assert page.by_configuration([studies.Beside(write, 1.0, 2.0, 1), studies.Beside(write, 3.0, 2.0, 1)]) is None
     assert studies.Beside(write, 1.0, 2.0, 2, from_cache=1).cache_mark == " (cache: 1 of 2)"
+    # past four tests side by side a table would not fit 1400 px: six make two tables of three
+    assert page.tests_in_tables(list("abcdef")) == [["a", "b", "c"], ["d", "e", "f"]]
+    assert page.tests_in_tables(["write", "rewrite", "read", "reread"]) == [["write", "rewrite", "read", "reread"]]
 
 
 LZ4, OFF = (("compression", "lz4"),), (("compression", "off"),)
