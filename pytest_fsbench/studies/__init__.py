@@ -18,7 +18,8 @@ with the table or figure it comes from, its key findings as the study states the
   machine cannot run, why, and what stands in.
 
 A study launches sessions and reads them back: it may import the session's settings and cases
-(settings.py, matrix.py), views/, verdicts/, kernels/ (where its cases run), store/ and the ground;
+(settings.py, matrix.py), views/, verdicts/, measure/ (whether the page cache served a figure),
+kernels/ (where its cases run), store/ and the ground;
 only the CLI imports it.
 """
 
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError
+from ..measure.cache_check import served_from_cache
 from ..metrics import Direction
 from ..verdicts.stats import compare, plain, summarize
 
@@ -372,6 +374,15 @@ class Beside:
     measured: float | None  # fsbench's median of the matching results
     rows: int  # how many fsbench cases matched
     ran: str = ""  # the options fsbench's matching cases ran with
+    from_cache: int = 0  # how many of those cases' figures the page cache served (cache_check)
+
+    @property
+    def cache_mark(self) -> str:
+        """' (cache)' when the page cache served fsbench's figure, ' (cache: 1 of 2)' when it
+        served some of the cases' figures behind the median, else ''."""
+        if not self.from_cache:
+            return ""
+        return " (cache)" if self.from_cache >= self.rows else f" (cache: {self.from_cache} of {self.rows})"
 
 
 def beside(study: Study, rows: list) -> list[Beside]:
@@ -390,7 +401,8 @@ def beside(study: Study, rows: list) -> list[Beside]:
                 continue
             published = (float(entry["value"]) * float(rule.get("factor", 1.0))
                          if entry.get("unit") == rule["unit"] and not entry.get("suspect") else None)
-            found.append(Beside(entry, published, _median(values), len(chosen), ran_text(chosen)))
+            found.append(Beside(entry, published, _median(values), len(chosen), ran_text(chosen),
+                                sum(served_from_cache(r.disk_share) for r in chosen)))
     return found
 
 

@@ -4,13 +4,14 @@ numbers beside fsbench's, where the study was blind, and what this machine could
 
 from __future__ import annotations
 
+import math
 import re
 
-from ..views.report import Report, _e, _table
+from ..views.report import Report, _breakable, _e, _table
 from ..verdicts.stats import plain
 from ..store.facts import emulation
 from .launch import option_value
-from . import (CONTRADICTED, REPRODUCED, VERDICTS, Study, Verdict, beside, changes_beside, judge, ratio_text,
+from . import (CONTRADICTED, REPRODUCED, VERDICTS, Beside, Study, Verdict, beside, changes_beside, judge, ratio_text,
                session_conditions, suspect_note)
 
 VERDICT_CLASS = {REPRODUCED: "better", CONTRADICTED: "worse"}
@@ -46,23 +47,18 @@ def beside_section(study: Study, report: Report) -> str:
              "converted to MB/s = 10<sup>6</sup> B/s with the factor below each table. <i>fsbench ran</i>: the "
              "options of fsbench's cases in the row; where they are not the study's, the last section says what "
              "stands in and why.</p>"]
-    header = ["row", "fs", "layout", "options", "fsbench ran", "test", "parameters", "statistic", "published",
-              "published MB/s", "fsbench median MB/s", "fsbench / published"]
-    groups: dict[str, list] = {}
+    groups: dict[str, list[Beside]] = {}
     for i in items:
         groups.setdefault(source_parts(i.entry.get("source", ""))[0], []).append(i)
     for table, found in groups.items():
-        rows = [[source_parts(i.entry.get("source", ""))[1], i.entry.get("fs", ""), i.entry.get("layout", ""),
-                 i.entry.get("options", ""), i.ran, i.entry.get("test", ""), _params(i.entry),
-                 i.entry.get("statistic", ""), f"{i.entry['value']:g} {i.entry.get('unit', '')}",
-                 "" if i.published_mb_s is None else plain(i.published_mb_s),
-                 "" if i.measured is None else plain(i.measured), ratio_text(i)] for i in found]
-        parts.append(f"<h3>{_e(table)}</h3>" + _table(header, rows, numeric={9, 10, 11}))
+        parts.append(f"<h3>{_e(table)}</h3>" + published_table(found))
     if not items:
-        parts.append(_empty_table(["source", *header[1:]], _no_numbers(study, changes)))
+        parts.append(_empty_table(["source", *FLAT_HEADER[1:]], _no_numbers(study, changes)))
     if items:
         rules = {r.get("factor_note", "") for r in study.fsbench.get("published", []) if r.get("factor_note")}
         parts += [f"<p class='note'>{_e(note)}</p>" for note in sorted(rules)]
+        if any(i.from_cache for i in items):
+            parts.append(f"<p class='note'>{CACHE_NOTE}</p>")
         parts += [f"<p class='note'>Not compared: {_e(i.entry.get('source', ''))}, {_e(i.entry.get('test', ''))} "
                   f"{i.entry['value']:g} {_e(i.entry.get('unit', ''))}: {_e(suspect_note(i))}.</p>"
                   for i in items if suspect_note(i)]
@@ -74,6 +70,120 @@ def beside_section(study: Study, report: Report) -> str:
             ["source", "fs", "layout", "options", "fsbench ran", "test", "parameters", "published change",
              "fsbench change of medians", "runs"], rows, numeric={7, 8}))
     return "".join(parts)
+
+
+#: what names a published number's configuration in its table: every column but its test and value
+CONFIGURATION = ("row", "fs", "layout", "options", "fsbench ran", "parameters", "statistic")
+#: one number a row, as a table that does not group by configuration shows it
+FLAT_HEADER = [*CONFIGURATION[:6], "test", CONFIGURATION[6], "published", "published MB/s", "fsbench median MB/s",
+               "fsbench / published"]
+CACHE_NOTE = ("(cache): the page cache served fsbench's figure (of all the matching cases, or of as many as it says): "
+              "less than half of its bytes reached the disks while it ran (the <i>from</i> column of Every case "
+              "says how much), so it measured the memory, and its ratio says nothing of the storage.")
+
+
+def configuration(item: Beside) -> tuple[str, ...]:
+    """A published number's cells in CONFIGURATION's order: where in its table, what it measured and how."""
+    entry = item.entry
+    return (source_parts(entry.get("source", ""))[1], entry.get("fs", ""), entry.get("layout", ""),
+            entry.get("options", ""), item.ran, _params(entry), entry.get("statistic", ""))
+
+
+def by_configuration(items: list[Beside]) -> dict[tuple[str, ...], dict[str, Beside]] | None:
+    """A table's numbers by configuration, then by test (write, rewrite, ...); None where that
+    does not make the table shorter (each configuration has one test) or would hide a number
+    (a configuration has a test twice)."""
+    grouped: dict[tuple[str, ...], dict[str, Beside]] = {}
+    for item in items:
+        tests = grouped.setdefault(configuration(item), {})
+        if item.entry.get("test", "") in tests:
+            return None
+        tests[item.entry.get("test", "")] = item
+    return grouped if len(grouped) < len(items) else None
+
+
+def shared_columns(configurations: list[tuple[str, ...]]) -> dict[int, str]:
+    """The configuration's columns that have one value in every row, by their index: said once
+    above the table (an empty one not at all), not in each row. The row in the source table is
+    shown unless no row has one; a table of one row keeps its columns."""
+    first = configurations[0]
+    same = [k for k in range(len(CONFIGURATION)) if all(c[k] == first[k] for c in configurations)]
+    return {k: first[k] for k in same if not first[k] or (k and len(configurations) > 1)}
+
+
+def shared_note(shared: dict[int, str]) -> str:
+    said = "; ".join(f"{CONFIGURATION[k]} {shared[k]}" for k in sorted(shared) if shared[k])
+    return f"<p class='note'>Every row of this table: {_e(said)}.</p>" if said else ""
+
+
+#: the most tests side by side in one table (three columns each): more would not fit a 1400 px window
+MOST_TESTS = 4
+
+
+def tests_in_tables(tests: list[str]) -> list[list[str]]:
+    """The tests in tables of at most MOST_TESTS each, as even as can be: six make two of three."""
+    size = math.ceil(len(tests) / math.ceil(len(tests) / MOST_TESTS))
+    return [tests[i:i + size] for i in range(0, len(tests), size)]
+
+
+def published_table(items: list[Beside]) -> str:
+    """One source table's numbers: a row per configuration with its tests side by side where the
+    configurations have several tests (write, rewrite, read, reread; past MOST_TESTS, in more
+    than one table), else a row per number; the columns every row shares are said once above."""
+    grouped = by_configuration(items)
+    if grouped is None:
+        return flat_table(items)
+    shared = shared_columns(list(grouped))
+    kept = [k for k in range(len(CONFIGURATION)) if k not in shared]
+    tests = list(dict.fromkeys(i.entry.get("test", "") for i in items))
+    return (shared_note(shared) + "".join(grouped_table(grouped, kept, chunk) for chunk in tests_in_tables(tests))
+            + "<p class='note'>Per test: the published value in MB/s (as printed: hover over it), fsbench's median "
+              "MB/s and fsbench / published.</p>")
+
+
+def grouped_table(grouped: dict[tuple[str, ...], dict[str, Beside]], kept: list[int], tests: list[str]) -> str:
+    """A row per configuration that has one of the tests: its kept columns, then each test's three cells."""
+    head = ("<thead><tr>" + "".join(f"<th rowspan='2'>{_e(CONFIGURATION[k])}</th>" for k in kept)
+            + "".join(f"<th colspan='3' class='test'>{_e(t)}</th>" for t in tests) + "</tr><tr>"
+            + "<th class='first'>published</th><th>fsbench</th><th>ratio</th>" * len(tests) + "</tr></thead>")
+    body = ["<tr>" + "".join(f"<td>{_breakable(config[k])}</td>" for k in kept)
+            + "".join(_test_cells(by_test.get(t)) for t in tests) + "</tr>"
+            for config, by_test in grouped.items() if any(t in by_test for t in tests)]
+    return f"<table class='published'>{head}<tbody>{''.join(body)}</tbody></table>"
+
+
+def _test_cells(item: Beside | None) -> str:
+    """A test's three cells in a configuration's row: published MB/s, fsbench's median, the ratio
+    (a number right-aligned on one line; words, such as a suspect value as printed, may wrap)."""
+    if item is None:
+        return "<td class='first'></td><td></td><td></td>"
+    printed = f"{item.entry['value']:g} {item.entry.get('unit', '')}".strip()
+    published = printed if item.published_mb_s is None else plain(item.published_mb_s)
+    measured = "" if item.measured is None else plain(item.measured) + item.cache_mark
+    ratio = "not compared" if item.entry.get("suspect") else ratio_text(item)
+    cached = "cache" if item.from_cache else ""
+    return (_cell(published, item.published_mb_s is not None, "first", f"as published: {printed}")
+            + _cell(measured, True, cached) + _cell(ratio, ratio[:1].isdigit(), cached))
+
+
+def _cell(text: str, number: bool, cls: str = "", title: str = "") -> str:
+    classes = " ".join(c for c in ("n" if number else "", cls) if c)
+    attributes = (f' class="{classes}"' if classes else "") + (f' title="{_e(title)}"' if title else "")
+    return f"<td{attributes}>{_e(text)}</td>"
+
+
+def flat_table(items: list[Beside]) -> str:
+    """A row per published number (its configuration has no other test here)."""
+    shared = shared_columns([configuration(i) for i in items])
+    rows = [[*configuration(i)[:6], i.entry.get("test", ""), configuration(i)[6],
+             f"{i.entry['value']:g} {i.entry.get('unit', '')}",
+             "" if i.published_mb_s is None else plain(i.published_mb_s),
+             "" if i.measured is None else plain(i.measured) + i.cache_mark, ratio_text(i)] for i in items]
+    columns = [FLAT_HEADER.index(CONFIGURATION[k]) for k in shared]
+    kept = [j for j in range(len(FLAT_HEADER)) if j not in columns]
+    numeric = {n for n, j in enumerate(kept) if j in {9, 10, 11}}
+    return shared_note(shared) + _table([FLAT_HEADER[j] for j in kept], [[row[j] for j in kept] for row in rows],
+                                        numeric=numeric)
 
 
 def source_parts(source: str) -> tuple[str, str]:

@@ -32,9 +32,15 @@ WIDTH = 7.5  # inches: one column of an A4 page or a laptop window at 100 %
 COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
+#: inches a plot with row labels (box and forest plots) keeps for itself, however long its labels
+PLOT_WIDTH = 6.3
+
+
 def label_width(labels: Sequence[str]) -> float:
-    """A figure wide enough for its longest row label beside a plot of WIDTH - 3 inches."""
-    return max(WIDTH, 4.5 + 0.065 * max((len(label) for label in labels), default=0))
+    """A figure wide enough for its longest row label beside a plot of PLOT_WIDTH inches (0.7
+    inches go to the axis' ticks and the layout's pads): labels widen the figure, never narrow
+    the plot (a study page's 58-character labels had left it less than half its figure)."""
+    return max(WIDTH, PLOT_WIDTH + 0.7 + 0.065 * max((len(label) for label in labels), default=0))
 
 
 TITLE_MARGIN = 0.25  # inches of a figure's width its title and legend leave free (the layout's pads)

@@ -218,6 +218,8 @@ tr.worse td { background: #fde8e8 } tr.better td { background: #e8f6e8 }
 figure { margin: 1em 0 } figure svg { max-width: 100%; height: auto }
 details pre { font-size: 12px; background: #f6f6f6; padding: .5em; overflow-x: auto }
 .note { color: #555; font-size: 13px }
+table.published th, table.published td { padding: 2px 4px } table.published th.test { text-align: center }
+table.published .first { border-left: 2px solid #bbb } td.cache { color: #777; font-style: italic; white-space: normal }
 """
 
 
@@ -281,12 +283,19 @@ def versus_best(best: Row, other: Row, alpha: float, paired: bool = False) -> tu
 def glance_rows(ranked: list[Row], alpha: float, pairs: frozenset[frozenset[str]] = frozenset()) -> list[list[str]]:
     """One group's rows, best median first: case, median, the change from the best (the estimated
     shift, as in every comparison), its interval, the verdict and the runs' CV. pairs: the tests
-    that were measured as --paired case and variant, compared paired by round."""
+    that were measured as --paired case and variant, compared paired by round. A figure the page
+    cache served is not compared with a best that came from the storage (it measured the memory);
+    where every figure came from the cache, none is the best: the first is only the highest (or
+    lowest), and the others are compared with it, memory with memory."""
     best = ranked[0]
-    rows = [[_glance_label(best), plain(best.summary.median), "best", "", "", f"{best.summary.cv * 100:.0f}%"]]
+    from_cache = cache_check.served_from_cache(best.disk_share)
+    top = "best" if not from_cache else "highest" if best.series.direction is Direction.HIGHER else "lowest"
+    rows = [[_glance_label(best), plain(best.summary.median), top, "", "", f"{best.summary.cv * 100:.0f}%"]]
     for other in ranked[1:]:
         paired = frozenset((best.series.key.test, other.series.key.test)) in pairs
-        change, interval, verdict = versus_best(best, other, alpha, paired)
+        change, interval, verdict = ("", "", "not compared")
+        if from_cache or not cache_check.served_from_cache(other.disk_share):
+            change, interval, verdict = versus_best(best, other, alpha, paired)
         rows.append([_glance_label(other), plain(other.summary.median), change, interval, verdict,
                      f"{other.summary.cv * 100:.0f}%"])
     return rows
@@ -305,8 +314,8 @@ def _glance_label(row: Row) -> str:
 def _glance_group(title: str, ranked: list[Row], alpha: float, pairs: frozenset[frozenset[str]]) -> str:
     first = ranked[0].series
     heading = f"{title}: {first.unit}, {first.direction.value} is better"
-    rows = [_row(cells, {1, 2, 3, 5}, "" if i else "best")
-            for i, cells in enumerate(glance_rows(ranked, alpha, pairs))]
+    rows = [_row(cells, {1, 2, 3, 5}, "best" if cells[2] == "best" else "")
+            for cells in glance_rows(ranked, alpha, pairs)]
     return f"<tbody><tr class='group'><th colspan='6'>{_e(heading)}</th></tr>{''.join(rows)}</tbody>"
 
 
@@ -337,7 +346,9 @@ def at_a_glance(report: Report) -> str:
             f"the best = fsbench compare's verdict on its runs against the best's, one-sided at "
             f"alpha={report.alpha:g} (worse, better, or not significant: the runs overlap too much to tell apart; "
             "a --paired case and its variant are compared paired by round, as in the paired table); CV = the runs' "
-            "coefficient of variation (their noise).</p>")
+            "coefficient of variation (their noise). A figure served from cache (less than half of its bytes reached "
+            "the disks) ranks after every one from the storage and is not compared with them; where every figure of "
+            "a plot was, none is the best.</p>")
 
 
 def summary_table(report: Report) -> str:

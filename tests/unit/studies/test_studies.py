@@ -248,12 +248,86 @@ def test_a_published_value_marked_suspect_gets_its_note_and_no_ratio(tmp_path):
     assert studies.ratio_text(plain) == f"{4550.0 / (132.024 * 1.024):.2f}", "the others keep their ratio"
     cells = {tuple(td.text_content() for td in tr.iter("td")) for tr in
              lxml_html.fromstring(f"<div>{page.preface(study, data, 'quick')}</div>").iter("tr")}
-    [row] = [c for c in cells if len(c) == 12 and c[8] == "129928 MB/s"]
-    assert row[9] == "" and row[10] == "4638" and row[11] == "not compared (see the note below)"
-    assert row[4] == "compress=zlib,mount=datacow,datasum", "the options fsbench's case ran with"
+    # one test a configuration: a row per number; fs, layout, parameters and statistic said once above
+    [row] = [c for c in cells if len(c) == 8 and c[4] == "129928 MB/s"]
+    assert row[5] == "" and row[6] == "4638" and row[7] == "not compared (see the note below)"
+    assert row[2] == "compress=zlib,mount=datacow,datasum", "the options fsbench's case ran with"
+    assert ("Every row of this table: fs btrfs; layout two-disk raid0; parameters record_size=16M, file_size=2G; "
+            "statistic single_result.") in html_text(page.beside_section(study, data))
     assert ("Not compared: Results table (untitled, only table in the article), row 20: Btrfs two disks, raid0 -o "
             "compress, reread 129928 MB/s: printed as 129928") in html_text(page.preface(study, data, "quick"))
     assert studies.suspect_note(plain) is None
+
+
+IOZONE_TESTS = ("write", "rewrite", "read", "reread")
+
+
+def iozone_store(tmp_path: Path, cases: list[tuple], cached: str = "reread") -> tuple[Store, int]:
+    """A session of the btrfs study's IOzone cases (fs, layout, options), each measuring write,
+    rewrite, read and reread at 16M records; the page cache served each case's `cached` test
+    (5 % of its bytes reached the disks, as cache_check records it)."""
+    store = Store(tmp_path / "fsbench.db")
+    sid = store.start_session("t-1", {"argv": []}, {"kernel": "6.1"})
+    params = {"record": "16M", "file": "512M"}
+    for fs, layout, options in cases:
+        case_id = "-".join([fs, layout, *(f"{k}={v}" for k, v in options)])
+        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": case_id}
+        row = store.case_row(sid, f"benchmarks/test_iozone.py::test_iozone[{case_id}-16M]", case_id, spec, "iozone",
+                             params, "drop", "random", {"host": {"kernel": "6.18"}})
+        for value in (40.0, 42.0, 44.0):
+            store.add_run(row, False, "t", 1.0, "drop", [
+                *(Metric(f"iozone.{t}", value * (k + 1), "MB/s", Direction.HIGHER, params)
+                  for k, t in enumerate(IOZONE_TESTS)),
+                Metric("disk.share", 5.0, "%", Direction.HIGHER, {**params, "metric": f"iozone.{cached}"})])
+        store.finish_case(row, "done", "runs")
+    store.finish_session(sid, "complete")
+    return store, sid
+
+
+def test_published_numbers_of_several_tests_are_one_row_per_configuration(tmp_path):
+    """The article's row 5 gives write, rewrite, read and reread of one configuration: one row of
+    the page, the four tests side by side (published, fsbench, ratio each), what every row shares
+    said once above, and the reread the page cache served marked."""
+    study = ALL["btrfs-options"]
+    store, sid = iozone_store(tmp_path, [("btrfs", "single", PLAIN), ("btrfs", "raid0", PLAIN)])
+    data = report.report_data(store, sid)
+    items = studies.beside(study, data.rows)
+    assert len(items) == 12  # rows 5 and 7 (standard and -m single: one fsbench case) and 10, four tests each
+    section = lxml_html.fromstring(f"<div>{page.beside_section(study, data)}</div>")
+    [table] = section.find_class("published")
+    first, second = list(table.iter("thead"))[0].iter("tr")
+    assert [th.text_content() for th in first] == ["row", "layout", "options", *IOZONE_TESTS]
+    assert [th.text_content() for th in second] == ["published", "fsbench", "ratio"] * 4
+    rows = [[td for td in tr.iter("td")] for tr in table.iter("tr")][2:]
+    assert [r[0].text_content() for r in rows] == [
+        "row 5: Btrfs Standard Standard", "row 7: Btrfs -m single standard", "row 10: Btrfs two disks, raid0 standard"]
+    row5 = [td.text_content() for td in rows[0]]
+    assert row5[3:6] == [f"{31.586 * 1.024:.4g}", "42", f"{42 / (31.586 * 1.024):.2f}"]
+    assert rows[0][3].get("title") == "as published: 31.586 MB/s"
+    assert row5[12:] == [f"{104.106 * 1.024:.4g}", "168 (cache)", f"{168 / (104.106 * 1.024):.2f}"]
+    assert "cache" in rows[0][13].get("class") and "cache" not in rows[0][4].get("class")
+    text = section.text_content()
+    assert ("Every row of this table: fs btrfs; fsbench ran compress=no,mount=datacow,datasum; parameters "
+            "record_size=16M, file_size=2G; statistic single_result.") in text
+    assert "(cache): the page cache served fsbench's figure" in text
+    assert text.count("Results table (untitled, only table in the article)") == 1
+
+
+def test_published_numbers_group_only_where_that_hides_none():
+    """A configuration with one test keeps a row per number; one with a test twice (two rows of a
+    source table read alike) too, so that no number is lost."""
+    entry = {"source": "Table 1, row 1: x", "fs": "ext4", "layout": "single", "options": "", "params": {},
+             "statistic": "mean", "value": 1.0, "unit": "MB/s"}
+    write, read = ({**entry, "test": t} for t in ("write", "read"))
+    assert page.by_configuration([studies.Beside(write, 1.0, 2.0, 1), studies.Beside(read, 1.0, 2.0, 1)]) == {
+        ("row 1: x", "ext4", "single", "", "", "", "mean"): {"write": studies.Beside(write, 1.0, 2.0, 1),
+                                                              "read": studies.Beside(read, 1.0, 2.0, 1)}}
+    assert page.by_configuration([studies.Beside(write, 1.0, 2.0, 1)]) is None
+    assert page.by_configuration([studies.Beside(write, 1.0, 2.0, 1), studies.Beside(write, 3.0, 2.0, 1)]) is None
+    assert studies.Beside(write, 1.0, 2.0, 2, from_cache=1).cache_mark == " (cache: 1 of 2)"
+    # past four tests side by side a table would not fit 1400 px: six make two tables of three
+    assert page.tests_in_tables(list("abcdef")) == [["a", "b", "c"], ["d", "e", "f"]]
+    assert page.tests_in_tables(["write", "rewrite", "read", "reread"]) == [["write", "rewrite", "read", "reread"]]
 
 
 LZ4, OFF = (("compression", "lz4"),), (("compression", "off"),)

@@ -144,8 +144,8 @@ def texts_outside(fig) -> list[str]:
 
 
 def test_long_titles_wrap_inside_the_figure_and_keep_every_word():
-    title = ("iozone.rewrite [file=128M,processes=2,record=64K,stride=17,tests=write,rewrite,read,reread] "
-             "(iozone)")
+    title = ("iozone.rewrite [file=128M,processes=2,record=64K,stride=17,tests=write,rewrite,read,reread,"
+             "random_read,random_write,stride_read] (iozone)")
     labels = ["test_iozone[ext4-single-drop-random-128M-64K-2]", "test_iozone[btrfs-single-drop-random-128M-64K-2]"]
     box = figures.box_plot(title, [(label, [1.0, 2.0, 3.0]) for label in labels], "MB/s", Direction.HIGHER)
     assert texts_outside(box) == []
@@ -232,9 +232,26 @@ def test_a_figure_served_from_cache_is_marked_and_never_ranked_best():
     assert [row[0] for row in cells] == [
         "test_iozone[btrfs-single-64K]", "test_iozone[ext4-single-64K] (served from cache)"]
     assert cells[0][2] == "best"
+    # nor compared with the storage's best as if it were "better": it measured the memory
+    assert cells[1][2:5] == ["", "", "not compared"]
     [table] = html.fromstring(report.summary_table(data)).iter("table")
     assert [[cell.text_content() for cell in row][-1] for row in table.iter("tr")] == [
         "from", "served from cache (3% reached the disks)", "storage"]
+
+
+def test_where_the_page_cache_served_every_figure_none_is_ranked_best():
+    """Every reread of a study session came from the page cache: the highest is only the highest,
+    the others compared with it (memory with memory), and no row is set in bold as the best."""
+    high = dataclasses.replace(glance_row("ext3", [13000.0, 13100.0, 12900.0]), disk_share=2.0)
+    low = dataclasses.replace(glance_row("btrfs", [5700.0, 5750.0, 5800.0]), disk_share=4.0)
+    page = report.at_a_glance(report.Report(1, {}, [], [low, high]))
+    cells = glance_cells(page)[2:]
+    assert [row[:3] for row in cells] == [["test_iozone[ext3-single-64K] (served from cache)", "13000", "highest"],
+                                         ["test_iozone[btrfs-single-64K] (served from cache)", "5750",
+                                          cells[1][2]]]
+    assert cells[1][2].startswith("-") and cells[1][4] == "worse"
+    [table] = html.fromstring(page).find_class("glance")
+    assert [tr.get("class") for tr in table.iter("tr")][2:] == [None, None]
 
 
 def paired_store(tmp_path: Path) -> tuple[Store, int]:
@@ -378,6 +395,22 @@ def test_the_report_shows_the_gates_own_comparison_at_its_level(tmp_path):
     assert f"[94.5% CI {row['ci94.5'][1:]}" in line  # the gate's line states the same interval
     other = html.fromstring(report.render(report.report_data(store, 2, [1], "1", alpha=0.1)))
     assert "ci94.5" in other.text_content()  # the gate's comparison whatever --alpha the report is given
+
+
+def test_long_row_labels_widen_the_figure_and_leave_the_plot_its_width():
+    """A study page's labels ("btrfs single compress=no mount=datacow,datasum cache=drop") had left
+    the plot less than half its figure: the plot keeps its inches, the labels add theirs."""
+    def plot_inches(labels: list[str]) -> tuple[float, float]:
+        fig = figures.box_plot("iozone.write (iozone)", [(label, [1.0, 2.0, 3.0]) for label in labels], "MB/s",
+                               Direction.HIGHER)
+        figures.svg(fig)  # lays it out
+        width = fig.get_size_inches()[0]
+        return fig.axes[0].get_position().width * width, width
+
+    long, long_figure = plot_inches(["btrfs single compress=no mount=datacow,datasum cache=drop", "ext4 single"])
+    short, short_figure = plot_inches(["ext4", "xfs"])
+    assert long >= figures.PLOT_WIDTH - 0.1 and long > long_figure / 2 and long_figure > short_figure
+    assert short >= figures.PLOT_WIDTH - 0.1
 
 
 def test_a_plots_labels_leave_out_what_every_case_shares():
