@@ -44,6 +44,19 @@ def option_values(args: list[str], flag: str) -> list[str]:
     return found
 
 
+def without_option(args: list[str], flag: str) -> list[str]:
+    """args without `--flag=value` and `--flag value`."""
+    kept, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == flag:
+            skip = True
+        elif not arg.startswith(flag + "="):
+            kept.append(arg)
+    return kept
+
+
 def option_value(args: list[str], flag: str, default: str) -> str:
     """The value of `--flag=value` or `--flag value` in args (the last one given), else default."""
     found = option_values(args, flag)
@@ -292,19 +305,24 @@ def pytest_errors(output: str) -> list[str]:
 def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     """The plan; at a scale with runs_per_claim, its args give each claim's tests the precision
     claim_runs chooses (unless the user asked for --until-ci or --until-ci-case)."""
-    tests, left_out = collected_tests(args, cwd)  # pytest checks every value first (issue 23: --runs=abc was a traceback)
+    chosen = study.scale(scale)
+    per_claim = bool(chosen.get("runs_per_claim")) and not any(
+        a.startswith(("--until-ci", "--interleave", "--paired")) for a in args)
+    # pytest checks every value first (issue 23: --runs=abc was a traceback); a --max-runs of the
+    # user's caps the claims' runs, which the session gets below (collected alone, pytest refuses it)
+    tests, left_out = collected_tests(without_option(args, "--max-runs") if per_claim else args, cwd)
     layouts = option_value(args, "--layout", "single").split(",")
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
     existing = existing_ancestor(image_dir)
     measured, warmup = int(option_value(args, "--runs", "10")), int(option_value(args, "--warmup", "1"))
-    chosen = study.scale(scale)
     claims: tuple[str, ...] = ()
     expected: dict[str, int] = {}
-    if chosen.get("runs_per_claim") and not any(a.startswith(("--until-ci", "--interleave", "--paired"))
-                                                  for a in args):
+    if per_claim:
         found = claim_runs(study, tests, session_conditions({"devices": "block" if option_values(args, "--devices")
                                                             else "images"}))
         args = with_claim_runs(args, found, int(chosen.get("max_runs", 30)))
+        if option_values(args, "--max-runs") and found.precision:
+            collected_tests(args, cwd)  # the user's --max-runs, checked with the claims' runs it caps
         claims = found.lines
         most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
         expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)

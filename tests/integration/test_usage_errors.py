@@ -527,6 +527,9 @@ def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, messag
 @pytest.mark.parametrize("args, message", [
     (["--runs=abc"], "fsbench study: ERROR: --runs='abc': give a whole number"),
     (["--bogus-option"], "fsbench study: ERROR: unrecognized arguments: --bogus-option"),
+    (["--max-runs=abc"], "fsbench study: ERROR: --max-runs='abc': give a whole number"),
+    (["--max-runs", "3"], "fsbench study: ERROR: --runs 5, --warmup 1, --max-runs 3: need runs >= 1, warmup >= 0 and "
+                          "max-runs >= runs"),
 ])
 def test_a_study_with_a_bad_pytest_option_stops_before_pytest_runs(tmp_path, args, message):
     done = fsbench("study", "btrfs-options", f"--image-dir={tmp_path / 'images'}", *args, cwd=tmp_path)
@@ -833,6 +836,17 @@ def test_a_study_s_own_selection_and_the_user_s_both_apply(tmp_path):
     assert command.count(" -k ") == 1 and " and (dd) --runnable-only " in command, command
     assert "plan: -k: the study's selection (" in narrowed.stdout and "and yours (dd) both apply" in narrowed.stdout
     assert 0 < planned(narrowed) < planned(alone)
+
+
+def test_a_study_s_claims_take_the_user_s_max_runs(tmp_path):
+    """`study btrfs-options --max-runs=8` was refused: collected before the claims' --until-ci-case
+    were added, the session had no dynamic mode for --max-runs to cap."""
+    done = fsbench("study", "btrfs-options", "--plan", f"--image-dir={tmp_path / 'images'}", "--max-runs=8",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    command = next(l for l in done.stdout.splitlines() if l.startswith("plan: pytest "))
+    assert command.count("--max-runs") == 1 and " --max-runs=8 " in command and "--until-ci-case=" in command
+    assert "repeat until decided (5 to 8 runs;" in done.stdout
 
 
 @pytest.fixture
