@@ -3,7 +3,9 @@ its place in the session ([12/40]), its time, its headline median, the time spen
 estimate of the time left, in place of pytest's file name and letter per test (the file's name
 was printed again before every case, 40 times in the bench). Only at pytest's default verbosity:
 -v keeps pytest's own line per test (and adds a line per run and per case), -q keeps pytest's
-letters and writes none of fsbench's. Sessions without a case are left as pytest writes them."""
+letters and writes none of fsbench's. Sessions without a case are left as pytest writes them.
+Every line fits the terminal's width, at most 120 columns (measure.progress.case_lines says how a
+case's line gives way on a narrow terminal)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import time
 import pytest
 
 from .bench import case_key
-from .measure.progress import PLAN_SECONDS, Estimate, case_line, for_pytest, headline_text
+from .measure.progress import PLAN_SECONDS, Estimate, case_lines, for_pytest, headline_text
 
 #: pytest's outcomes by how bad: a case's word is its worst report's (setup, call, teardown)
 RANK = {"passed": 0, "xpassed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
@@ -65,8 +67,9 @@ class CaseLines:
     """Registered by the plugin in every session; active once collection finds a case and pytest
     has a terminal reporter writing at verbosity 0 or more."""
 
-    def __init__(self, config: pytest.Config, results) -> None:
+    def __init__(self, config: pytest.Config, results, width: int) -> None:
         self.config = config
+        self.width = width  # the columns a line may take (measure.progress.terminal_width)
         self.write = None  # writes one line past pytest's capture (measure.progress.for_pytest's)
         self.results = results  # the session's CaseResults, for the headline median
         self.active = False
@@ -129,8 +132,9 @@ class CaseLines:
         detail = detail_of(report) if report is not None and outcome != "passed" else self.headline(nodeid)
         left = self.estimate.left([kind_of(i) for i in self.items[self.done:]])
         name = nodeid.rpartition("::")[2]
-        self.write(case_line(self.done, len(self.items), name, outcome, seconds, detail,
-                             time.monotonic() - self.start, left))
+        for line in case_lines(self.done, len(self.items), name, outcome, seconds, detail,
+                               time.monotonic() - self.start, left, self.width):
+            self.write(line)
 
     def headline(self, nodeid: str) -> str:
         key = case_key(nodeid)

@@ -1,14 +1,16 @@
 """Live progress in the terminal: one line per finished case (its place in the session, its
-time, its headline median, the time spent and an estimate of the time left: case_line,
+time, its headline median, the time spent and an estimate of the time left: case_lines,
 Estimate), with -v also a line per run (run k of n or of the budget, its time and headline value);
 for a run that takes long, a heartbeat line every HEARTBEAT seconds so a user sees the tool is
-alive. Every line fits in WIDTH columns. Nothing is written with -q (or when pytest
+alive. Every line fits in the terminal's width, at most WIDTH columns (terminal_width). Nothing is
+written with -q (or when pytest
 has no terminal reporter); the lines bypass pytest's output capture, as its live logging does,
 so they never land in a test's captured output or a junit report."""
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import statistics
 import threading
 import time
@@ -99,6 +101,15 @@ PLAN_SECONDS = "FSBENCH_PLAN_SECONDS"
 
 #: the widest line fsbench writes to the terminal (issue 35: result lines were about 220 wide)
 WIDTH = 120
+#: the narrowest width fsbench lays its lines out for (a narrower terminal wraps them itself)
+NARROWEST = 40
+
+
+def terminal_width() -> int:
+    """The columns fsbench's lines may take: the terminal's width (its COLUMNS when set, which
+    pytest honours too) up to WIDTH; WIDTH when the output goes to a file or a pipe (issue 35: an
+    80-column terminal got 120-column lines that it wrapped again itself)."""
+    return max(NARROWEST, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
 
 
 def clock(seconds: float) -> str:
@@ -118,19 +129,28 @@ def shorten(text: str, width: int) -> str:
     return text[:head] + "..." + text[len(text) - (width - 3 - head):]
 
 
-def case_line(index: int, total: int, name: str, outcome: str, seconds: float, detail: str, spent: float,
-              left: float | None, width: int = WIDTH) -> str:
+def case_lines(index: int, total: int, name: str, outcome: str, seconds: float, detail: str, spent: float,
+               left: float | None, width: int = WIDTH) -> list[str]:
     """One finished case of the session, within width, e.g.
-    "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"."""
+    "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left".
+    Where that is wider than the terminal, the time spent is left out first (pytest's last line
+    says the session's); where it still is, the case takes two lines: its place, name, outcome and
+    time, then, indented by two as a wrapped line of prose is (unwrap joins them again into the
+    one line), its headline or why it skipped or failed, and the time (the detail shortened in
+    its middle, then the name, only when even that does not fit)."""
     head = f"[{index:>{len(str(total))}}/{total}] "
     when = ("done" if index >= total else "time left unknown" if left is None else f"about {clock(left)} left")
-    tail = f"  {clock(spent)} spent, {when}"
-    room = width - len(head) - len(tail)
-    name = shorten(name, max(room - len(f" {outcome} {seconds:.1f} s"), 20))
-    middle = f"{name} {outcome} {seconds:.1f} s"
-    if detail and room - len(middle) > 10:
-        middle += ": " + shorten(detail, room - len(middle) - 2)
-    return shorten(head + middle + tail, width)
+    tails = (f"{clock(spent)} spent, {when}", when)
+    said = f": {detail}" if detail else ""
+    for tail in tails:
+        line = f"{head}{name} {outcome} {seconds:.1f} s{said}  {tail}"
+        if len(line) <= width:
+            return [line]
+    ending = f" {outcome} {seconds:.1f} s" + (":" if detail else "")
+    first = head + shorten(name, max(width - len(head) - len(ending), 10)) + ending
+    tail = next((t for t in tails if len(f"  {detail}  {t}") <= width), tails[-1])
+    second = "  " + (shorten(detail, width - 4 - len(tail)) + "  " if detail else "") + tail
+    return [shorten(first, width), shorten(second, width)]
 
 
 @dataclass

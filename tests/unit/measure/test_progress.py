@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import time
 
+import pytest
+
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.measure.progress import Progress, heartbeat_line, run_line
 from pytest_fsbench.views.tables import time_line, time_shares
@@ -54,16 +56,50 @@ def test_time_shares_name_the_rest():
 
 
 def test_a_case_line_says_where_the_session_is_within_120_columns():
-    from pytest_fsbench.measure.progress import case_line, clock
+    from pytest_fsbench.measure.progress import case_lines, clock
 
     assert clock(42) == "0:42" and clock(3725) == "1:02:05" and clock(-1) == "0:00"
-    line = case_line(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0)
-    assert line == "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"
-    assert case_line(40, 40, "t[a]", "failed", 1.0, "", 70.0, 0.0).endswith("1:10 spent, done")
-    assert case_line(1, 2, "t[a]", "passed", 1.0, "", 1.0, None).endswith("time left unknown")
-    long = case_line(7, 40, "test_iozone[btrfs-raid10-compress=zstd-" + "x" * 120 + "]", "skipped", 0.1,
-                     "needs md " * 30, 5.0, 50.0)
-    assert len(long) <= 120 and long.startswith("[ 7/40] test_iozone[btrfs") and long.endswith("about 0:50 left")
+    lines = case_lines(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0)
+    assert lines == ["[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"]
+    assert case_lines(40, 40, "t[a]", "failed", 1.0, "", 70.0, 0.0)[0].endswith("1:10 spent, done")
+    assert case_lines(1, 2, "t[a]", "passed", 1.0, "", 1.0, None)[0].endswith("time left unknown")
+    name = "test_iozone[btrfs-raid10-compress=zstd-" + "x" * 120 + "]"
+    first, second = case_lines(7, 40, name, "skipped", 0.1, "needs md " * 29 + "needs md", 5.0, 50.0)
+    assert len(first) <= 120 and first.startswith("[ 7/40] test_iozone[btrfs") and first.endswith("] skipped 0.1 s:")
+    assert len(second) == 120 and second.startswith("  needs md") and second.endswith("md  about 0:50 left")  # room for why
+
+
+def test_a_case_line_gives_way_on_a_narrow_terminal_and_reads_whole_again():
+    """80 columns (issue 35): first the time spent goes; then the headline and the time go below,
+    indented as a wrapped line is, so that unwrap() gives the one line back."""
+    from pytest_fsbench.measure.progress import case_lines
+    from pytest_fsbench.views.tables import unwrap
+
+    line = "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"
+    assert case_lines(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0,
+                      width=90) == ["[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  about 2:40 left"]
+    name, headline = "test_dd_write[uml-ext4-raid0-1M]", "dd.write 414.5 MB/s"
+    lines = case_lines(2, 40, name, "passed", 14.8, headline, 15.0, 266.0, width=80)
+    assert lines == ["[ 2/40] test_dd_write[uml-ext4-raid0-1M] passed 14.8 s:",
+                     "  dd.write 414.5 MB/s  0:15 spent, about 4:26 left"]
+    assert unwrap(lines) == ["[ 2/40] test_dd_write[uml-ext4-raid0-1M] passed 14.8 s: dd.write 414.5 MB/s  0:15 spent, "
+                             "about 4:26 left"]
+    study = "test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"  # 80 wide alone
+    first, second = case_lines(12, 30, study, "passed", 41.3, "iozone.write 123.4 MB/s", 500.0, 1200.0, width=80)
+    assert len(first) == 80 and first.startswith("[12/30] test_iozone[btrfs-single-") and "..." in first
+    assert first.endswith("-16M-512M] passed 41.3 s:") and second == "  iozone.write 123.4 MB/s  8:20 spent, about 20:00 left"
+    assert all(len(line) <= 40 for line in case_lines(12, 30, study, "failed", 41.3, "x " * 80, 500.0, None, width=40))
+
+
+def test_lines_take_the_terminals_width_up_to_120_columns(monkeypatch):
+    from pytest_fsbench.measure.progress import terminal_width
+
+    monkeypatch.setenv("COLUMNS", "80")
+    assert terminal_width() == 80
+    monkeypatch.setenv("COLUMNS", "200")
+    assert terminal_width() == 120
+    monkeypatch.setenv("COLUMNS", "12")
+    assert terminal_width() == 40  # narrower: the terminal wraps them itself
 
 
 def test_the_time_left_is_the_mean_of_the_cases_of_each_kind_or_the_plans():
