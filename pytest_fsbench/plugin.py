@@ -126,8 +126,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[REPORTED] = set()
     config.stash[COLUMNS] = progress.terminal_width()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
-    config.pluginmanager.register(CaseLines(config, lambda: session.results, config.stash[COLUMNS]),
-                                  "fsbench-case-lines")
+    config.pluginmanager.register(CaseLines(config, lambda: session.results, config.stash[COLUMNS],
+                                            lambda: session.targets.booting_seconds), "fsbench-case-lines")
     _install_signal_handlers(config)
 
 
@@ -199,7 +199,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         problems += write_report(fsbench, reporter)
     if reporter is not None and fsbench.saved:
         reporter.ensure_newline()  # not on the end of the progress line
-        reporter.write_line(f"fsbench: {fsbench.saved}")
+        for part in tables.fit(f"fsbench: {fsbench.saved}", session.config.stash[COLUMNS]):
+            reporter.write_line(part)
     for problem in problems:
         for part in tables.fit(f"fsbench: {problem}", session.config.stash[COLUMNS]):
             if reporter is not None:
@@ -518,7 +519,7 @@ def fsbench(fsbench_target: Target, fsbench_conditions: Conditions, fsbench_roun
     """The benchmark helper: `fsbench.measure(workload)` measures on this case's target."""
     session = request.config.stash[SESSION]
     if PROGRESS not in request.config.stash:
-        request.config.stash[PROGRESS] = progress.for_pytest(request.config)
+        request.config.stash[PROGRESS] = progress.for_pytest(request.config, request.config.stash[COLUMNS])
     bench = Bench(session, fsbench_target, fsbench_conditions, request.node, record_property,
                   interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
     own = request.node.get_closest_marker("fsbench_own_data")

@@ -19,9 +19,8 @@ from ..filesystems import driver
 from ..system.host import Host
 from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
-from ..measure.progress import PLAN_SECONDS
+from ..measure.progress import PLAN_SECONDS, unwrap
 from ..options import APPEND
-from ..views.tables import unwrap
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
 from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 
 from ..measure import cache_check
-from ..measure.progress import WIDTH
+from ..measure.progress import WIDTH, fit
 from ..filesystems import DRIVERS
 from ..metrics import in_summary, params_text, short_test
 from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
@@ -77,25 +76,6 @@ LEGEND = (("ci95", "ci95: the median's 95% interval, +-% (under 6 runs: the runs
           ("others%", "others%: other processes' %"),
           ("compress", "compress: the achieved ratio"),
           ("from", f"from: storage, or cache when under {cache_check.FROM_CACHE_BELOW:.0f}% of the bytes reached the disks"))
-
-
-def fit(line: str, width: int = WIDTH) -> list[str]:
-    """A line of prose within width columns: wrapped at spaces, the rest indented by two."""
-    if len(line) <= width:
-        return [line]
-    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
-
-
-def unwrap(lines: Sequence[str]) -> list[str]:
-    """The lines fit() wrapped, each joined again with the indented lines that continue it (for
-    a program that reads a session's output line by line)."""
-    found: list[str] = []
-    for line in lines:
-        if found and found[-1] and line.startswith("  ") and not line.startswith("   ") and line.strip():
-            found[-1] += " " + line.strip()
-        else:
-            found.append(line)
-    return found
 
 
 #: what a compression ratio of zeros stored as holes is shown with

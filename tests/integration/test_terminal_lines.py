@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench.views.tables import unwrap
+from pytest_fsbench.measure.progress import unwrap
 
 REPO = Path(__file__).resolve().parents[2]
 #: a case's line (on a narrow terminal without the time spent, or in two lines that unwrap joins)
