@@ -99,10 +99,18 @@ def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function(
 
 
 def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_path):
-    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5}}
-    seconds = launch.case_seconds(scale, runs=9)
-    assert seconds == {"test_iozone": 0.5 + 9 * 4.0, "test_dd_write": 9.0}
-    assert launch.case_seconds({"minutes": 5}, runs=9) == {}
+    """By test name, a claim's cases at their expected runs (issue 36: they were given the scale's
+    --runs), and the session's first estimate is the plan's: the plan's minutes are the session's
+    own seconds and the sum the session starts from."""
+    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5},
+             "seconds_basis": "measured"}
+    tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]", "p/test_dd.py::test_dd_write[a]"]
+    seconds = launch.planned_seconds(scale, tests, 9, {"test_iozone[b]": 21})
+    assert seconds == {"test_iozone[a]": 0.5 + 9 * 4.0, "test_iozone[b]": 0.5 + 21 * 4.0, "test_dd_write[a]": 9.0}
+    minutes, _ = launch.estimate(scale, tests, 9, {"test_iozone[b]": 21})
+    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + sum(seconds.values()))
+    assert launch.planned_seconds({"minutes": 5}, tests, runs=9) == {}
+    assert launch.planned_seconds(scale, ["p/test_fio.py::test_fio[x]", *tests], runs=9).keys() == seconds.keys()
     # the variable reaches the session: a real pytest run prints it from a test of its own
     (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
     assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
