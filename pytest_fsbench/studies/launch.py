@@ -386,5 +386,14 @@ def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | 
     test name, a claim's cases at their expected runs) go to the session's estimate of the time
     left (PLAN_SECONDS), so that its first estimate is the plan's."""
     env = {**os.environ, PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else None
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
-                          env=env).returncode
+    child = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env)
+    interrupted = False
+    while True:
+        try:
+            status = child.wait()
+            break
+        except KeyboardInterrupt:  # Ctrl-C reached the session too, which tears its targets down and ends:
+            interrupted = True  # waited for, never killed (subprocess.run killed it, leaving them mounted)
+    if interrupted:
+        raise KeyboardInterrupt
+    return status

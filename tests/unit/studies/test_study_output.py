@@ -4,8 +4,13 @@ page goes to the default store's directory), unless -o names the file."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -114,6 +119,31 @@ def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_p
     # the variable reaches the session: a real pytest run prints it from a test of its own
     (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
     assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
+
+
+def test_ctrl_c_lets_the_session_tear_its_targets_down(tmp_path):
+    """Ctrl-C reaches `fsbench study` and its pytest alike (one process group): the study waits
+    for the session to tear down and end, then stops. Found here: it killed the session 0.25 s
+    after the signal (subprocess.run's way), leaving its target mounted and its loop devices."""
+    (tmp_path / "test_slow.py").write_text(
+        "import pathlib, time\nimport pytest\n\n@pytest.fixture\ndef target():\n    yield\n"
+        "    time.sleep(1)  # a teardown that takes a moment, as unmounting does\n"
+        "    pathlib.Path('torn-down').write_text('yes')\n\n"
+        "def test_slow(target):\n    pathlib.Path('started').write_text('yes')\n    time.sleep(60)\n")
+    study = start_new_group([sys.executable, "-c", "from pytest_fsbench.studies import launch; "
+                             "launch.execute_pytest(['-q', 'test_slow.py'], __import__('pathlib').Path('.'))"], tmp_path)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(study.pid, signal.SIGINT)
+    study.wait(timeout=60)
+    assert study.returncode != 0 and (tmp_path / "torn-down").exists()
+
+
+def start_new_group(argv: list[str], cwd: Path) -> subprocess.Popen:
+    """A process in a group of its own, SIGINT at its default (as at a terminal)."""
+    return subprocess.Popen(argv, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 #: the tests the btrfs-options study's quick scale collected here (pytest --collect-only -q)
