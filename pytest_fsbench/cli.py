@@ -33,7 +33,7 @@ from .store.results import Store
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
-from .measure.progress import WIDTH
+from .measure.progress import terminal_width
 from .views.tables import comparison_lines
 
 
@@ -151,7 +151,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          indent=2, sort_keys=True))
         return status
     print("\n".join(f"fsbench compare: {note}" for note in notes))
-    print("\n".join(comparison_lines(pairs, alpha)))
+    print("\n".join(comparison_lines(pairs, alpha, width=terminal_width())))
     for outcome in found:
         s = outcome.series
         if outcome.disturbed and (outcome.gate is not None or not rules):
@@ -353,9 +353,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         print(f"fsbench sessions: none in {store.path}{chosen}")
         return 0
     print(f"{'id':>6}  {'token':16}  {'started (UTC)':25}  {'status':11}  host")
+    width = terminal_width()
     for row in rows:
         print(f"{row.id:6}  {row.token:16}  {row.started:25}  {row.status:11}  {row.host}")
-        for line in textwrap.wrap(ran_text(ran[row.id]), WIDTH - 8, break_on_hyphens=False):
+        for line in textwrap.wrap(ran_text(ran[row.id]), width - 8, break_on_hyphens=False):
             print(" " * 8 + line)  # what it ran, under its row (issue 35)
     return 0
 

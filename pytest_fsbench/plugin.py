@@ -39,6 +39,8 @@ SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
 REPORTED = pytest.StashKey[set]()
 PROGRESS = pytest.StashKey[progress.Progress]()
+#: the columns fsbench's lines of prose may take: the terminal's width, at most 120 (issue 35)
+COLUMNS = pytest.StashKey[int]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -122,8 +124,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION] = session
     config.stash[REPORTED] = set()
+    config.stash[COLUMNS] = progress.terminal_width()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
-    config.pluginmanager.register(CaseLines(config, lambda: session.results), "fsbench-case-lines")
+    config.pluginmanager.register(CaseLines(config, lambda: session.results, config.stash[COLUMNS],
+                                            lambda: session.targets.booting_seconds), "fsbench-case-lines")
     _install_signal_handlers(config)
 
 
@@ -195,9 +199,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         problems += write_report(fsbench, reporter)
     if reporter is not None and fsbench.saved:
         reporter.ensure_newline()  # not on the end of the progress line
-        reporter.write_line(f"fsbench: {fsbench.saved}")
+        for part in tables.fit(f"fsbench: {fsbench.saved}", session.config.stash[COLUMNS]):
+            reporter.write_line(part)
     for problem in problems:
-        for part in tables.fit(f"fsbench: {problem}"):
+        for part in tables.fit(f"fsbench: {problem}", session.config.stash[COLUMNS]):
             if reporter is not None:
                 reporter.write_line(part, red=True)
     if problems and session.exitstatus == pytest.ExitCode.OK:
@@ -285,7 +290,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:
         lines.append(f"fsbench: resuming session {session.session_id}; {len(session.finished_tests)} tests already done")
-    return [part for line in lines for part in tables.fit(line)]
+    return [part for line in lines for part in tables.fit(line, config.stash[COLUMNS])]
 
 
 class Rounds:
@@ -339,7 +344,7 @@ def leave_out_unrunnable(config: pytest.Config, items: list[pytest.Item]) -> Non
     items[:] = [item for item in items if item not in gone]
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in left_out_lines(left_out):
-        for part in tables.fit(line):
+        for part in tables.fit(line, config.stash[COLUMNS]):
             if reporter is not None:
                 reporter.write_line(part)
 
@@ -514,7 +519,7 @@ def fsbench(fsbench_target: Target, fsbench_conditions: Conditions, fsbench_roun
     """The benchmark helper: `fsbench.measure(workload)` measures on this case's target."""
     session = request.config.stash[SESSION]
     if PROGRESS not in request.config.stash:
-        request.config.stash[PROGRESS] = progress.for_pytest(request.config)
+        request.config.stash[PROGRESS] = progress.for_pytest(request.config, request.config.stash[COLUMNS])
     bench = Bench(session, fsbench_target, fsbench_conditions, request.node, record_property,
                   interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
     own = request.node.get_closest_marker("fsbench_own_data")
@@ -556,8 +561,10 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if session is None or not session.results:
         return
 
+    width = config.stash[COLUMNS]
+
     def write(line: str) -> None:
-        for part in tables.fit(line):  # every line of prose within 120 columns (issue 35)
+        for part in tables.fit(line, width):  # every line of prose within the terminal, at most 120 columns (issue 35)
             terminalreporter.write_line(part)
 
     def write_table(lines: list[str]) -> None:
@@ -565,14 +572,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             terminalreporter.write_line(line)
 
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
-    write_table(tables.results_table(session.results))
+    write_table(tables.results_table(session.results, width))
     for line in session.targets.guest_notes():
         write(line)
     if session.baseline is not None:
         terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} "
                                         f"(session {', '.join(map(str, session.baseline.session_ids))})")
-        write_table(tables.comparison_table(session.results, session.settings.alpha))
-    paired = tables.paired_table(session.results, session.settings.alpha)
+        write_table(tables.comparison_table(session.results, session.settings.alpha, width))
+    paired = tables.paired_table(session.results, session.settings.alpha, width)
     if paired:
         terminalreporter.write_sep("-", "fsbench paired comparison: each --paired variant against its case, by round")
         write_table(paired)

@@ -176,6 +176,13 @@ class Targets:
                          f"request) {guest.idle_seconds():.0f} s")
         return notes
 
+    @property
+    def booting_seconds(self) -> float:
+        """The session's time so far waiting for its virtual machines to boot: a cost of the
+        session (one boot per vm kernel, again only for a guest that died), though it falls in the
+        case that first asks for the machine; the estimate of the time left counts it once."""
+        return self._booting
+
     def guest_times(self) -> dict[str, float]:
         """The session's time spent booting virtual machines (none: no entry), for its time line."""
         if not self._vms:

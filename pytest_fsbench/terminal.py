@@ -3,18 +3,21 @@ its place in the session ([12/40]), its time, its headline median, the time spen
 estimate of the time left, in place of pytest's file name and letter per test (the file's name
 was printed again before every case, 40 times in the bench). Only at pytest's default verbosity:
 -v keeps pytest's own line per test (and adds a line per run and per case), -q keeps pytest's
-letters and writes none of fsbench's. Sessions without a case are left as pytest writes them."""
+letters and writes none of fsbench's. Sessions without a case are left as pytest writes them.
+Every line fits the terminal's width, at most 120 columns (measure.progress.case_lines says how a
+case's line gives way on a narrow terminal)."""
 
 from __future__ import annotations
 
 import json
 import os
 import time
+from collections.abc import Callable
 
 import pytest
 
 from .bench import case_key
-from .measure.progress import PLAN_SECONDS, Estimate, case_line, for_pytest, headline_text
+from .measure.progress import PLAN_SECONDS, Estimate, case_lines, for_pytest, headline_text
 
 #: pytest's outcomes by how bad: a case's word is its worst report's (setup, call, teardown)
 RANK = {"passed": 0, "xpassed": 0, "skipped": 1, "xfailed": 1, "failed": 2, "error": 3}
@@ -65,8 +68,10 @@ class CaseLines:
     """Registered by the plugin in every session; active once collection finds a case and pytest
     has a terminal reporter writing at verbosity 0 or more."""
 
-    def __init__(self, config: pytest.Config, results) -> None:
+    def __init__(self, config: pytest.Config, results, width: int, booting: Callable[[], float]) -> None:
         self.config = config
+        self.width = width  # the columns a line may take (measure.progress.terminal_width)
+        self.booting = booting  # the session's seconds so far waiting for its virtual machines to boot
         self.write = None  # writes one line past pytest's capture (measure.progress.for_pytest's)
         self.results = results  # the session's CaseResults, for the headline median
         self.active = False
@@ -75,7 +80,7 @@ class CaseLines:
         self.items: list[pytest.Item] = []
         self.done = 0
         self.start = time.monotonic()
-        self.started: dict[str, float] = {}
+        self.started: dict[str, tuple[float, float]] = {}  # nodeid -> (its start, the boot waits before it)
         self.outcomes: dict[str, pytest.TestReport] = {}
         self.estimate = Estimate(prior=plan_seconds(os.environ.get(PLAN_SECONDS)))
 
@@ -85,7 +90,7 @@ class CaseLines:
         if (self.config.option.collectonly or reporter is None or self.config.get_verbosity() < 0
                 or not any(is_case(item) for item in session.items)):
             return
-        self.write = for_pytest(self.config).line
+        self.write = for_pytest(self.config, self.width).line
         self.active, self.items, self.start = True, list(session.items), time.monotonic()
         if self.config.get_verbosity() == 0:
             self.quiet_pytest = True
@@ -106,7 +111,7 @@ class CaseLines:
 
     def pytest_runtest_logstart(self, nodeid: str) -> None:
         if self.active:
-            self.started[nodeid] = time.monotonic()
+            self.started[nodeid] = (time.monotonic(), self.booting())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if not self.active:
@@ -121,16 +126,18 @@ class CaseLines:
         self.done += 1
         item = next((i for i in self.items[self.done - 1:] if i.nodeid == nodeid), None) or \
             next((i for i in self.items if i.nodeid == nodeid), None)
-        seconds = time.monotonic() - self.started.pop(nodeid, time.monotonic())
-        if item is not None:
-            self.estimate.add(kind_of(item), seconds)
+        start, booted = self.started.pop(nodeid, (time.monotonic(), self.booting()))
+        seconds = time.monotonic() - start
+        if item is not None:  # a virtual machine's boot in the case is the session's, not the case's (issue 35)
+            self.estimate.add(item.name, kind_of(item), seconds, once=self.booting() - booted)
         report = self.outcomes.pop(nodeid, None)
         outcome = outcome_of(report) if report is not None else "passed"
         detail = detail_of(report) if report is not None and outcome != "passed" else self.headline(nodeid)
-        left = self.estimate.left([kind_of(i) for i in self.items[self.done:]])
+        left = self.estimate.left([(i.name, kind_of(i)) for i in self.items[self.done:]])
         name = nodeid.rpartition("::")[2]
-        self.write(case_line(self.done, len(self.items), name, outcome, seconds, detail,
-                             time.monotonic() - self.start, left))
+        for line in case_lines(self.done, len(self.items), name, outcome, seconds, detail,
+                               time.monotonic() - self.start, left, self.width):
+            self.write(line)
 
     def headline(self, nodeid: str) -> str:
         key = case_key(nodeid)

@@ -20,7 +20,7 @@ from pytest_fsbench.targets.cleanup import stale
 from pytest_fsbench.system.daemons import serialized
 from pytest_fsbench.filesystems import DAEMONS
 from pytest_fsbench.system.commands import execute
-from pytest_fsbench.views.tables import unwrap
+from pytest_fsbench.measure.progress import unwrap
 
 DATA = Path(__file__).parent / "data"
 

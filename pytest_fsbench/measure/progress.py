@@ -1,18 +1,21 @@
 """Live progress in the terminal: one line per finished case (its place in the session, its
-time, its headline median, the time spent and an estimate of the time left: case_line,
+time, its headline median, the time spent and an estimate of the time left: case_lines,
 Estimate), with -v also a line per run (run k of n or of the budget, its time and headline value);
 for a run that takes long, a heartbeat line every HEARTBEAT seconds so a user sees the tool is
-alive. Every line fits in WIDTH columns. Nothing is written with -q (or when pytest
+alive. Every line fits in the terminal's width, at most WIDTH columns (terminal_width). Nothing is
+written with -q (or when pytest
 has no terminal reporter); the lines bypass pytest's output capture, as its live logging does,
 so they never land in a test's captured output or a junit report."""
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 import statistics
+import textwrap
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..metrics import Metric, is_headline
@@ -75,9 +78,10 @@ class Progress:
             thread.join()
 
 
-def for_pytest(config) -> Progress:
+def for_pytest(config, width: int) -> Progress:
     """Progress for a pytest session: silent with -q or without a terminal reporter; a line per
-    run with -v (by default the plugin writes one line per case, and heartbeats come here)."""
+    run with -v (by default the plugin writes one line per case, and heartbeats come here); each
+    line within width (fit)."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if reporter is None or config.get_verbosity() < 0:
         return Progress()
@@ -87,18 +91,48 @@ def for_pytest(config) -> Progress:
         guard = capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()
         with guard:
             reporter.ensure_newline()
-            reporter.write_line(text)
+            for part in fit(text, width):
+                reporter.write_line(part)
 
     return Progress(write, runs=config.get_verbosity() > 0)
 
 
-#: the environment variable holding seconds per case by test function (or "function kernel") as a
-#: JSON object: the plan's estimates, which a study passes to its session (studies/launch.py); the
-#: cases done so far take over from them
+#: the environment variable holding the plan's seconds per case as a JSON object, by test name
+#: (test_iozone[btrfs-single-16M]: a study's, its claims' cases at their expected runs), or by test
+#: function (or "function kernel"): the plan's estimates, which a study passes to its session
+#: (studies/launch.py); the cases done so far correct them
 PLAN_SECONDS = "FSBENCH_PLAN_SECONDS"
 
 #: the widest line fsbench writes to the terminal (issue 35: result lines were about 220 wide)
 WIDTH = 120
+#: the narrowest width fsbench lays its lines out for (a narrower terminal wraps them itself)
+NARROWEST = 40
+
+
+def terminal_width() -> int:
+    """The columns fsbench's lines may take: the terminal's width (its COLUMNS when set, which
+    pytest honours too) up to WIDTH; WIDTH when the output goes to a file or a pipe (issue 35: an
+    80-column terminal got 120-column lines that it wrapped again itself)."""
+    return max(NARROWEST, min(WIDTH, shutil.get_terminal_size((WIDTH, 24)).columns))
+
+
+def fit(line: str, width: int = WIDTH) -> list[str]:
+    """A line of prose within width columns: wrapped at spaces, the rest indented by two."""
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
+
+
+def unwrap(lines: Sequence[str]) -> list[str]:
+    """The lines fit() wrapped, each joined again with the indented lines that continue it (for
+    a program that reads a session's output line by line)."""
+    found: list[str] = []
+    for line in lines:
+        if found and found[-1] and line.startswith("  ") and not line.startswith("   ") and line.strip():
+            found[-1] += " " + line.strip()
+        else:
+            found.append(line)
+    return found
 
 
 def clock(seconds: float) -> str:
@@ -118,42 +152,72 @@ def shorten(text: str, width: int) -> str:
     return text[:head] + "..." + text[len(text) - (width - 3 - head):]
 
 
-def case_line(index: int, total: int, name: str, outcome: str, seconds: float, detail: str, spent: float,
-              left: float | None, width: int = WIDTH) -> str:
+def case_lines(index: int, total: int, name: str, outcome: str, seconds: float, detail: str, spent: float,
+               left: float | None, width: int = WIDTH) -> list[str]:
     """One finished case of the session, within width, e.g.
-    "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"."""
+    "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left".
+    Where that is wider than the terminal, the time spent is left out first (pytest's last line
+    says the session's); where it still is, the case takes two lines: its place, name, outcome and
+    time, then, indented by two as a wrapped line of prose is (unwrap joins them again into the
+    one line), its headline or why it skipped or failed and the time (the time spent again where
+    it fits there; the detail shortened in its middle, and the name, only where even that does
+    not fit)."""
     head = f"[{index:>{len(str(total))}}/{total}] "
     when = ("done" if index >= total else "time left unknown" if left is None else f"about {clock(left)} left")
-    tail = f"  {clock(spent)} spent, {when}"
-    room = width - len(head) - len(tail)
-    name = shorten(name, max(room - len(f" {outcome} {seconds:.1f} s"), 20))
-    middle = f"{name} {outcome} {seconds:.1f} s"
-    if detail and room - len(middle) > 10:
-        middle += ": " + shorten(detail, room - len(middle) - 2)
-    return shorten(head + middle + tail, width)
+    tails = (f"{clock(spent)} spent, {when}", when)
+    said = f": {detail}" if detail else ""
+    for tail in tails:
+        line = f"{head}{name} {outcome} {seconds:.1f} s{said}  {tail}"
+        if len(line) <= width:
+            return [line]
+    ending = f" {outcome} {seconds:.1f} s" + (":" if detail else "")
+    first = head + shorten(name, max(width - len(head) - len(ending), 10)) + ending
+    tail = next((t for t in tails if len(f"  {detail}  {t}") <= width), tails[-1])
+    second = "  " + (shorten(detail, width - 4 - len(tail)) + "  " if detail else "") + tail
+    return [shorten(first, width), shorten(second, width)]
 
 
 @dataclass
 class Estimate:
-    """The time left in a session: for each case still to run, the mean time of the cases of its
-    kind (test function and kernel) done so far; for a kind not seen yet, the plan's seconds for
-    it (a study's measured seconds per case, when given), else the mean of every case done."""
+    """The time left in a session. A case still to run takes the plan's seconds for it (by its
+    test name, else its kind, else its test function: a study's measured seconds, its claims'
+    cases at their expected runs), scaled by how long the cases of its kind (test function and
+    kernel) done so far took against their plan's; a case the plan does not know takes the mean
+    of the cases of its kind done so far, else of every case done. A one-off cost inside a case
+    (the boot of a virtual machine that serves the whole session, in the first case of its
+    kernel) is left out of that case's seconds (add's `once`): the boot is counted once, in the
+    time spent, not again in each case of that kernel still to run."""
 
     prior: dict[str, float] = field(default_factory=dict)
-    taken: dict[str, list[float]] = field(default_factory=dict)
+    taken: dict[str, list[float]] = field(default_factory=dict)  # kind -> the seconds of its cases done
+    planned: dict[str, list[float | None]] = field(default_factory=dict)  # kind -> the plan's for each of them
 
-    def add(self, kind: str, seconds: float) -> None:
-        self.taken.setdefault(kind, []).append(seconds)
+    def plan(self, name: str, kind: str) -> float | None:
+        """The plan's seconds for a case (None: the plan does not know it)."""
+        return next((self.prior[key] for key in (name, kind, kind.partition(" ")[0]) if key in self.prior), None)
 
-    def left(self, kinds: list[str]) -> float | None:
+    def add(self, name: str, kind: str, seconds: float, once: float = 0.0) -> None:
+        """A case done in seconds, `once` of which went to a one-off cost the cases after it do not repeat."""
+        self.taken.setdefault(kind, []).append(max(0.0, seconds - once))
+        self.planned.setdefault(kind, []).append(self.plan(name, kind))
+
+    def pace(self, kind: str) -> float | None:
+        """How long the cases of a kind done so far took, over what the plan gave them (None: no
+        case of that kind with a plan is done)."""
+        pairs = [(taken, planned) for taken, planned in zip(self.taken.get(kind, ()), self.planned.get(kind, ()))
+                 if planned]
+        return sum(t for t, _ in pairs) / sum(p for _, p in pairs) if pairs else None
+
+    def left(self, cases: list[tuple[str, str]]) -> float | None:
+        """The seconds the cases still to run (name, kind) are expected to take (None: unknown)."""
         every = [s for found in self.taken.values() for s in found]
         total = 0.0
-        for kind in kinds:
-            function = kind.partition(" ")[0]
-            if kind in self.taken:
+        for name, kind in cases:
+            planned, pace = self.plan(name, kind), self.pace(kind)
+            if planned is not None:
+                total += planned * (1.0 if pace is None else pace)
+            elif kind in self.taken:
                 total += sum(self.taken[kind]) / len(self.taken[kind])
-            elif kind in self.prior or function in self.prior:
-                total += self.prior.get(kind, self.prior.get(function, 0.0))
             elif every:
                 total += sum(every) / len(every)
             else:

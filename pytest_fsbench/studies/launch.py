@@ -19,9 +19,8 @@ from ..filesystems import driver
 from ..system.host import Host
 from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
-from ..measure.progress import PLAN_SECONDS
+from ..measure.progress import PLAN_SECONDS, unwrap
 from ..options import APPEND
-from ..views.tables import unwrap
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
 from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
@@ -76,7 +75,7 @@ class Plan:
     free_bytes: int
     placement: tuple[str, ...] = ()  # where the cases run, when not all on the host (placement_lines)
     left_out: tuple[str, ...] = ()  # the cases this machine cannot run, and why (--runnable-only's lines)
-    case_seconds: dict[str, float] = field(default_factory=dict)  # a case's seconds by test function, if known
+    case_seconds: dict[str, float] = field(default_factory=dict)  # each test's seconds by name (planned_seconds)
     claims: tuple[str, ...] = ()  # the runs chosen per claim, and why (claim_lines)
 
     @property
@@ -171,27 +170,29 @@ def test_function(test_id: str) -> str:
     return test_id.rpartition("::")[2].partition("[")[0]
 
 
-def estimate(scale: dict, tests: list[str], runs: int, expected: dict[str, int] | None = None) -> tuple[float, str]:
-    """The plan's minutes: from the seconds a run and a target (build and teardown) of each test
-    function took when this scale was measured (the scale's run_seconds and target_seconds), for
-    the tests and runs planned now (runs each, warm-up included; expected: the runs, warm-up
-    included, of the tests that repeat until their claim is decided); else the scale's measured
-    total, for any plan."""
+def planned_seconds(scale: dict, tests: list[str], runs: int,
+                    expected: dict[str, int] | None = None) -> dict[str, float]:
+    """The seconds each planned test is expected to take, by its name (test_iozone[btrfs-single-16M]):
+    its target's build and teardown and its runs (runs each, warm-up included; expected: the runs,
+    warm-up included, of the tests that repeat until their claim is decided), from the seconds a
+    run and a target of its test function took when this scale was measured (the scale's
+    run_seconds and target_seconds); a test whose function the scale did not measure is left out."""
     per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
     expected = expected or {}
-    functions = [test_function(test) for test in tests]
-    if not per_run or any(f not in per_run for f in functions):
+    return {test_name(test): per_target.get(test_function(test), 0.0)
+            + expected.get(test_name(test), runs) * per_run[test_function(test)]
+            for test in tests if test_function(test) in per_run}
+
+
+def estimate(scale: dict, tests: list[str], runs: int, expected: dict[str, int] | None = None) -> tuple[float, str]:
+    """The plan's minutes: the session's own seconds and each test's (planned_seconds, the seconds the
+    session's estimate of the time left starts from); else, when the scale has no seconds for a
+    planned test's function, the scale's measured total, for any plan."""
+    seconds = planned_seconds(scale, tests, runs, expected)
+    if not seconds or any(test_name(test) not in seconds for test in tests):
         return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated")
-    seconds = SESSION_SECONDS + sum(per_target.get(test_function(t), 0.0)
-                                    + expected.get(test_name(t), runs) * per_run[test_function(t)] for t in tests)
-    return seconds / 60, f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}"
-
-
-def case_seconds(scale: dict, runs: int) -> dict[str, float]:
-    """The seconds a case of each test function takes at this scale (a target's build and
-    teardown and its runs), for the session's estimate of the time left; empty when unmeasured."""
-    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
-    return {function: per_target.get(function, 0.0) + runs * seconds for function, seconds in per_run.items()}
+    return ((SESSION_SECONDS + sum(seconds.values())) / 60,
+            f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}")
 
 
 # --- runs chosen per claim ------------------------------------------------------------------------
@@ -333,11 +334,12 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
                        f"measured for this scale, {', '.join(f'{k} {v:g}%' for k, v in noise.items())}), the "
                        f"other {len(tests) - len(expected)} run {measured} times",)
     minutes, basis = estimate(chosen, tests, measured + warmup, expected)
+    seconds = planned_seconds(chosen, tests, measured + warmup, expected)  # the plan's, for the session's time left
     return Plan(args, len(tests), measured + warmup, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
                 shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out,
-                case_seconds=case_seconds(chosen, measured + warmup), claims=claims)
+                case_seconds=seconds, claims=claims)
 
 
 def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:
@@ -398,8 +400,18 @@ def check_room(found: Plan) -> None:
 
 
 def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | None = None) -> int:
-    """pytest on the study's matrix, its output on this terminal; the plan's seconds per case go
-    to the session's estimate of the time left (PLAN_SECONDS)."""
+    """pytest on the study's matrix, its output on this terminal; the plan's seconds per case (by
+    test name, a claim's cases at their expected runs) go to the session's estimate of the time
+    left (PLAN_SECONDS), so that its first estimate is the plan's."""
     env = {**os.environ, PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else None
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
-                          env=env).returncode
+    child = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env)
+    interrupted = False
+    while True:
+        try:
+            status = child.wait()
+            break
+        except KeyboardInterrupt:  # Ctrl-C reached the session too, which tears its targets down and ends:
+            interrupted = True  # waited for, never killed (subprocess.run killed it, leaving them mounted)
+    if interrupted:
+        raise KeyboardInterrupt
+    return status

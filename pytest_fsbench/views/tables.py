@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 
 from ..measure import cache_check
-from ..measure.progress import WIDTH
+from ..measure.progress import WIDTH, fit
 from ..filesystems import DRIVERS
 from ..metrics import in_summary, params_text, short_test
 from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
@@ -35,10 +34,11 @@ def latest(results) -> list:
     return list(by_key.values())
 
 
-def results_table(results) -> list[str]:
+def results_table(results, width: int = WIDTH) -> list[str]:
     """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it; a column
     blank in every row is left out, and so are the params when every row has the same (named once
-    below the table, with a short legend of the columns shown: issue 35)."""
+    below the table, with a short legend of the columns shown: issue 35). Rows are whole, however
+    wide; the notes below them fit width."""
     header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
               "from", "stopped")
     rows = []
@@ -61,13 +61,13 @@ def results_table(results) -> list[str]:
              if not (name == "params" and shared is not None) and (not rows or any(row[i] for row in rows))]
     lines = align([[row[i] for i in shown] for row in [header, *rows]])
     if any(result.emulated for result in latest(results)):
-        lines.append("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
-                     "these numbers with each other only, never with the host's or a KVM guest's")
+        lines += fit("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
+                     "these numbers with each other only, never with the host's or a KVM guest's", width)
     names = {header[i] for i in shown}
     legend = [text for name, text in LEGEND if name in names]
     if shared:
         legend.append(f"params of every row: {shared}")
-    return lines + fit("; ".join(legend) + " (every column: the docs' report page)")
+    return lines + fit("; ".join(legend) + " (every column: the docs' report page)", width)
 
 
 #: the terminal's short legend of each column it shows (the docs' report page says more)
@@ -76,25 +76,6 @@ LEGEND = (("ci95", "ci95: the median's 95% interval, +-% (under 6 runs: the runs
           ("others%", "others%: other processes' %"),
           ("compress", "compress: the achieved ratio"),
           ("from", f"from: storage, or cache when under {cache_check.FROM_CACHE_BELOW:.0f}% of the bytes reached the disks"))
-
-
-def fit(line: str, width: int = WIDTH) -> list[str]:
-    """A line of prose within width columns: wrapped at spaces, the rest indented by two."""
-    if len(line) <= width:
-        return [line]
-    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
-
-
-def unwrap(lines: Sequence[str]) -> list[str]:
-    """The lines fit() wrapped, each joined again with the indented lines that continue it (for
-    a program that reads a session's output line by line)."""
-    found: list[str] = []
-    for line in lines:
-        if found and found[-1] and line.startswith("  ") and not line.startswith("   ") and line.strip():
-            found[-1] += " " + line.strip()
-        else:
-            found.append(line)
-    return found
 
 
 #: what a compression ratio of zeros stored as holes is shown with
@@ -158,8 +139,10 @@ def adjustment_note(pairs: Sequence[tuple[str, Series, Comparison]]) -> str:
             "its --control run's (the base and new medians stay the figures')")
 
 
-def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base") -> list[str]:
-    """The comparison table, labelled with the level its tests ran at (interval_label)."""
+def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base",
+                     width: int = WIDTH) -> list[str]:
+    """The comparison table, labelled with the level its tests ran at (interval_label); its rows
+    whole, its note below them within width."""
     used, label = interval_label(pairs, alpha)
     header = ("case", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
     rows = comparison_rows(pairs, show_level=used is None)
@@ -181,20 +164,20 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
     return align([header, *rows]) + fit(
         f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
         f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"
-        f"{adjustment_note(pairs)}" + (f"; params of every row: {shared}" if shared else ""))
+        f"{adjustment_note(pairs)}" + (f"; params of every row: {shared}" if shared else ""), width)
 
 
-def comparison_table(results, alpha: float) -> list[str]:
+def comparison_table(results, alpha: float, width: int = WIDTH) -> list[str]:
     pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.comparisons
              if in_summary(s.key.metric, s.unit)]
-    return comparison_lines(pairs, alpha)
+    return comparison_lines(pairs, alpha, width=width)
 
 
-def paired_table(results, alpha: float) -> list[str]:
+def paired_table(results, alpha: float, width: int = WIDTH) -> list[str]:
     """Each --paired variant against its reference case, paired by round."""
     pairs = [(short_test(s.key.test), s, cmp) for r in results for s, cmp in r.paired
              if in_summary(s.key.metric, s.unit)]
-    return comparison_lines(pairs, alpha, base="reference") if pairs else []
+    return comparison_lines(pairs, alpha, base="reference", width=width) if pairs else []
 
 
 def gate_lines(results) -> list[str]:

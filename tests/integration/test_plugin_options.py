@@ -5,7 +5,7 @@ import pytest
 
 from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.store.results import Store
-from pytest_fsbench.views.tables import unwrap
+from pytest_fsbench.measure.progress import unwrap
 
 pytest_plugins = ["pytester"]
 

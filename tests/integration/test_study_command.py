@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from lxml import html as lxml_html
 
+from pytest_fsbench import studies
 from pytest_fsbench.filesystems import FILESYSTEMS
+from pytest_fsbench.studies import launch
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -51,6 +53,21 @@ def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
         assert lines[-1].startswith("plan: left out 6 tests this machine cannot run (ext3-raid0, ext3-raid1, ")
         assert "needs an md RAID array" in lines[-1]
     assert list(tmp_path.rglob("study-*.html")) == [] and not (tmp_path / "images").exists()
+
+
+def test_the_sessions_time_left_starts_from_the_plans_minutes(tmp_path):
+    """The plan gives the session each test's seconds by the name the session knows it by, a
+    claim's tests at the runs they are expected to need (issue 36: the scale's --runs for all),
+    and its minutes are the session's own seconds and their sum."""
+    study = studies.study("btrfs-options")
+    args = launch.study_args(study, "quick", [f"--image-dir={tmp_path / 'images'}"], tmp_path)
+    found = launch.plan(study, "quick", args, tmp_path)
+    assert found.minutes * 60 == pytest.approx(launch.SESSION_SECONDS + sum(found.case_seconds.values()))
+    tests, _ = launch.collected_tests(found.args, tmp_path)
+    assert set(found.case_seconds) == {launch.test_name(test) for test in tests} and len(tests) == found.tests
+    claim = found.case_seconds["test_iozone[ext4-single-cache=drop-16M-512M]"]  # btrfs-writes-like-ext4's, +-2.2%
+    plain = found.case_seconds["test_iozone[ext3-single-cache=drop-16M-512M]"]  # no claim's: the scale's runs
+    assert claim > 2 * plain, found.case_seconds
 
 
 @pytest.mark.root

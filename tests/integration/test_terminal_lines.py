@@ -1,6 +1,7 @@
 """The terminal of a real short session (issue 35): one line per case with its place in the
-session, no test file's name before every case, the legend once, every line within 120 columns;
--v keeps pytest's own line per test and adds a line per run, -q writes pytest's letters only.
+session, no test file's name before every case, the legend once, every line within 120 columns
+(within 80 on an 80-column terminal, tables whole); -v keeps pytest's own line per test and adds
+a line per run, -q writes pytest's letters only.
 `fsbench sessions` then says what each of those sessions ran, in text and JSON."""
 
 from __future__ import annotations
@@ -14,18 +15,21 @@ from pathlib import Path
 
 import pytest
 
+from pytest_fsbench.measure.progress import unwrap
+
 REPO = Path(__file__).resolve().parents[2]
-CASE_LINE = re.compile(r"^\[ ?(\d+)/(\d+)\] (test_dd_\w+\[\w+-single-1M\]) (passed|skipped) [\d.]+ s(: .*)?  "
-                       r"\d+:\d\d spent, (about \d+:\d\d left|done)$")
+#: a case's line (on a narrow terminal without the time spent, or in two lines that unwrap joins)
+CASE_LINE = re.compile(r"^\[ ?(\d+)/(\d+)\] (test_dd_\w+\[\w+-single-1M\]) (passed|skipped) [\d.]+ s(: .*?)?  "
+                       r"(?:\d+:\d\d spent, )?(about \d+:\d\d left|done)$")
 
 
-def session(tmp_path: Path, *more: str) -> subprocess.CompletedProcess:
-    """A real session at a terminal 200 columns wide: fsbench's lines must stay within 120."""
+def session(tmp_path: Path, *more: str, columns: int = 200) -> subprocess.CompletedProcess:
+    """A real session at a terminal `columns` wide (by default 200: fsbench's lines must stay within 120)."""
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "benchmarks/test_dd.py",
                            "--fs=ext4,btrfs,xfs", "--layout=single", "--runs=2", "--warmup=0", "--dd-size=16M",
                            f"--store={tmp_path / 'fsbench.db'}", f"--image-dir={tmp_path / 'images'}", *more],
                           cwd=REPO, capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "COLUMNS": "200"})
+                          env={**os.environ, "COLUMNS": str(columns)})
 
 
 def own_lines(out: str) -> list[str]:
@@ -50,6 +54,38 @@ def test_a_session_writes_one_line_per_case_within_120_columns(tmp_path, no_left
     too_wide = [line for line in own_lines(done.stdout) if len(line) > 120]
     assert not too_wide, too_wide
     assert re.search(r"^=+ 6 passed in [\d.]+s", lines[-1])
+
+
+#: a row of the results table of the sessions here, whole: case, metric, median, unit, runs, range
+RESULT_ROW = re.compile(r"^test_dd_write\[(ext4|btrfs|xfs)-single-1M\] +dd\.write +[\d.]+ +MB/s +2 +range [\d.]+\.\.[\d.]+")
+#: pytest's own header lines (its platform, plugins, root), which fsbench does not lay out
+PYTESTS_OWN = ("platform ", "rootdir: ", "configfile: ", "plugins: ", "cachedir: ")
+
+
+@pytest.mark.root
+def test_an_80_column_terminal_gets_prose_within_80_columns_and_tables_whole(tmp_path, no_leftovers):
+    """COLUMNS=80 (issue 35: an 80-column terminal was given 120-column lines to wrap itself):
+    every line of prose fsbench writes is within 80 columns (wrapped, its rest indented by two,
+    so execute_pytest's unwrap reads it whole); the results table's rows are never wrapped; each
+    case's line, wrapped or not, reads whole again."""
+    done = session(tmp_path, "-k", "write", columns=80)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    raw = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(raw) if "fsbench results" in line)
+    assert raw[start + 1].split()[:6] == ["case", "metric", "median", "unit", "n", "ci95"], done.stdout
+    rows = raw[start + 2:start + 5]
+    assert all(RESULT_ROW.match(row) for row in rows) and not raw[start + 5].startswith("test_"), done.stdout
+    assert any(len(row) > 80 for row in rows), rows  # wider than the terminal, and whole all the same
+    prose = [line for line in own_lines(done.stdout) if line not in rows and line != raw[start + 1]
+             and not line.startswith(PYTESTS_OWN)]
+    too_wide = [line for line in prose if len(line) > 80]
+    assert not too_wide, too_wide
+    assert any(line.startswith("  ") for line in prose), done.stdout  # some were wrapped to fit
+    whole = unwrap(raw)
+    cases = [found for line in whole if (found := CASE_LINE.match(line))]
+    assert [(int(c[1]), int(c[2])) for c in cases] == [(1, 3), (2, 3), (3, 3)], "\n".join(whole)
+    assert all(re.match(r": dd\.write [\d.]+ MB/s$", c[5]) for c in cases)
+    assert "ci95: the median's 95% interval" in "\n".join(whole)  # the legend, wrapped, reads whole
 
 
 @pytest.mark.root

@@ -4,8 +4,13 @@ page goes to the default store's directory), unless -o names the file."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -99,13 +104,46 @@ def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function(
 
 
 def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_path):
-    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5}}
-    seconds = launch.case_seconds(scale, runs=9)
-    assert seconds == {"test_iozone": 0.5 + 9 * 4.0, "test_dd_write": 9.0}
-    assert launch.case_seconds({"minutes": 5}, runs=9) == {}
+    """By test name, a claim's cases at their expected runs (issue 36: they were given the scale's
+    --runs), and the session's first estimate is the plan's: the plan's minutes are the session's
+    own seconds and the sum the session starts from."""
+    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5},
+             "seconds_basis": "measured"}
+    tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]", "p/test_dd.py::test_dd_write[a]"]
+    seconds = launch.planned_seconds(scale, tests, 9, {"test_iozone[b]": 21})
+    assert seconds == {"test_iozone[a]": 0.5 + 9 * 4.0, "test_iozone[b]": 0.5 + 21 * 4.0, "test_dd_write[a]": 9.0}
+    minutes, _ = launch.estimate(scale, tests, 9, {"test_iozone[b]": 21})
+    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + sum(seconds.values()))
+    assert launch.planned_seconds({"minutes": 5}, tests, runs=9) == {}
+    assert launch.planned_seconds(scale, ["p/test_fio.py::test_fio[x]", *tests], runs=9).keys() == seconds.keys()
     # the variable reaches the session: a real pytest run prints it from a test of its own
     (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
     assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
+
+
+def test_ctrl_c_lets_the_session_tear_its_targets_down(tmp_path):
+    """Ctrl-C reaches `fsbench study` and its pytest alike (one process group): the study waits
+    for the session to tear down and end, then stops. Found here: it killed the session 0.25 s
+    after the signal (subprocess.run's way), leaving its target mounted and its loop devices."""
+    (tmp_path / "test_slow.py").write_text(
+        "import pathlib, time\nimport pytest\n\n@pytest.fixture\ndef target():\n    yield\n"
+        "    time.sleep(1)  # a teardown that takes a moment, as unmounting does\n"
+        "    pathlib.Path('torn-down').write_text('yes')\n\n"
+        "def test_slow(target):\n    pathlib.Path('started').write_text('yes')\n    time.sleep(60)\n")
+    study = start_new_group([sys.executable, "-c", "from pytest_fsbench.studies import launch; "
+                             "launch.execute_pytest(['-q', 'test_slow.py'], __import__('pathlib').Path('.'))"], tmp_path)
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(study.pid, signal.SIGINT)
+    study.wait(timeout=60)
+    assert study.returncode != 0 and (tmp_path / "torn-down").exists()
+
+
+def start_new_group(argv: list[str], cwd: Path) -> subprocess.Popen:
+    """A process in a group of its own, SIGINT at its default (as at a terminal)."""
+    return subprocess.Popen(argv, cwd=cwd, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 #: the tests the btrfs-options study's quick scale collected here (pytest --collect-only -q)

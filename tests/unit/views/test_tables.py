@@ -88,10 +88,3 @@ def test_the_rest_of_the_time_is_never_a_rounding_minus():
     # a positive rest is the rest, whatever its size
     assert time_shares({"session": 152.9, **steps})[-1][1] == pytest.approx(0.5)
     assert time_line({"measured": 1.0, "session": None}) == "time: measured 1 s"
-
-
-def test_a_wrapped_line_is_read_whole_again():
-    line = "fsbench: left out 6 tests this machine cannot run (ext3-raid0, ext4-raid10): " + "each needs md " * 12
-    lines = ["case  metric", *tables.fit(line), "    indented more: a table's own", "next"]
-    assert len(tables.fit(line)) > 1
-    assert tables.unwrap(lines) == ["case  metric", line.strip(), "    indented more: a table's own", "next"]
