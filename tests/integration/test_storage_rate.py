@@ -78,3 +78,34 @@ def test_the_daemon_paces_a_file_and_goes_with_its_mount(tmp_path):
     assert counted["written_bytes"] == 8 * MB and counted["read_bytes"] >= 8 * MB, counted
     assert not os.path.ismount(tmp_path / "mnt") and not (tmp_path / "backing").exists()
     storage.stop()  # safe twice
+
+
+def test_fsbench_cleanup_removes_the_paced_storage_of_a_killed_session(tmp_path):
+    """kill -9 while a case writes to its paced storage: fsbench cleanup unmounts the FUSE mount
+    (its daemon ends with it), detaches the loop device and removes the backing directory."""
+    import subprocess
+    import sys
+
+    images = tmp_path / "images"
+    session = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--pyargs",
+                                "pytest_fsbench.benchmarks.test_dd", "-k", "dd_write", "--fs=ext4", "--storage-rate=10",
+                                "--dd-size=256M", "--runs=3", "--warmup=0", f"--store={tmp_path / 's.db'}",
+                                f"--image-dir={images}"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL)
+    token = f"fsbench-{session.pid}-"
+    deadline = time.monotonic() + 120
+    while not [line for line in fsbench_mounts() if token in line] and time.monotonic() < deadline:
+        time.sleep(0.5)
+    session.kill()
+    session.wait()
+    assert [line for line in fsbench_mounts() if token in line], "the session never mounted its paced storage"
+    done = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup"], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert not [line for line in fsbench_mounts() if token in line]
+    assert not [p for p in images.iterdir() if p.name.startswith(token)]
+    deadline = time.monotonic() + 20  # a loop device still held when detached goes once its holder does
+    while token in execute(["losetup", "--list"]).stdout and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert token not in execute(["losetup", "--list"]).stdout
+    assert token not in execute(["ps", "-eo", "args"]).stdout
