@@ -156,7 +156,7 @@ install_venv() {
 
 setup() {
     install_packages vm "${PACKAGES[@]}"
-    install_venv '[test,vm,docs]' .venv/.installed
+    install_venv '[test,vm,docs,storage]' .venv/.installed
 }
 
 # names_tests [pytest args]: whether the arguments name tests (a path, path::test, or --pyargs);

@@ -254,6 +254,9 @@ class Bench:
             measurement = self.target.measure(workload, execute, policy)
         if limit is not None and limit.version is not None:  # made: the run was on the host's kernel
             self.target.manifest["memory_limit"] = limit.record()
+        storage = self.session.targets.storage_record()
+        if storage is not None:  # --storage-rate: the rate, and what has passed through it so far
+            self.target.manifest["storage"] = storage
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))

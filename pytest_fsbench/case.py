@@ -33,6 +33,9 @@ class CaseSpec:
     options: tuple[tuple[str, str], ...] = ()
     shown: tuple[str, ...] | None = None  # option keys in the id; None: all
     kernel: str = "host"  # the label of the kernel it runs under (kernels.Kernel); ids show a guest's
+    #: --storage-rate: MB/s its loop images' reads and writes are paced to (0: the image directory's own
+    #: speed); ids show it (storage=32MBps), so a case on slowed storage is never compared as the same case
+    storage_rate: float = 0.0
 
     @property
     def in_guest(self) -> bool:
@@ -55,6 +58,7 @@ class CaseSpec:
         parts += [self.fs, self.layout]
         parts += [f"{key}={value}".replace(" ", "_") for key, value in self.options
                   if self.shown is None or key in self.shown]
+        parts += [f"storage={self.storage_rate:g}MBps"] if self.storage_rate else []
         return "-".join(parts)
 
     def option(self, key: str) -> str | None:
@@ -67,6 +71,8 @@ class CaseSpec:
         found: dict[str, object] = {"fs": self.fs, "layout": self.layout, "options": dict(self.options), "id": self.id}
         if self.in_guest:
             found["kernel"] = self.kernel
+        if self.storage_rate:
+            found["storage_rate"] = self.storage_rate
         return found
 
     def options_text(self) -> str:

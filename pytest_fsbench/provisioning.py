@@ -17,7 +17,7 @@ from pathlib import Path
 from .system import processes
 from .case import CaseSpec
 from .system.daemons import SharedDaemon
-from .targets.devices import BlockDevices, DeviceProvider, LoopDevices
+from .targets.devices import BlockDevices, DeviceProvider, LoopDevices, ThrottledLoopDevices
 from .filesystems import DAEMONS, driver
 from .kernels.guest import GuestError, GuestFacts, boot_facts, built_in, guest_target, kernel_manifest
 from .system.host import Host
@@ -62,12 +62,28 @@ class Targets:
         self._count = 0
         self.memory = MemoryLimit(settings.memory, token) if settings.memory else None
         self._workload_limits: dict[int, MemoryLimit] = {}  # a workload's own (bonnie++'s -r), by size
+        self._throttled: ThrottledLoopDevices | None = None  # the current case's paced storage (--storage-rate)
 
-    def provider(self) -> DeviceProvider:
+    def provider(self, spec: CaseSpec | None = None) -> DeviceProvider:
+        """Where the case's devices come from: --devices, loop images, or loop images on storage
+        paced to the case's --storage-rate."""
         if self.settings.devices:
             sizes = {info.path: info.size_bytes for info in self.settings.device_infos}
             return BlockDevices(self.settings.devices, sizes, self.execute)
+        if spec is not None and spec.storage_rate:
+            self._prepare_session_dir()
+            self._throttled = ThrottledLoopDevices(self.settings.image_dir, self.settings.image_size, self.execute,
+                                                   spec.storage_rate, self.session_dir)
+            return self._throttled
         return LoopDevices(self.settings.image_dir, self.settings.image_size, self.execute)
+
+    def storage_record(self) -> dict[str, object] | None:
+        """The current case's paced storage for its manifest (its rate and what passed through),
+        or None when its images are on the image directory's own storage."""
+        throttled = self._throttled
+        if throttled is None or throttled.storage is None:
+            return None
+        return throttled.storage.record()
 
     def control_device(self) -> str:
         """--control's loop device, on a sparse image beside the case images (direct I/O): made at
@@ -248,6 +264,7 @@ class Targets:
         """A freshly built, mounted target for the case; torn down on exit, always."""
         self._prepare_session_dir()
         self._count += 1
+        self._throttled = None  # set by provider() for a case on paced storage
         name = f"fsbench-{self.token}-{self._count}"
         if spec.in_guest and self.kernels[spec.kernel].vm:
             kernel = self.kernels[spec.kernel]
@@ -269,7 +286,7 @@ class Targets:
         daemons = self.daemons_of(spec)
         for shared in daemons:
             shared.ensure()
-        with build_target(spec, driver(spec.fs, self.host), self.provider(), self.execute, self.session_dir, name,
+        with build_target(spec, driver(spec.fs, self.host), self.provider(spec), self.execute, self.session_dir, name,
                           self.scratch, measure=measure_run) as target:
             target.manifest["host"] = host_manifest
             try:

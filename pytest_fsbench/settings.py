@@ -3,6 +3,7 @@ that need several options at once. Every bad value is a UsageError before anythi
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -32,6 +33,7 @@ from .verdicts.stats import min_rounds_for
 from .measure.run import CACHE_POLICIES
 from .sizes import format_size, human_size, parse_size
 from .system.memory import SMALLEST
+from .system import throttle
 from .verdicts.thresholds import Threshold, check_measurable, parse_threshold
 from .workloads import KNOWN_METRICS
 from .sizes import existing_ancestor
@@ -143,6 +145,19 @@ def _memory(text: str) -> int:
     return size
 
 
+def _storage_rates(text: str) -> tuple[float, ...]:
+    """--storage-rate's rates (MB/s; none: 0, the images' own storage), each once; a rate needs
+    the FUSE bindings (mfusepy), checked here so a session without them stops before it builds."""
+    given = text.split(",")
+    rates = [throttle.parse_rate(rate) for rate in given]
+    check_one_spelling("--storage-rate", given, [throttle.rate_text(rate) or throttle.NONE for rate in rates])
+    matrix.check_no_repeats([rate.strip() for rate in given], f"--storage-rate={text}")
+    if any(rates) and importlib.util.find_spec("mfusepy") is None:
+        raise ValueError("emulating a rate needs the Python package mfusepy (FUSE bindings): pip install "
+                         "'pytest-fsbench[storage]' (./fsbench.sh setup installs it), or leave --storage-rate out")
+    return tuple(rates)
+
+
 def _datas(text: str) -> tuple[str, ...]:
     given = text.split(",")
     datas = [str(parse_data(d)) for d in given]
@@ -189,6 +204,11 @@ OPTIONS: tuple[Option, ...] = (
            "memory control group), so a file larger than SIZE is read from the storage, as a study that limited "
            "RAM read it; 2xRAM file sizes follow it; recorded in each case's manifest. Host kernel only",
            metavar="SIZE", shown_default="none"),
+    Option("--storage-rate", _storage_rates, None, "emulate storage slower than this machine's, as a study's "
+           "disk was: each case's loop images live in a FUSE passthrough that paces their reads and writes, "
+           "together, to RATE MB/s (10^6 B/s), e.g. 32 (a 2009 disk); a comma list with none (none,32) makes each "
+           "case once per rate. The rate is in the case's id (storage=32MBps) and recorded with each run. Loop "
+           "images under the host's kernel only", metavar="RATE", shown_default="none, the images' own storage"),
     Option("--cache", _caches, "drop", "cache policies before each measured run, comma list of drop (sync + "
            "drop_caches; ZFS also export/import), remount, direct (O_DIRECT), warm"),
     Option("--data", _datas, "random", "data written, comma list of zeros, random (incompressible) or N% "
@@ -314,6 +334,7 @@ class Settings:
     caches: tuple[str, ...] = ("drop",)
     datas: tuple[str, ...] = ("random",)
     memory: int | None = None  # --memory: the measured runs' memory limit, page cache included
+    storage_rates: tuple[float, ...] = (0.0,)  # --storage-rate: MB/s the cases' images are paced to (0: not)
     store_path: Path | str = Path(DEFAULT_STORE)  # a file, or a postgresql:// URL
     repeat: RepeatPolicy = field(default_factory=RepeatPolicy)
     interleave: bool = False
@@ -383,6 +404,20 @@ def case_specs(filesystems: tuple[str, ...], layouts: tuple[str, ...], fs_opts: 
     return [placed[spec] for spec in specs], [(placed[a], placed[b]) for a, b in pairs]
 
 
+def check_storage_rate(rates: tuple[float, ...], devices: tuple[str, ...] | None, kernels: tuple[Kernel, ...],
+                       kernel_text: str) -> None:
+    """--storage-rate paces loop images the host's kernel reads and writes: not real devices, not a
+    guest's (kernel_text: --kernel as given)."""
+    given = ",".join(f"{rate:g}" if rate else throttle.NONE for rate in rates)
+    if devices:
+        raise UsageError(f"--storage-rate={given} with --devices: the rate is emulated on loop images; real devices "
+                         "have their own speed, so leave one of the two out")
+    if any(kernel.guest for kernel in kernels):
+        raise UsageError(f"--storage-rate={given} with --kernel={kernel_text}: the rate is "
+                         "emulated on the host's loop images, a guest kernel has its own; leave --storage-rate out "
+                         "or run on the host")
+
+
 def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = (),
                   host: Host | None = None) -> Settings:
     """Settings from each option's raw value (get(option): text, a flag's bool, or a list of
@@ -410,6 +445,11 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")
     specs, pairs = case_specs(filesystems, layouts, value["--fs-opt"], kernels, host, value["--paired"])
+    rates = value["--storage-rate"] or (0.0,)
+    if any(rates):
+        check_storage_rate(rates, value["--devices"], kernels, get(BY_FLAG["--kernel"]))
+        specs = [replace(spec, storage_rate=rate) for spec in specs for rate in rates]
+        pairs = [(replace(a, storage_rate=rate), replace(b, storage_rate=rate)) for a, b in pairs for rate in rates]
     if len(labels) > 1:
         pairs = matrix.kernel_pairs(specs, labels)
     if pairs:  # each reference case, then its variant, then the cases --paired does not touch
@@ -435,6 +475,7 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         caches=value["--cache"],
         datas=value["--data"],
         memory=value["--memory"],
+        storage_rates=rates,
         store_path=value["--store"] if is_url(value["--store"]) else base / value["--store"],
         repeat=RepeatPolicy(runs=value["--max-runs"] if budget else value["--runs"], warmup=value["--warmup"],
                             until_ci=value["--until-ci"],

@@ -34,6 +34,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..measure.cache_check import served_from_cache
 from ..metrics import Direction
+from ..system.throttle import parse_rate, rate_text
 from ..verdicts.stats import compare, plain, summarize
 
 STUDY_DIR = Path(__file__).resolve().parent
@@ -43,6 +44,9 @@ NOT_COMPARABLE = "not comparable"
 VERDICTS = (REPRODUCED, CONTRADICTED, NOT_COMPARABLE, UNDECIDED)
 #: what a claim may depend on, how the study had it, and how the session's own is read (conditions)
 DISKS = "disks"
+#: the storage's speed, e.g. "32 MB/s": a claim with it is judged on the cases whose images were paced to
+#: that rate (--storage-rate), else on the images' own storage and is not comparable; a case's, not a session's
+STORAGE = "storage"
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,8 @@ class Check:
     expect: str  # higher, lower or similar (a against b)
     tolerance_pct: float = 10.0  # for similar
     by: str = ""  # who claims it: the study, or fsbench's better variant
-    #: the study's conditions the claim depends on, e.g. {"disks": "separate"}: measured otherwise, the
-    #: finding is not comparable, never contradicted
+    #: the study's conditions the claim depends on, e.g. {"disks": "separate"} or {"storage": "32 MB/s"}:
+    #: measured otherwise, the finding is not comparable, never contradicted
     conditions: dict = field(default_factory=dict)
     #: the change the study published, a against b, in percent (e.g. +126 for 31.6 -> 71.4 MB/s); what
     #: the runs of the claim's cases are chosen to decide (None: the study gives none)
@@ -159,15 +163,18 @@ def matches(selector: dict, facts: dict) -> bool:
 
 
 def row_facts(row) -> dict:
-    """What a selector can ask of a report Row."""
+    """What a selector can ask of a report Row; storage: the rate its images were paced to
+    ("32 MB/s"), "" on the image directory's own storage."""
     spec = row.spec
     return {"fs": spec.get("fs", ""), "layout": spec.get("layout", ""), "options": spec.get("options", {}),
             "params": {**row.workload_params, **row.series.params}, "cache": row.cache, "data": row.data,
-            "metric": row.series.key.metric, "workload": row.series.key.workload, "case": row.series.case_id}
+            "metric": row.series.key.metric, "workload": row.series.key.workload, "case": row.series.case_id,
+            STORAGE: rate_text(float(spec.get("storage_rate") or 0))}
 
 
 def samples(rows: list, selector: dict, metric: str) -> tuple[list[float], list]:
-    chosen = [r for r in rows if matches({**selector, "metric": metric}, row_facts(r))]
+    """The values and rows a selector takes; on the images' own storage unless it names a rate."""
+    chosen = [r for r in rows if matches({STORAGE: "", **selector, "metric": metric}, row_facts(r))]
     return [v for r in chosen for v in r.series.values], chosen
 
 
@@ -242,18 +249,39 @@ def session_conditions(manifest: dict) -> dict[str, str]:
 
 
 def differing(check: Check, measured: dict[str, str]) -> list[str]:
-    """The claim's conditions this session did not have, each as 'the study's X; here Y'."""
+    """The claim's session-wide conditions this session did not have, each as 'the study's X; here
+    Y' (its storage is a case's: judged_storage)."""
     return [f"the study's {key} {wanted}; here {measured.get(key, 'unknown')}"
-            for key, wanted in check.conditions.items() if measured.get(key) != wanted]
+            for key, wanted in check.conditions.items() if key != STORAGE and measured.get(key) != wanted]
+
+
+def claim_rate(check: Check) -> str:
+    """The storage rate the claim depends on, as rows name it ("32 MB/s"), or "" for none."""
+    wanted = check.conditions.get(STORAGE)
+    return rate_text(parse_rate(str(wanted))) if wanted else ""
+
+
+def judged_storage(check: Check, rows: list) -> tuple[str, list[str]]:
+    """The storage the claim is judged on: its rate when both sides were measured on images paced
+    to it; else the images' own, with the condition that differs (and b's median there, which for a
+    claim whose b is uncompressed is the storage's own speed)."""
+    rate = claim_rate(check)
+    if not rate or all(samples(rows, {STORAGE: rate, **side}, check.metric)[1] for side in (check.a, check.b)):
+        return rate, []
+    b_values, _ = samples(rows, check.b, check.metric)
+    own = f" (b's median {check.metric} there {plain(_median(b_values))} MB/s)" if b_values else ""
+    return "", [f"the study's storage {rate}; here the loop images' own, not slowed{own}"]
 
 
 def judge(check: Check, rows: list, alpha: float = 0.05, measured: dict[str, str] | None = None) -> Verdict:
     """The check against the measured rows: a's runs against b's runs (pooled when a selector
     takes several cases), one-sided at alpha each way, the change as a percent of b. Measured
     under other conditions than the claim depends on, it is not comparable (the change is still
-    shown); with no conditions given (measured None), judged as measured."""
-    found = _judged(check, rows, alpha)
-    unlike = differing(check, measured) if measured is not None else []
+    shown); with no session conditions given (measured None), judged as measured. A claim on the
+    study's storage is judged on the cases paced to it whenever they were measured (judged_storage)."""
+    storage, other_storage = judged_storage(check, rows)
+    found = _judged(check, rows, alpha, storage)
+    unlike = (differing(check, measured) if measured is not None else []) + other_storage
     if unlike and found.verdict in (REPRODUCED, CONTRADICTED, UNDECIDED):
         measured_change = found.detail.split("; not decided:")[0]  # runs would not make it comparable
         return Verdict(check, NOT_COMPARABLE, f"{measured_change}; not comparable: {'; '.join(unlike)}",
@@ -261,9 +289,9 @@ def judge(check: Check, rows: list, alpha: float = 0.05, measured: dict[str, str
     return found
 
 
-def _judged(check: Check, rows: list, alpha: float) -> Verdict:
-    _, a_rows = samples(rows, check.a, check.metric)
-    _, b_rows = samples(rows, check.b, check.metric)
+def _judged(check: Check, rows: list, alpha: float, storage: str = "") -> Verdict:
+    _, a_rows = samples(rows, {STORAGE: storage, **check.a}, check.metric)
+    _, b_rows = samples(rows, {STORAGE: storage, **check.b}, check.metric)
     a_rows, b_rows, apart = like_with_like(a_rows, b_rows)
     if apart and not a_rows:
         return Verdict(check, UNDECIDED, apart)
@@ -279,7 +307,7 @@ def _judged(check: Check, rows: list, alpha: float) -> Verdict:
     lo, hi = cmp.pct_ci
     detail = (f"{plain(_median(a))} vs {plain(_median(b))}: {cmp.shift_pct:+.1f}% [{lo:+.1f}%, {hi:+.1f}%] "
               f"p={cmp.p_value:.3g}, n={len(a)}/{len(b)} ({len(a_rows)}/{len(b_rows)} cases)"
-              f"{_where(a_rows, b_rows)}{apart}")
+              f"{_where(a_rows, b_rows)}{apart}{f'; on storage paced to {storage}' if storage else ''}")
     if check.expect == "similar":
         if -check.tolerance_pct <= lo and hi <= check.tolerance_pct and cmp.has_interval:
             verdict = REPRODUCED

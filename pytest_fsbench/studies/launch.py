@@ -25,7 +25,7 @@ from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
 from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
 from ..verdicts.sequential import looks
-from . import Check, Study, apart_before, differing, session_conditions
+from . import Check, Study, apart_before, claim_rate, differing, session_conditions
 from ..sizes import existing_ancestor
 
 #: the options a study's user adds to rather than replaces
@@ -180,7 +180,7 @@ def planned_seconds(scale: dict, tests: list[str], runs: int,
     per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
     expected = expected or {}
     return {test_name(test): per_target.get(test_function(test), 0.0)
-            + expected.get(test_name(test), runs) * per_run[test_function(test)]
+            + expected.get(test_name(test), runs) * run_seconds(scale, test)
             for test in tests if test_function(test) in per_run}
 
 
@@ -195,6 +195,17 @@ def estimate(scale: dict, tests: list[str], runs: int, expected: dict[str, int] 
             f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}")
 
 
+def run_seconds(scale: dict, test: str) -> float:
+    """The seconds of one run of the test at this scale: its function's, or, for a case on paced
+    storage (--storage-rate, storage= in its id), whose runs wait for that storage, the scale's
+    paced_run_seconds of its function where it gives them."""
+    function = test_function(test)
+    paced = scale.get("paced_run_seconds", {})
+    if "-storage=" in test and function in paced:
+        return float(paced[function])
+    return float(scale["run_seconds"][function])
+
+
 # --- runs chosen per claim ------------------------------------------------------------------------
 
 def test_name(test_id: str) -> str:
@@ -206,8 +217,12 @@ def claim_tests(check: Check, tests: list[str]) -> list[str]:
     """The planned tests (their names with ids) whose results a side of the check takes: the
     test function of its metric's workload (iozone.write: test_iozone; dd.write: test_dd_write),
     its fs and layout first in the id, and each option, cache policy and data the selector names
-    in the id (a case measured with the default cache policy and data may leave them out)."""
+    in the id (a case measured with the default cache policy and data may leave them out); for a
+    claim on the study's storage, only the cases paced to its rate (storage=32MBps in the id), for
+    any other only the cases on the images' own storage."""
     found = []
+    rate = claim_rate(check)
+    storage = f"-storage={rate.removesuffix(' MB/s')}MBps-" if rate else ""
     for selector in (check.a, check.b):
         workload = check.metric.split(".")[0]
         functions = {f"test_{check.metric.replace('.', '_')}", f"test_{workload}"}
@@ -216,6 +231,8 @@ def claim_tests(check: Check, tests: list[str]) -> list[str]:
             ident = "-" + ident.rstrip("]") + "-"
             if function not in functions or not ident.startswith(f"-{selector.get('fs', '')}-"
                                                                   f"{selector.get('layout', '')}-"):
+                continue
+            if (storage not in ident) if storage else "-storage=" in ident:  # its storage's cases only
                 continue
             wanted = [f"-{k}={v}-" for k, v in selector.get("options", {}).items()]
             wanted += [f"-{key}={selector[key]}-" for key in ("cache", "data") if key in selector
@@ -265,6 +282,9 @@ def claim_runs(study: Study, tests: list[str], measured: dict[str, str]) -> Clai
         wanted = check.precision()
         cases = claim_tests(check, tests)
         unlike = differing(check, measured)
+        if claim_rate(check) and not cases:
+            unlike.append(f"the study's storage {claim_rate(check)}; no case is planned on storage paced to it "
+                          "(--storage-rate)")
         if wanted is None or not cases or unlike:
             why = ("not comparable here, whatever the runs: " + "; ".join(unlike) if unlike
                    else "the study gives no size for it" if wanted is None else "none of its cases is planned")

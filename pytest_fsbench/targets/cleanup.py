@@ -130,7 +130,8 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
     found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
-    found.scratch = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*-scratch")) if stale(p.name)]
+    found.scratch = [p for d in image_dirs if d.is_dir() for pattern in ("fsbench-*-scratch", "fsbench-*-storage")
+                     for p in sorted(d.glob(pattern)) if stale(p.name)]  # --storage-rate's backing directories
     found.memory_groups = [p for p in memory.groups() if stale(p.name)]
     return found
 

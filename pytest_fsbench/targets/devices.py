@@ -3,6 +3,7 @@ real block devices the user named (checked by safety.py before the session touch
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Protocol
 from ..errors import FsbenchError
 from ..system.commands import Executor
 from ..system.processes import openers
+from ..system.throttle import ThrottledStorage
 from .undo import UndoStack, settle
 
 #: loop devices tried for one image before fsbench gives up on finding one nobody else holds
@@ -23,10 +25,14 @@ class Device:
     size_bytes: int
     backing_file: str | None = None
     direct_io: bool | None = None
+    storage_rate: float = 0.0  # MB/s its image's reads and writes are paced to (0: the image directory's own)
 
     def to_dict(self) -> dict[str, object]:
-        return {"path": self.path, "size_bytes": self.size_bytes,
-                "backing_file": self.backing_file, "direct_io": self.direct_io}
+        found: dict[str, object] = {"path": self.path, "size_bytes": self.size_bytes,
+                                    "backing_file": self.backing_file, "direct_io": self.direct_io}
+        if self.storage_rate:
+            found["storage_rate_mb_s"] = self.storage_rate
+        return found
 
 
 class DeviceProvider(Protocol):
@@ -91,6 +97,32 @@ class LoopDevices:
             held.append(f"{path} by {', '.join(others)}")
         raise FsbenchError(f"{LOOP_TRIES} loop devices in a row were held open by other programs ({'; '.join(held)}); "
                            "stop them or free loop devices (losetup --list), then run again")
+
+
+@dataclass
+class ThrottledLoopDevices:
+    """--storage-rate: sparse images on loop devices as LoopDevices makes them, but in a FUSE
+    passthrough of a directory in image_dir (named by the case's label) that paces their reads and
+    writes to rate MB/s; the daemon is mounted under run_dir (where fsbench cleanup unmounts what a
+    killed session left) and stopped by the case's undo stack, after its loop devices are gone."""
+
+    image_dir: Path
+    size_bytes: int
+    execute: Executor
+    rate: float
+    run_dir: Path
+    storage: ThrottledStorage | None = None
+
+    def available(self) -> int | None:
+        return None
+
+    def acquire(self, count: int, label: str, undo: UndoStack) -> list[Device]:
+        self.storage = ThrottledStorage(self.image_dir / f"{label}-storage", self.run_dir / f"{label}-storage",
+                                        self.rate, self.execute)
+        undo.push(self.storage.stop)  # first pushed, last undone: after the loop devices and images
+        self.storage.start()
+        devices = LoopDevices(self.storage.mountpoint, self.size_bytes, self.execute).acquire(count, label, undo)
+        return [dataclasses.replace(device, storage_rate=self.rate) for device in devices]
 
 
 def loop_holders(path: str) -> list[str]:

@@ -38,7 +38,7 @@ def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith("plan: pytest --pyargs pytest_fsbench.benchmarks.test_iozone")
-    assert lines[1].startswith("plan: 30 tests x 6 runs (warm-up included; a claim's tests until it would be "
+    assert lines[1].startswith("plan: 33 tests x 6 runs (warm-up included; a claim's tests until it would be "
                                "decided), about ")
     assert "minutes (from the seconds per run and per target measured for this scale" in lines[1]
     assert "4 x 4 GiB = 16 GiB (sparse)" in lines[1]
@@ -49,6 +49,9 @@ def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
            "the study's disks separate; here loop images on one disk)" in lines
     assert " --until-ci-case=test_iozone[ext4-single-cache=drop-16M-512M]@iozone.write=2.2% " in lines[0]
     assert " --max-runs=20 " in lines[0]
+    # the compression claims' cases again, on storage paced to the study's disk, chosen for those claims
+    assert (" --until-ci-case=test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-"
+            "16M-128M]@iozone.write=50% ") in lines[0]
     if not Path("/proc/mdstat").exists():  # the study's ext3/ext4 RAID cases need md: left out, saying why
         assert lines[-1].startswith("plan: left out 6 tests this machine cannot run (ext3-raid0, ext3-raid1, ")
         assert "needs an md RAID array" in lines[-1]

@@ -144,6 +144,16 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
     # issue 34, found by the sweep: a limit above the machine's memory; make -j100000000 ran for minutes
     (["--memory=1T"], "--memory='1T': this machine has "),
     (["--kernel-jobs=100000000"], "--kernel-jobs=100000000: '100000000' jobs only queue behind each other"),
+    # --storage-rate: a rate fsbench can emulate, once each, on loop images under the host's kernel
+    (["--storage-rate=fast"], "--storage-rate='fast': give a rate in MB/s (10^6 bytes a second), e.g. 32 or 32M"),
+    (["--storage-rate=0"], "--storage-rate='0': give a rate from 1 to 10000 MB/s"),
+    (["--storage-rate=20000"], "--storage-rate='20000': give a rate from 1 to 10000 MB/s"),
+    (["--storage-rate=32,32"], "--storage-rate=32,32: '32' is listed twice"),
+    (["--storage-rate=32,32M"], "--storage-rate: '32' and '32M' are one value (32 MB/s); give it once"),
+    (["--storage-rate=32", "--devices=/dev/null"], "--storage-rate=32 with --devices: the rate is emulated on loop "
+                                                   "images; real devices have their own speed"),
+    (["--storage-rate=none,32", "--kernel=host+uml"], "--storage-rate=none,32 with --kernel=host+uml: the rate is "
+                                                      "emulated on the host's loop images"),
     (["-k", "write", "--threshold=dd.read>=1MB/s"], "--threshold 'dd.read>=1MB/s': no selected test measures dd.read "
                                                      "(selected: test_dd_write), so it would check nothing"),
     # issue 34: btrfs raid1 on one named device skipped, and pytest exited 0

@@ -103,3 +103,28 @@ def test_what_a_session_ran_names_its_tests_not_a_workload_parameters_value():
     line = ("benchmarks/test_dd.py", "--dd-size", "64M", "-k", "write", "--fs", "ext4")
     ran = ran_record(settings_of(HOST, line, **{"--fs": "ext4"}))
     assert ran["selection"] == {"files": ["benchmarks/test_dd.py"], "-k": "write"}
+
+
+def test_a_storage_rate_list_makes_each_case_once_per_rate():
+    """--storage-rate=none,32: each case on the images' own storage and on storage paced to 32
+    MB/s, the rate in its id and its stored spec; one rate paces every case."""
+    found = settings(**{"--fs": "btrfs,ext4", "--storage-rate": "none,32"})
+    assert [spec.id for spec in found.specs] == ["btrfs-single", "btrfs-single-storage=32MBps",
+                                                 "ext4-single", "ext4-single-storage=32MBps"]
+    assert found.storage_rates == (0.0, 32.0)
+    assert found.specs[1].to_dict()["storage_rate"] == 32.0 and "storage_rate" not in found.specs[0].to_dict()
+    assert [spec.id for spec in settings(**{"--storage-rate": "31.6"}).specs] == ["ext4-single-storage=31.6MBps"]
+    assert settings().storage_rates == (0.0,) and [spec.id for spec in settings().specs] == ["ext4-single"]
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"--storage-rate": "32", "--kernel": "host+uml"}, "--storage-rate=32 with --kernel=host+uml: the rate is emulated "
+                                                       "on the host's loop images, a guest kernel has its own"),
+    ({"--storage-rate": "none,32", "--devices": "/dev/sdz"}, "--storage-rate=none,32 with --devices: the rate is "
+                                                             "emulated on loop images"),
+    ({"--storage-rate": "32,32MB/s"}, "--storage-rate: '32' and '32MB/s' are one value (32 MB/s); give it once"),
+])
+def test_a_storage_rate_fsbench_cannot_pace_is_refused(given, message):
+    with pytest.raises(UsageError) as raised:
+        settings(**given)
+    assert message in str(raised.value)

@@ -101,12 +101,17 @@ EMULATED_VM = {"runs_under": "vm", "label": "vm", "release": "6.1.0-56-amd64", "
 def store_of(tmp_path: Path, cases: dict[tuple, list[float]], metric: str = "iozone.write",
              argv: tuple[str, ...] = ()) -> tuple[Store, int]:
     """A session whose runs of one metric (iozone.write) per (fs, layout, options, record[, "vm"])
-    are the given values; a key ending in "vm" is a case measured in an emulated virtual machine."""
+    are the given values; a key ending in "vm" is a case measured in an emulated virtual machine,
+    one ending in a number a case on storage paced to that many MB/s (--storage-rate)."""
     store = Store(tmp_path / "fsbench.db")
     sid = store.start_session("t-1", {"argv": list(argv)}, {"kernel": "6.1"})
-    for (fs, layout, options, record, *vm), values in cases.items():
-        case_id = "-".join([*vm, fs, layout, *(f"{k}={v}" for k, v in options)])
-        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": case_id, **({"kernel": "vm"} if vm else {})}
+    for (fs, layout, options, record, *extra), values in cases.items():
+        vm = [x for x in extra if x == "vm"]
+        rate = next((x for x in extra if isinstance(x, float)), 0.0)
+        case_id = "-".join([*vm, fs, layout, *(f"{k}={v}" for k, v in options),
+                            *([f"storage={rate:g}MBps"] if rate else [])])
+        spec = {"fs": fs, "layout": layout, "options": dict(options), "id": case_id, **({"kernel": "vm"} if vm else {}),
+                **({"storage_rate": rate} if rate else {})}
         manifest = {"kernel": EMULATED_VM, "host": {"kernel": "6.18"}} if vm else {
             "host": {"kernel": "6.18", "zfs_implementation": "zfs-fuse"}}
         row = store.case_row(sid, f"benchmarks/test_iozone.py::test_iozone[{case_id}-{record}]",
@@ -156,6 +161,72 @@ def test_a_claim_measured_under_other_conditions_is_not_comparable_never_contrad
     assert on_loops.detail.endswith("not comparable: the study's disks separate; here loop images on one disk")
     on_disks = studies.judge(separate, rows, measured=studies.session_conditions({"devices": "block"}))
     assert on_disks.verdict == studies.CONTRADICTED
+
+
+NODATACOW_ZLIB = (("compress", "zlib"), ("mount", "nodatacow,nodatasum"))
+# IOzone write (MB/s) of btrfs single, its own pattern, on this machine: on the loop images' own storage
+# (runs about the medians a session measured, 835 and 460.7) and on storage paced to 32 MB/s (a session's runs)
+OWN_PLAIN = [835.0, 829.4, 841.7, 818.2, 850.3]
+OWN_ZLIB = [460.7, 455.1, 466.9, 449.8, 471.2]
+PACED_PLAIN = [24.8, 24.9, 28.1, 27.9, 27.5, 24.0, 29.9, 27.5, 28.9, 30.1]
+PACED_ZLIB = [249.0, 239.4, 190.4, 210.9, 173.5, 174.5, 247.8, 200.3, 260.4, 230.2]
+
+
+def test_a_claim_on_the_studys_storage_is_judged_on_cases_paced_to_it(tmp_path):
+    """compress raises write on a 31.6 MB/s disk: measured on the loop images' own storage (faster
+    than zlib here) it is not comparable, never contradicted, and says how fast b wrote there; with
+    the cases paced to the study's rate as well, those decide it, and the others are left out."""
+    claim = dataclasses.replace(check("higher"), conditions={studies.STORAGE: "32 MB/s"})
+    store, sid = store_of(tmp_path, {("btrfs", "single", ZLIB, "16M"): OWN_ZLIB,
+                                     ("btrfs", "single", PLAIN, "16M"): OWN_PLAIN})
+    own = studies.judge(claim, report.report_data(store, sid).rows, measured={})
+    assert own.verdict == studies.NOT_COMPARABLE and own.shift_pct < -40
+    assert own.detail.endswith("not comparable: the study's storage 32 MB/s; here the loop images' own, not slowed "
+                               "(b's median iozone.write there 835 MB/s)")
+    assert studies.judge(check("higher"), report.report_data(store, sid).rows).verdict == studies.CONTRADICTED
+    (tmp_path / "paced").mkdir()
+    store, sid = store_of(tmp_path / "paced", {("btrfs", "single", ZLIB, "16M"): OWN_ZLIB,
+                                               ("btrfs", "single", PLAIN, "16M"): OWN_PLAIN,
+                                               ("btrfs", "single", ZLIB, "16M", 32.0): PACED_ZLIB,
+                                               ("btrfs", "single", PLAIN, "16M", 32.0): PACED_PLAIN})
+    rows = report.report_data(store, sid).rows
+    paced = studies.judge(claim, rows, measured={})
+    assert paced.verdict == studies.REPRODUCED and paced.shift_pct > 600  # the study's: +126 %
+    assert paced.detail.startswith("220.6 vs 27.7: +706.0% ")
+    assert paced.detail.endswith("n=10/10 (1/1 cases); on storage paced to 32 MB/s")
+    # a claim without the condition takes the images' own cases only, never the paced ones
+    assert studies.judge(check("higher"), rows).detail.startswith("460.7 vs 835: ")
+
+
+def test_a_claim_on_the_studys_storage_plans_its_paced_tests():
+    study = ALL["btrfs-options"]
+    [claim] = [c for c in study.checks() if c.id == "compress-raises-write-single"]
+    [other] = [c for c in study.checks() if c.id == "btrfs-writes-like-ext4"]
+    tests = ["m.py::test_iozone[btrfs-single-compress=zlib-mount=datacow,datasum-cache=drop-16M-512M]",
+             "m.py::test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]",
+             "m.py::test_iozone[btrfs-single-compress=zlib-mount=datacow,datasum-storage=32MBps-cache=drop-16M-128M]",
+             "m.py::test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-16M-128M]"]
+    assert launch.claim_tests(claim, tests) == [t.rpartition("::")[2] for t in tests[2:]]
+    assert launch.claim_tests(other, tests) == [tests[1].rpartition("::")[2]]
+    none_paced = launch.claim_runs(study, tests[:2], {})
+    assert ("runs for compress-raises-write-single: the scale's (not comparable here, whatever the runs: the study's "
+            "storage 32 MB/s; no case is planned on storage paced to it (--storage-rate))") in none_paced.lines
+
+
+def test_the_compression_claims_run_on_the_studys_storage_at_the_quick_scale():
+    study = ALL["btrfs-options"]
+    paced = {c.id for c in study.checks() if c.conditions.get(studies.STORAGE) == "32 MB/s"}
+    assert paced == {"compress-raises-write-single", "compress-lost-with-nodatacow"}
+    args = study.scale("quick")["args"]
+    assert launch.option_value(args, "--storage-rate", "") == "none,32"
+
+
+def test_a_run_on_paced_storage_is_timed_apart():
+    scale = ALL["btrfs-options"].scale("quick")
+    paced = "m.py::test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-16M-128M]"
+    own = "m.py::test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"
+    assert launch.run_seconds(scale, paced) == 13.8 and launch.run_seconds(scale, own) == 4.72
+    assert launch.run_seconds(scale, "m.py::test_dd_write[btrfs-single-storage=32MBps-1M]") == 1.11  # none given
 
 
 def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):

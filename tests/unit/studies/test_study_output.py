@@ -155,13 +155,21 @@ BTRFS_QUICK = [f"pytest_fsbench/benchmarks/test_iozone.py::test_iozone[{case}-16
     "btrfs-single-compress=zlib-mount=nodatacow,nodatasum-cache=drop",
     "ext4-single-cache=drop", "ext3-single-cache=drop")] + [
     f"pytest_fsbench/benchmarks/test_dd.py::test_dd_write[btrfs-single-compress={c}-mount=datacow,datasum-cache=drop-"
-    f"data={d}-1M]" for c in ("no", "zlib") for d in ("random", "zeros")]
+    f"data={d}-1M]" for c in ("no", "zlib") for d in ("random", "zeros")] + [
+    # the compression claims' cases again, on storage paced to the study's disk (--storage-rate=none,32)
+    f"pytest_fsbench/benchmarks/test_iozone.py::test_iozone[btrfs-single-compress={c}-mount={m}-storage=32MBps-"
+    "cache=drop-16M-128M]" for c, m in (("no", "datacow,datasum"), ("zlib", "datacow,datasum"),
+                                         ("zlib", "nodatacow,nodatasum"))]
 
 
 def test_a_claims_tests_are_those_its_two_sides_select():
     checks = {check.id: check for check in studies.study("btrfs-options").checks()}
+    # a claim on the study's storage takes the cases paced to it; the others, those on the images' own
     assert launch.claim_tests(checks["compress-raises-write-single"], BTRFS_QUICK) == [
-        "test_iozone[btrfs-single-compress=zlib-mount=datacow,datasum-cache=drop-16M-512M]",
+        "test_iozone[btrfs-single-compress=zlib-mount=datacow,datasum-storage=32MBps-cache=drop-16M-128M]",
+        "test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-16M-128M]"]
+    assert launch.claim_tests(checks["nodatacow-little-effect"], BTRFS_QUICK) == [
+        "test_iozone[btrfs-single-compress=no-mount=nodatacow,nodatasum-cache=drop-16M-512M]",
         "test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"]
     # raid0 is not raid10's prefix; ext4's side names no options
     assert launch.claim_tests(checks["two-disks-raise-write"], BTRFS_QUICK)[0].startswith("test_iozone[btrfs-raid0-")
