@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,36 @@ def _block_devices() -> list[str]:
     return found
 
 
+#: a major number Linux leaves for local and experimental use: no driver of this machine has it
+LOCAL_MAJOR = 240
+
+
 @pytest.fixture
-def blockdevs() -> list[str]:
-    """Two real block device nodes (stat only) whose numbers the fake sysfs reuses."""
-    found = _block_devices()
-    if len(found) < 2:
-        pytest.skip("needs two block device nodes in /dev to stat")
-    return found[:2]
+def blockdevs() -> Iterator[list[str]]:
+    """Two block device nodes (stat only) whose numbers the fake sysfs reuses: made in /dev (a
+    mount's source names its device there) under a major no driver uses, where the tests may make
+    nodes (root), so that no other job's use of a real device (a loop device it holds) can reach
+    these tests, and removed after; else the first two real nodes of /dev."""
+    nodes: list[Path] = []
+    if os.geteuid() == 0:
+        for minor in (0, 1):
+            node = Path(f"/dev/fsbench-test-{os.getpid()}-{minor}")
+            try:
+                os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(LOCAL_MAJOR, minor))
+            except OSError:
+                break
+            nodes.append(node)
+    try:
+        if len(nodes) == 2:
+            yield [str(node) for node in nodes]
+            return
+        found = _block_devices()
+        if len(found) < 2:
+            pytest.skip("needs two block device nodes in /dev to stat")
+        yield found[:2]
+    finally:
+        for node in nodes:
+            node.unlink(missing_ok=True)
 
 
 class FakeSysfs:
