@@ -106,8 +106,8 @@ class Targets:
     def vm_guest(self, kernel: Kernel) -> VmGuest:
         """The session's virtual machine of a vm kernel: booted at its first use (the session's
         other vm kernels start booting meanwhile, so a kernel A/B waits for one boot, not two),
-        booted again when it died (its case failed with its console's last lines), stopped by
-        close()."""
+        booted again when it died (its case failed with its console's last lines) or was stopped
+        in the middle of a request (Guest.abandon), stopped by close()."""
         guest = self._vms.get(kernel.label)
         if guest is not None and guest.ready:
             return guest
@@ -123,7 +123,7 @@ class Targets:
             try:
                 guest.wait()
             except BaseException:
-                guest.stop()
+                guest.stop(at_once=True)  # not up: nothing in it to power off
                 raise
         finally:
             self._booting += time.monotonic() - start

@@ -3,9 +3,9 @@ this whole test session (a boot costs half a minute under emulation); md RAID wi
 and OpenZFS pools on its virtio disks, built, measured and torn down inside (every layout, with
 ashift, recordsize, compression, dedup, checksums, and log, cache and special vdevs on disks of
 their own; a property value the guest's OpenZFS lacks skipped, naming its version); a guest that dies
-fails its case with its console and is booted again; through pytest, the plugin's cases in the
-host's store with the kernel A/B of a kernel against itself; a killed session's guest removed
-by `fsbench cleanup`."""
+fails its case with its console and is booted again, and so is one stopped at once when a request
+to it is interrupted; through pytest, the plugin's cases in the host's store with the kernel A/B
+of a kernel against itself; a killed session's guest removed by `fsbench cleanup`."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import execute_pytest, gone_soon, start_session, sweep
+from conftest import execute_pytest, gone_soon, interrupted_after, start_session, sweep
 from pytest_fsbench.measure.cache_check import FROM_CACHE_BELOW, SHARE
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
@@ -337,6 +337,26 @@ def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(v
     with built(vm_session, XFS_RAID1) as target:
         assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
     assert vm_session.targets.vm_guest(kernel).boots == 2
+
+
+def test_a_request_interrupted_stops_the_guest_at_once_and_the_next_case_boots_a_fresh_one(vm_session):
+    """Its agent serves one request at a time, so the guest of an interrupted request is killed at
+    once, its disk images removed; its target answers nothing more, and the next case boots a
+    fresh guest."""
+    kernel = parse_kernels("vm")[0]
+    boots = vm_session.targets.vm_guest(kernel).boots
+    with built(vm_session, XFS_RAID1) as target:
+        images, name = list(target.guest.images), target.guest.name
+        with pytest.raises(KeyboardInterrupt), interrupted_after(2):
+            target.execute(["sleep", "600"])
+        assert not qemu_of(name), "the guest was not stopped at once"
+        assert images and not any(image.exists() for image in images)
+        with pytest.raises(GuestError, match=r"^guest kernel vm was stopped when its execute request went unanswered "
+                                             r"\(KeyboardInterrupt: signal SIGALRM\); what it had built is gone with it$"):
+            target.execute(["true"])
+    with built(vm_session, XFS_RAID1) as target:
+        assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
+    assert vm_session.targets.vm_guest(kernel).boots == boots + 1
 
 
 def small(tmp_path: Path, dd_size: str = "32M") -> list[str]:
