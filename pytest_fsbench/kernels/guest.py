@@ -37,12 +37,11 @@ from ..targets.target import stored_spec
 from ..errors import FsbenchError
 from ..filesystems import Filesystem, driver
 from ..system.host import Host
-from .kernel import Kernel
+from .kernel import GUEST_MEMORY, Kernel
 from ..measure.run import dataset_files, empty_page_cache
 from ..system.commands import Completed, Executor, execute
+from ..system.memory import MemoryLimit
 
-#: the guest's RAM (its page cache included); the host's memory backs it from /dev/shm
-GUEST_MEMORY = "2G"
 BOOT_TIMEOUT = 180.0
 REQUEST_MARGIN = 120.0  # on top of a workload's own timeout, for the guest's cache policy and parsing
 PR_SET_PDEATHSIG = 1
@@ -146,6 +145,7 @@ class GuestFacts:
     release: str
     modules: tuple[str, ...]  # the modules its agent loaded
     openzfs: str | None = None  # the OpenZFS version a vm guest loaded (its module's), else None
+    memory_cgroup: str | None = None  # its memory control groups' cgroup version (v2 or v1), None: none (--memory)
 
 
 class Guest:
@@ -326,14 +326,20 @@ class GuestTarget:
     def id(self) -> str:
         return self.spec.id
 
-    def measure(self, workload, execute: Executor, cache: str):
+    def measure(self, workload, execute: Executor, cache: str, limit: MemoryLimit | None = None):
         """One measured run in the guest (measurement.measure_run there); its Measurement. The workload's
-        data sets are generated here first, into the scratch the guest shares."""
+        data sets are generated here first, into the scratch the guest shares. limit: the run's
+        commands go in a memory control group of the guest's own kernel with that limit, recorded
+        in the manifest as the host's is."""
         if self.scratch is not None:
             dataset_files(workload, self.scratch)
         phases = len(getattr(workload, "phases", lambda: [workload])())
         timeout = getattr(workload, "timeout", 3600.0) * phases + REQUEST_MARGIN
-        return self.guest.call("measure", workload, cache, timeout=timeout)
+        memory = None if limit is None else limit.limit
+        measurement, record = self.guest.call("measure", workload, cache, memory, timeout=timeout)
+        if record is not None:
+            self.manifest["memory_limit"] = record
+        return measurement
 
     def free_bytes(self, execute: Executor | None = None) -> int:
         """Bytes free on the target, as the guest sees them (the host's executor is not used)."""

@@ -32,10 +32,9 @@ from pathlib import Path
 
 from ..case import MOST_DEVICES
 from .guest import FSBENCH_ROOT, Channel, Guest, GuestError, GuestFacts, fsbench_path
-from .kernel import Kernel, bzimage_release
+from .kernel import GUEST_MEMORY, Kernel, bzimage_release
 from ..system.commands import Executor
 
-GUEST_MEMORY = "2G"
 GUEST_CPUS = 2
 #: the most devices a case needs (its layout's, and its ZFS log, cache and special vdevs'): every
 #: guest gets that many virtio disks, sparse images that take no room until a case writes them

@@ -1,7 +1,7 @@
 """Cases in a guest kernel (User-mode Linux): md RAID for ext4 and XFS built, verified, measured
 and torn down inside the guest; the plugin's guest cases with their results in the host's store;
-a kernel A/B; a killed session's guest removed by `fsbench cleanup`; and a request interrupted in
-the guest, which stops it at once."""
+a kernel A/B; a killed session's guest removed by `fsbench cleanup`; a request interrupted in the
+guest, which stops it at once; and --memory's limit applied inside the guest."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import pytest
 from conftest import execute_pytest, gone_soon, interrupted_after, one_target, start_session, sweep
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.filesystems.md import MD_LEVELS
-from pytest_fsbench.kernels.guest import GUEST_MEMORY, GuestError
-from pytest_fsbench.kernels.kernel import DEBIAN_UML
+from pytest_fsbench.kernels.guest import GuestError
+from pytest_fsbench.kernels.kernel import DEBIAN_UML, GUEST_MEMORY
 from pytest_fsbench.system.commands import execute
 from pytest_fsbench.sizes import parse_size
 from pytest_fsbench.workloads.dd import DdRead, DdWrite
@@ -183,3 +183,30 @@ def test_a_guest_stopped_in_the_middle_of_a_request_answers_nothing_more(tmp_pat
         assert str(error.value) == ("guest kernel uml was stopped when its execute request went unanswered "
                                     "(KeyboardInterrupt: signal SIGALRM); what it had built is gone with it")
     assert not any(image.exists() for image in images)
+
+
+def test_memory_limits_the_runs_in_the_guest_and_is_recorded(tmp_path, no_leftovers):
+    """--memory in a guest kernel: its runs go in a memory control group of the guest's own, so a
+    warm-cache read of a file larger than the limit comes from the guest's devices (without the
+    limit the guest's page cache serves it), and each stored case carries the limit."""
+    def session(name: str, *extra: str) -> tuple[float, dict]:
+        store = tmp_path / f"{name}.db"
+        done = execute_pytest(["benchmarks/test_dd.py", "-k", "dd_read", "--kernel=uml", "--fs=ext4",
+                               "--cache=warm", "--dd-size=256M", "--runs=1", "--warmup=0", "--image-size=1G",
+                               f"--image-dir={tmp_path / 'images'}", f"--store={store}", *extra], cwd=REPO)
+        assert done.returncode == 0, done.stdout[-3000:]
+        with sqlite3.connect(store) as db:
+            [share] = [v for (p, v) in db.execute("SELECT params, value FROM metrics WHERE name = 'disk.share'")
+                       if json.loads(p)["metric"] == "dd.read"]
+            [manifest] = [json.loads(m) for (m,) in db.execute("SELECT manifest FROM cases")]
+        return share, manifest
+
+    cached, plain = session("plain")
+    limited, manifest = session("limited", "--memory=96M")
+    assert cached < 50, f"without --memory the guest's warm cache served {100 - cached:.0f}% of the 256M read"
+    assert limited >= 50, f"with --memory=96M only {limited:.0f}% of the 256M read reached the guest's devices"
+    assert "memory_limit" not in plain
+    assert manifest["memory_limit"] == {"bytes": 96 << 20, "cgroup": "v2"}
+    assert manifest["kernel"]["runs_under"] == "uml"
+    assert not guests_of(str(tmp_path)) and not list((tmp_path / "images").glob("*.img"))
+

@@ -4,8 +4,9 @@ and OpenZFS pools on its virtio disks, built, measured and torn down inside (eve
 ashift, recordsize, compression, dedup, checksums, and log, cache and special vdevs on disks of
 their own; a property value the guest's OpenZFS lacks skipped, naming its version); a guest that dies
 fails its case with its console and is booted again, and so is one stopped at once when a request
-to it is interrupted; through pytest, the plugin's cases in the host's store with the kernel A/B
-of a kernel against itself; a killed session's guest removed by `fsbench cleanup`."""
+to it is interrupted; --memory's limit applied in the guest's own control group; through pytest,
+the plugin's cases in the host's store with the kernel A/B of a kernel against itself; a killed
+session's guest removed by `fsbench cleanup`."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from pytest_fsbench.kernels.kernel import debian_kernel, parse_kernels
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
 from pytest_fsbench.system.commands import execute
+from pytest_fsbench.system.memory import MemoryLimit
 from pytest_fsbench.kernels.vm import vm_missing
 from pytest_fsbench.workloads.bonnie import Bonnie
 from pytest_fsbench.workloads.dbench import Dbench
@@ -357,6 +359,15 @@ def test_a_request_interrupted_stops_the_guest_at_once_and_the_next_case_boots_a
     with built(vm_session, XFS_RAID1) as target:
         assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
     assert vm_session.targets.vm_guest(kernel).boots == boots + 1
+
+
+def test_a_memory_limit_applies_in_the_guests_own_control_group(vm_session):
+    """--memory in the virtual machine: a warm-cache read of a file larger than the limit reaches
+    its virtio disks, and the case's manifest carries the limit."""
+    with built(vm_session, XFS_RAID1) as target:
+        read = target.measure(DdRead(total_size="256M"), execute, "warm", MemoryLimit(96 << 20, "vm-test"))
+        assert shares(read)["dd.read"] >= 50, shares(read)
+        assert target.manifest["memory_limit"] == {"bytes": 96 << 20, "cgroup": "v2"}
 
 
 def small(tmp_path: Path, dd_size: str = "32M") -> list[str]:
