@@ -353,9 +353,10 @@ def test_a_request_interrupted_stops_the_guest_at_once_and_the_next_case_boots_a
             target.execute(["sleep", "600"])
         assert not qemu_of(name), "the guest was not stopped at once"
         assert images and not any(image.exists() for image in images)
-        with pytest.raises(GuestError, match=r"^guest kernel vm was stopped when its execute request went unanswered "
-                                             r"\(KeyboardInterrupt: signal SIGALRM\); what it had built is gone with it$"):
+        with pytest.raises(GuestError) as error:
             target.execute(["true"])
+        assert str(error.value) == ("guest kernel vm was stopped when its execute request went unanswered "
+                                    "(KeyboardInterrupt: signal SIGALRM); what it had built is gone with it")
     with built(vm_session, XFS_RAID1) as target:
         assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
     assert vm_session.targets.vm_guest(kernel).boots == boots + 1
