@@ -250,10 +250,7 @@ class Bench:
         with self.progress.running(self.target.id, workload.name, kind):
             control = self._control()
             limit = self.session.targets.run_limit(getattr(workload, "memory_limit", None))
-            execute = self.session.execute if limit is None else limit.executor(self.session.execute)
-            measurement = self.target.measure(workload, execute, policy)
-        if limit is not None and limit.version is not None:  # made: the run was on the host's kernel
-            self.target.manifest["memory_limit"] = limit.record()
+            measurement = self.target.measure(workload, self.session.execute, policy, limit)
         storage = self.session.targets.storage_record()
         if storage is not None:  # --storage-rate: the rate, and what has passed through it so far
             self.target.manifest["storage"] = storage

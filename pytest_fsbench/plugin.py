@@ -445,7 +445,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if cases:
         try:
             if not session.config.option.collectonly:  # else nothing will be measured: no session recorded
-                preflight_options(fsbench, [item.callspec.params["fsbench_spec"] for item in cases])
+                specs = [item.callspec.params["fsbench_spec"] for item in cases]
+                fsbench.targets.check_memory(specs)
+                preflight_options(fsbench, specs)
                 fsbench.open_store()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None

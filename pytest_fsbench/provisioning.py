@@ -27,7 +27,7 @@ from .settings import Settings
 from .measure.run import measure_run, release_datasets
 from .system.commands import Executor
 from .system.memory import MemoryLimit
-from .errors import CommandError
+from .errors import CommandError, UsageError
 from .targets.target import Target, build_target
 from .targets.undo import UndoStack
 from .kernels.vm import VmGuest, vm_manifest, vm_missing
@@ -37,6 +37,16 @@ log = logging.getLogger("fsbench.targets")
 CONTROL_IMAGE = 256 << 20
 #: a preflight target's sparse images: room for any filesystem's smallest (XFS: 300M)
 PREFLIGHT_IMAGE = 512 << 20
+
+
+def memory_refused(kernel: Kernel, facts: GuestFacts) -> str | None:
+    """Why --memory cannot apply under a guest kernel (its kernel has no memory control group),
+    as the one line that refuses it; None when it can."""
+    if facts.memory_cgroup is not None:
+        return None
+    return (f"--memory with --kernel={kernel.label}: the guest kernel {kernel.path} ({facts.release}) has no memory "
+            "control group (neither cgroup v2's memory controller nor v1's), so the limit cannot apply in it; build "
+            "it with CONFIG_MEMCG=y, or leave --memory out")
 
 
 class Targets:
@@ -122,8 +132,8 @@ class Targets:
     def vm_guest(self, kernel: Kernel) -> VmGuest:
         """The session's virtual machine of a vm kernel: booted at its first use (the session's
         other vm kernels start booting meanwhile, so a kernel A/B waits for one boot, not two),
-        booted again when it died (its case failed with its console's last lines), stopped by
-        close()."""
+        booted again when it died (its case failed with its console's last lines) or was stopped
+        in the middle of a request (Guest.abandon), stopped by close()."""
         guest = self._vms.get(kernel.label)
         if guest is not None and guest.ready:
             return guest
@@ -139,7 +149,7 @@ class Targets:
             try:
                 guest.wait()
             except BaseException:
-                guest.stop()
+                guest.stop(at_once=True)  # not up: nothing in it to power off
                 raise
         finally:
             self._booting += time.monotonic() - start
@@ -157,9 +167,26 @@ class Targets:
         try:
             guest.start()
         except BaseException:
-            guest.stop()
+            guest.stop(at_once=True)
             raise
         return guest
+
+    def check_memory(self, specs) -> None:
+        """--memory: UsageError when a guest kernel the cases run under has no memory control
+        group (each is booted to find out, once per session, as its cases would boot it); a
+        kernel that cannot boot is left to its cases, which say why."""
+        if self.memory is None:
+            return
+        for label in dict.fromkeys(spec.kernel for spec in specs if spec.in_guest):
+            kernel = self.kernels[label]
+            if vm_missing(kernel) if kernel.vm else kernel.missing():
+                continue
+            try:
+                refused = memory_refused(kernel, self.guest_facts(kernel))
+            except GuestError:
+                continue
+            if refused:
+                raise UsageError(refused)
 
     def kernel_manifest(self, kernel: Kernel) -> dict[str, object]:
         """What a guest case's manifest says of its kernel (hashed once per session)."""

@@ -20,7 +20,7 @@ from .workloads.datagen import parse_data
 from .filesystems import FILESYSTEMS, GUEST_FILESYSTEMS
 from .system.host import Host
 from .kernels.probe import probe
-from .kernels.kernel import HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
+from .kernels.kernel import GUEST_MEMORY, HOST, Kernel, check_kernel_mix, compared, fallback, parse_kernels
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, check_replaceable, directory_for_files
 from .options import file_to_write, given_twice
@@ -202,7 +202,8 @@ OPTIONS: tuple[Option, ...] = (
            "written takes room), e.g. 8G"),
     Option("--memory", _memory, None, "limit the memory of every measured run, page cache included, to SIZE (a "
            "memory control group), so a file larger than SIZE is read from the storage, as a study that limited "
-           "RAM read it; 2xRAM file sizes follow it; recorded in each case's manifest. Host kernel only",
+           "RAM read it; 2xRAM file sizes follow it; recorded in each case's manifest. Under a guest kernel (uml, "
+           f"vm) the group is the guest kernel's own, and SIZE must be below the guest's {GUEST_MEMORY}",
            metavar="SIZE", shown_default="none"),
     Option("--storage-rate", _storage_rates, None, "emulate storage slower than this machine's, as a study's "
            "disk was: each case's loop images live in a FUSE passthrough that paces their reads and writes, "
@@ -418,6 +419,16 @@ def check_storage_rate(rates: tuple[float, ...], devices: tuple[str, ...] | None
                          "or run on the host")
 
 
+def check_guest_memory(memory: int | None, text: str | None, specs: list[CaseSpec]) -> None:
+    """--memory at or above a guest kernel's own memory, with cases in a guest: a limit there
+    would limit nothing (the group is the guest kernel's)."""
+    guests = list(dict.fromkeys(spec.kernel for spec in specs if spec.in_guest))
+    if memory is not None and guests and memory >= parse_size(GUEST_MEMORY):
+        raise UsageError(f"--memory={text} with cases under {', '.join(guests)}: a guest kernel has {GUEST_MEMORY} of "
+                         f"memory, so the limit would limit nothing there; give less than {GUEST_MEMORY}, or leave "
+                         "--memory out")
+
+
 def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...] = (),
                   host: Host | None = None) -> Settings:
     """Settings from each option's raw value (get(option): text, a flag's bool, or a list of
@@ -438,13 +449,11 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         from .kernels.vm import detect_accelerator  # only a vm kernel A/B asks what QEMU can use here
 
         check_kernel_mix(kernels, detect_accelerator())
-    if value["--memory"] and any(kernel.guest for kernel in kernels):
-        raise UsageError(f"--memory with --kernel={','.join(k.label for k in kernels)}: the limit is the host "
-                         "kernel's; a guest kernel has its own memory (2G): leave --memory out or run on the host")
     if len(labels) > 1 and value["--paired"]:
         raise UsageError(f"--paired with --kernel={','.join(labels)}: a session compares either kernels or "
                          "options; run the two comparisons in separate sessions")
     specs, pairs = case_specs(filesystems, layouts, value["--fs-opt"], kernels, host, value["--paired"])
+    check_guest_memory(value["--memory"], get(BY_FLAG["--memory"]), specs)
     rates = value["--storage-rate"] or (0.0,)
     if any(rates):
         check_storage_rate(rates, value["--devices"], kernels, get(BY_FLAG["--kernel"]))

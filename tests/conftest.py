@@ -105,6 +105,22 @@ def sigint_default() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def interrupted_after(seconds: int):
+    """KeyboardInterrupt in this process after seconds (by SIGALRM), as a Ctrl-C raises it in a
+    session, wherever the code then waits."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
 def start_session(args: list[str], cwd: Path) -> subprocess.Popen:
     """pytest in a child process of its own group (its guest kernels run in groups of their own),
     for a test that kills it: SIGINT at its default, output piped."""

@@ -7,7 +7,9 @@ guest's init is fsbench's agent (guest_agent.py); the host speaks to it over a p
 the guest's second console, one request at a time (build, measure, free space, execute, teardown).
 Everything the guest makes lives in the guest (loop devices, md arrays, mounts) or in the
 session's run and image directories on the host, so a killed guest leaves nothing `fsbench
-cleanup` does not remove; the guest dies with the process that started it.
+cleanup` does not remove; the guest dies with the process that started it. A request left without
+its answer (interrupted, timed out, or the guest died) stops the guest at once: the agent serves
+one request at a time, so the next answer on the channel would be the old request's.
 """
 
 from __future__ import annotations
@@ -30,17 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..case import CaseSpec
-from ..targets.devices import Device
+from ..targets.devices import Device, loop_images
 from ..targets.target import stored_spec
 from ..errors import FsbenchError
 from ..filesystems import Filesystem, driver
 from ..system.host import Host
-from .kernel import Kernel
+from .kernel import GUEST_MEMORY, Kernel
 from ..measure.run import dataset_files, empty_page_cache
 from ..system.commands import Completed, Executor, execute
+from ..system.memory import MemoryLimit
 
-#: the guest's RAM (its page cache included); the host's memory backs it from /dev/shm
-GUEST_MEMORY = "2G"
 BOOT_TIMEOUT = 180.0
 REQUEST_MARGIN = 120.0  # on top of a workload's own timeout, for the guest's cache policy and parsing
 PR_SET_PDEATHSIG = 1
@@ -144,6 +145,7 @@ class GuestFacts:
     release: str
     modules: tuple[str, ...]  # the modules its agent loaded
     openzfs: str | None = None  # the OpenZFS version a vm guest loaded (its module's), else None
+    memory_cgroup: str | None = None  # its memory control groups' cgroup version (v2 or v1), None: none (--memory)
 
 
 class Guest:
@@ -157,15 +159,22 @@ class Guest:
         self.channel: Channel | None = None
         self.facts: GuestFacts | None = None
         self.busy_seconds = 0.0  # serving requests
+        #: why the guest was stopped in the middle of a request (its channel out of step), else None
+        self.lost: str | None = None
 
     def __enter__(self) -> "Guest":
-        self.boot()
+        try:
+            self.boot()
+        except BaseException:  # a boot that failed or was interrupted: no __exit__ stops it
+            self.stop(at_once=True)
+            raise
         return self
 
     def __exit__(self, *exc_info) -> None:
         self.stop()
 
     def boot(self) -> None:
+        self.lost = None
         self.directory.mkdir(parents=True, exist_ok=True)
         init = self.directory / "init"
         init.write_text(init_script(sys.executable, self.directory))
@@ -223,7 +232,10 @@ class Guest:
 
     def call(self, op: str, *args: object, timeout: float = REQUEST_MARGIN) -> object:
         """Send one request and return the guest's answer; the guest's own error is raised here
-        (as itself when it can be, else as a GuestError with its text)."""
+        (as itself when it can be, else as a GuestError with its text). A guest stopped in the
+        middle of an earlier request answers nothing more: GuestError, one line."""
+        if self.lost is not None:
+            raise GuestError(self.lost)
         if self.channel is None or not self._alive():
             raise self._failed(f"guest kernel {self.kernel.label} is not running")
         start = time.monotonic()
@@ -233,12 +245,11 @@ class Guest:
             self.busy_seconds += time.monotonic() - start
 
     def _request(self, op: str, args: tuple, timeout: float) -> object:
-        self._send((op, *args), op)
-        reply = self._receive(timeout, op)
-        while reply == ("host-caches",):  # a measured run in the guest, between its cache policy and command
-            empty_page_cache(execute)
-            self._send(("done",), op)
-            reply = self._receive(timeout, op)
+        try:
+            reply = self._exchange(op, args, timeout)
+        except BaseException as exc:  # no answer (interrupted, timed out, died): the agent may still be at it
+            self.abandon(op, exc)
+            raise
         if reply[0] == "ok":
             return reply[1]
         try:
@@ -247,28 +258,49 @@ class Guest:
             error = GuestError(reply[2])
         raise error
 
-    def stop(self) -> None:
-        """Ask the agent to power the guest off; kill it when it does not."""
-        if self.process is None:
-            return
-        self._end_process()
+    def _exchange(self, op: str, args: tuple, timeout: float) -> tuple:
+        """Send the request and wait for its answer (a measured run's host-caches steps served on the way)."""
+        self._send((op, *args), op)
+        reply = self._receive(timeout, op)
+        while reply == ("host-caches",):  # a measured run in the guest, between its cache policy and command
+            empty_page_cache(execute)
+            self._send(("done",), op)
+            reply = self._receive(timeout, op)
+        return reply
+
+    def abandon(self, op: str, exc: BaseException) -> None:
+        """Stop the guest at once after its op request went without an answer: the agent may still
+        be serving it (one request at a time), so whatever the channel said next would answer the
+        wrong request. Later calls fail with why."""
+        words = str(exc).strip().splitlines()
+        why = type(exc).__name__ + (f": {words[0]}" if words else "")
+        self.lost = (f"guest kernel {self.kernel.label} was stopped when its {op} request went unanswered ({why}); "
+                     "what it had built is gone with it")
+        self.stop(at_once=True)
+
+    def stop(self, at_once: bool = False) -> None:
+        """Ask the agent to power the guest off; kill it when it does not (at once: kill it)."""
+        if self.process is not None:
+            self._end_process(ask=not at_once)
         if self.channel is not None:
             with contextlib.suppress(OSError):
                 os.close(self.channel.read_fd)
                 os.close(self.channel.write_fd)
+            self.channel = None
 
-    def _end_process(self) -> None:
-        """Ask the agent to power the guest off and wait a minute for it; then end the process's
-        whole group (UML's helper processes outlive its main one when that is killed; a virtual
-        machine's QEMU is virtme-ng's child)."""
+    def _end_process(self, ask: bool = True) -> None:
+        """Ask the agent to power the guest off and wait a minute for it (ask), then end the
+        process's whole group (UML's helper processes outlive its main one when that is killed; a
+        virtual machine's QEMU is virtme-ng's child)."""
         assert self.process is not None
-        with contextlib.suppress(OSError, GuestError):
-            if self._alive() and self.channel is not None:
+        asked = False
+        if ask and self._alive() and self.channel is not None:
+            with contextlib.suppress(OSError, GuestError):
                 self.channel.send(("quit",))
-        try:
-            self.process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            pass
+                asked = True
+        if asked:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=60)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=60)
@@ -294,14 +326,20 @@ class GuestTarget:
     def id(self) -> str:
         return self.spec.id
 
-    def measure(self, workload, execute: Executor, cache: str):
+    def measure(self, workload, execute: Executor, cache: str, limit: MemoryLimit | None = None):
         """One measured run in the guest (measurement.measure_run there); its Measurement. The workload's
-        data sets are generated here first, into the scratch the guest shares."""
+        data sets are generated here first, into the scratch the guest shares. limit: the run's
+        commands go in a memory control group of the guest's own kernel with that limit, recorded
+        in the manifest as the host's is."""
         if self.scratch is not None:
             dataset_files(workload, self.scratch)
         phases = len(getattr(workload, "phases", lambda: [workload])())
         timeout = getattr(workload, "timeout", 3600.0) * phases + REQUEST_MARGIN
-        return self.guest.call("measure", workload, cache, timeout=timeout)
+        memory = None if limit is None else limit.limit
+        measurement, record = self.guest.call("measure", workload, cache, memory, timeout=timeout)
+        if record is not None:
+            self.manifest["memory_limit"] = record
+        return measurement
 
     def free_bytes(self, execute: Executor | None = None) -> int:
         """Bytes free on the target, as the guest sees them (the host's executor is not used)."""
@@ -345,18 +383,27 @@ def guest_target(kernel: Kernel, spec: CaseSpec, directory: Path, image_dir: Pat
 def built_in(guest, spec: CaseSpec, image_dir: Path, image_size: int, name: str, scratch: Path,
              build_timeout: float) -> Iterator[GuestTarget]:
     """A target built by a running guest's agent (a UML kernel's or a virtual machine's); torn
-    down there on exit, always (the guest itself is its owner's to stop)."""
+    down there on exit, always (the guest itself is its owner's to stop). A guest stopped in the
+    middle of a request (Guest.abandon) took the target with it: no teardown is asked of it, and
+    the loop images its agent made for the case on the host are removed here."""
     assert guest.facts is not None
-    manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch,
-                                               timeout=build_timeout)
-    target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices), manifest,
-                         scratch)
     try:
-        yield target
-    except BaseException as exc:
+        manifest, mountpoint, devices = guest.call("build", spec, image_dir, image_size, name, scratch,
+                                                   timeout=build_timeout)
+        target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices),
+                             manifest, scratch)
         try:
+            yield target
+        except BaseException as exc:
+            if guest.lost is None:
+                try:
+                    guest.call("teardown", timeout=600)
+                except FsbenchError as error:
+                    exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
+            raise
+        if guest.lost is None:
             guest.call("teardown", timeout=600)
-        except FsbenchError as error:
-            exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
-        raise
-    guest.call("teardown", timeout=600)
+    finally:
+        if guest.lost is not None:
+            for image in loop_images(image_dir, name, spec.devices_needed):
+                image.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ from .probe import probe
 from .kernel import UML_MODULES
 from ..measure.run import DATASETS, measure_run
 from ..system.commands import execute
+from ..system.memory import CGROUPS, MemoryLimit, hierarchy
 from ..targets.target import Target, build_target
 from ..targets.undo import UndoStack
 from .vm import AGENT_PORT, DISK_SERIAL, OPENZFS_USERLAND
@@ -94,6 +95,16 @@ def discards(path: str, sys_block: Path = Path("/sys/block")) -> bool:
     return int((sys_block / Path(path).name / "queue" / "discard_max_bytes").read_text()) > 0
 
 
+def memory_cgroups(cgroups: Path = CGROUPS) -> str | None:
+    """The guest's memory control groups (--memory): cgroup v2 mounted where the host has it,
+    unless something is mounted there already (virtme-ng mounts it; a UML guest's init does
+    not); their version, or None when its kernel offers none."""
+    if hierarchy(cgroups) is None and cgroups.is_dir() and not os.path.ismount(cgroups):
+        execute(["mount", "-t", "cgroup2", "cgroup2", str(cgroups)], check=False, timeout=60)
+    found = hierarchy(cgroups)
+    return None if found is None else found.version
+
+
 def memory_bytes() -> int:
     return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
 
@@ -147,8 +158,9 @@ class Agent:
             modules, openzfs = load_vm_modules()
         else:
             modules = load_modules(directory, release)
-        self.facts = GuestFacts(probe(), release, modules, openzfs)
+        self.facts = GuestFacts(probe(), release, modules, openzfs, memory_cgroups())
         self.stack = contextlib.ExitStack()
+        self.limits: dict[int, MemoryLimit] = {}  # the measured runs' memory control groups, by limit
         self.target: Target | None = None
         self.shared_scratch: Path | None = None  # vm: the session's scratch on the host, shared read-write
 
@@ -170,10 +182,16 @@ class Agent:
                          measure))
         return self.target.manifest, str(self.target.mountpoint), self.target.devices
 
-    def measure(self, workload, cache: str):
+    def measure(self, workload, cache: str, memory: int | None = None):
+        """One measured run; memory: its commands go in a memory control group of this kernel's with
+        that limit (the host's --memory, or the workload's own). The Measurement, and the limit's
+        record for the case's manifest (None without one)."""
         if self.vm and self.shared_scratch is not None:
             local_datasets(workload, self.shared_scratch, LOCAL_SCRATCH, memory_bytes() // 4)
-        return self._target().measure(workload, execute, cache)
+        if memory is None:
+            return self._target().measure(workload, execute, cache), None
+        limit = self.limits.setdefault(memory, MemoryLimit(memory, f"guest-{memory >> 20}M"))
+        return self._target().measure(workload, execute, cache, limit), limit.record()
 
     @staticmethod
     def _host_cache_bypassed() -> str:
@@ -196,7 +214,11 @@ class Agent:
 
     def teardown(self) -> None:
         self.target = None
-        self.stack.close()
+        try:
+            self.stack.close()
+        finally:
+            for limit in self.limits.values():
+                limit.close()
 
     def _target(self) -> Target:
         if self.target is None:

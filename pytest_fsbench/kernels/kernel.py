@@ -17,6 +17,8 @@ from ..errors import UsageError
 from ..system.host import DEBIAN_UML
 
 HOST = "host"
+#: a guest kernel's RAM, its page cache included (a UML guest's and a virtual machine's)
+GUEST_MEMORY = "2G"
 #: Debian's user-mode-linux package: the kernel, and its modules under UML_MODULES/<version>
 UML_MODULES = Path("/usr/lib/uml/modules")
 #: Debian's packaged kernels (linux-image-amd64), booted in a virtual machine by --kernel=vm

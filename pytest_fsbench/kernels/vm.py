@@ -4,9 +4,10 @@ the host's tools, Python and fsbench; OpenZFS runs there from its module (built 
 that kernel) and a userland extracted from its packages, beside the host's zfs-fuse.
 
 One guest per kernel per session: a boot costs 25-35 s under QEMU's emulation, so the guest stays
-up for all of that kernel's cases and is booted again only when it died. Its disks are virtio
-disks on sparse images of the session (QEMU's cache=none keeps the host's page cache out),
-wiped and discarded in the guest after each case so the next starts on empty disks; with
+up for all of that kernel's cases and is booted again only when it died or was stopped (a request
+left without its answer stops it at once, Guest.abandon; the next case boots a fresh one). Its
+disks are virtio disks on sparse images of the session (QEMU's cache=none keeps the host's page
+cache out), wiped and discarded in the guest after each case so the next starts on empty disks; with
 --devices, those devices themselves (wiped after each case, as on the host). The host
 speaks to fsbench's agent (guest_agent.py, the command virtme-ng runs) over a virtio serial port
 wired to a Unix socket in the session's run directory, with the UML guest's protocol. The agent
@@ -31,10 +32,9 @@ from pathlib import Path
 
 from ..case import MOST_DEVICES
 from .guest import FSBENCH_ROOT, Channel, Guest, GuestError, GuestFacts, fsbench_path
-from .kernel import Kernel, bzimage_release
+from .kernel import GUEST_MEMORY, Kernel, bzimage_release
 from ..system.commands import Executor
 
-GUEST_MEMORY = "2G"
 GUEST_CPUS = 2
 #: the most devices a case needs (its layout's, and its ZFS log, cache and special vdevs'): every
 #: guest gets that many virtio disks, sparse images that take no room until a case writes them
@@ -217,6 +217,7 @@ class VmGuest(Guest):
                                             env=env, cwd="/", start_new_session=True)
         self.boots += 1
         self.broken = False
+        self.lost = None
 
     def wait(self) -> None:
         """Wait for the started guest's agent to say it is ready (GuestError, with the console's
@@ -260,13 +261,14 @@ class VmGuest(Guest):
         up = self.up_seconds + (0.0 if self.booted_at is None else time.monotonic() - self.booted_at)
         return max(0.0, up - self.busy_seconds)
 
-    def stop(self) -> None:
-        """Ask the agent to power the guest off; kill QEMU when it does not; remove the images."""
+    def stop(self, at_once: bool = False) -> None:
+        """Ask the agent to power the guest off; kill QEMU when it does not (at once: kill it);
+        remove the images."""
         if self.booted_at is not None:
             self.up_seconds += time.monotonic() - self.booted_at
             self.booted_at = None
         if self.process is not None:
-            self._end_process()
+            self._end_process(ask=not at_once)
         self.channel = None
         for connection in (self._socket, self._listener):
             if connection is not None:

@@ -51,6 +51,12 @@ def loop_direct_io(listing: str, device: str) -> bool | None:
     return None
 
 
+def loop_images(image_dir: Path, label: str, count: int) -> list[Path]:
+    """The sparse images LoopDevices makes for a target named label (a guest kernel's agent
+    makes them on the host too: its host removes them when the guest was stopped mid-case)."""
+    return [image_dir / f"{label}-{i}.img" for i in range(count)]
+
+
 @dataclass
 class LoopDevices:
     """Sparse images in image_dir on loop devices with direct I/O, so the backing file's page
@@ -67,7 +73,7 @@ class LoopDevices:
 
     def acquire(self, count: int, label: str, undo: UndoStack) -> list[Device]:
         self.image_dir.mkdir(parents=True, exist_ok=True)
-        return [self._one(self.image_dir / f"{label}-{i}.img", undo) for i in range(count)]
+        return [self._one(image, undo) for image in loop_images(self.image_dir, label, count)]
 
     def _one(self, image: Path, undo: UndoStack) -> Device:
         with open(image, "xb") as handle:

@@ -22,6 +22,7 @@ from ..filesystems import BuildContext, Filesystem
 from ..filesystems.base import mounted_options
 from .mounts import FINDMNT_COLUMNS, MountOf, mounts_under, parse_findmnt
 from ..system.commands import Executor
+from ..system.memory import MemoryLimit
 from .undo import UndoStack
 from ..workloads.base import Workload
 
@@ -101,11 +102,15 @@ class Target:
             self._proven[str(path)] = (device, self.manifest["measured_on"], mount)
         return mount
 
-    def measure(self, workload: Workload, execute: Executor, cache: str):
-        """One measured run of workload on this target (measurement.measure_run); its Measurement."""
+    def measure(self, workload: Workload, execute: Executor, cache: str, limit: MemoryLimit | None = None):
+        """One measured run of workload on this target (measurement.measure_run); its Measurement.
+        limit: the run's commands go in that memory control group, recorded in the manifest."""
         if self.measurer is None:
             raise FsbenchError(f"{self.id}: this target was built without a way to measure it")
-        return self.measurer(workload, self, execute, cache)
+        measured = self.measurer(workload, self, execute if limit is None else limit.executor(execute), cache)
+        if limit is not None:
+            self.manifest["memory_limit"] = limit.record()
+        return measured
 
     def free_bytes(self, execute: Executor) -> int:
         """Bytes free on the target, asked of df with a timeout: statfs of a FUSE mount whose

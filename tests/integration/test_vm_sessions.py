@@ -3,9 +3,10 @@ this whole test session (a boot costs half a minute under emulation); md RAID wi
 and OpenZFS pools on its virtio disks, built, measured and torn down inside (every layout, with
 ashift, recordsize, compression, dedup, checksums, and log, cache and special vdevs on disks of
 their own; a property value the guest's OpenZFS lacks skipped, naming its version); a guest that dies
-fails its case with its console and is booted again; through pytest, the plugin's cases in the
-host's store with the kernel A/B of a kernel against itself; a killed session's guest removed
-by `fsbench cleanup`."""
+fails its case with its console and is booted again, and so is one stopped at once when a request
+to it is interrupted; --memory's limit applied in the guest's own control group; through pytest,
+the plugin's cases in the host's store with the kernel A/B of a kernel against itself; a killed
+session's guest removed by `fsbench cleanup`."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from conftest import execute_pytest, gone_soon, start_session, sweep
+from conftest import execute_pytest, gone_soon, interrupted_after, start_session, sweep
 from pytest_fsbench.measure.cache_check import FROM_CACHE_BELOW, SHARE
 from pytest_fsbench.case import LAYOUT_DEVICES, CaseSpec
 from pytest_fsbench.filesystems import FILESYSTEMS
@@ -32,6 +33,7 @@ from pytest_fsbench.kernels.kernel import debian_kernel, parse_kernels
 from pytest_fsbench.session import FsbenchSession
 from pytest_fsbench.settings import Settings
 from pytest_fsbench.system.commands import execute
+from pytest_fsbench.system.memory import MemoryLimit
 from pytest_fsbench.kernels.vm import vm_missing
 from pytest_fsbench.workloads.bonnie import Bonnie
 from pytest_fsbench.workloads.dbench import Dbench
@@ -338,6 +340,36 @@ def test_a_guest_that_dies_fails_its_case_with_its_console_and_is_booted_again(v
     with built(vm_session, XFS_RAID1) as target:
         assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
     assert vm_session.targets.vm_guest(kernel).boots == 2
+
+
+def test_a_request_interrupted_stops_the_guest_at_once_and_the_next_case_boots_a_fresh_one(vm_session):
+    """Its agent serves one request at a time, so the guest of an interrupted request is killed at
+    once, its disk images removed; its target answers nothing more, and the next case boots a
+    fresh guest."""
+    kernel = parse_kernels("vm")[0]
+    boots = vm_session.targets.vm_guest(kernel).boots
+    with built(vm_session, XFS_RAID1) as target:
+        images, name = list(target.guest.images), target.guest.name
+        with pytest.raises(KeyboardInterrupt), interrupted_after(2):
+            target.execute(["sleep", "600"])
+        assert not qemu_of(name), "the guest was not stopped at once"
+        assert images and not any(image.exists() for image in images)
+        with pytest.raises(GuestError) as error:
+            target.execute(["true"])
+        assert str(error.value) == ("guest kernel vm was stopped when its execute request went unanswered "
+                                    "(KeyboardInterrupt: signal SIGALRM); what it had built is gone with it")
+    with built(vm_session, XFS_RAID1) as target:
+        assert "active raid1 " in target.execute(["cat", "/proc/mdstat"]).stdout
+    assert vm_session.targets.vm_guest(kernel).boots == boots + 1
+
+
+def test_a_memory_limit_applies_in_the_guests_own_control_group(vm_session):
+    """--memory in the virtual machine: a warm-cache read of a file larger than the limit reaches
+    its virtio disks, and the case's manifest carries the limit."""
+    with built(vm_session, XFS_RAID1) as target:
+        read = target.measure(DdRead(total_size="256M"), execute, "warm", MemoryLimit(96 << 20, "vm-test"))
+        assert shares(read)["dd.read"] >= 50, shares(read)
+        assert target.manifest["memory_limit"] == {"bytes": 96 << 20, "cgroup": "v2"}
 
 
 def small(tmp_path: Path, dd_size: str = "32M") -> list[str]:

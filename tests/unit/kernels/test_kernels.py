@@ -1,5 +1,5 @@
 """--kernel: parsing, the case matrix under several kernels, the guest's boot line and init, its
-request channel, and finding a killed guest's processes."""
+request channel, finding a killed guest's processes, and --memory under a guest kernel."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from conftest import settings_of
 from pytest_fsbench.case import CaseSpec
 from pytest_fsbench.targets.cleanup import guest_processes
 from pytest_fsbench.errors import UsageError
-from pytest_fsbench.kernels.guest import Channel, boot_argv, init_script
+from pytest_fsbench.kernels.guest import Channel, GuestFacts, boot_argv, init_script
 from pytest_fsbench.system.host import Host
 from pytest_fsbench.kernels.kernel import DEBIAN_UML, HOST, Kernel, compared, fallback, parse_kernels
 from pytest_fsbench.matrix import build_matrix, kernel_pairs
+from pytest_fsbench.provisioning import memory_refused
 
 #: an executable file with an ELF header and UML's banner, standing in for a UML kernel (never run)
 UML = Path(__file__).resolve().parents[2] / "data" / "kernels" / "stand-in-uml"
@@ -240,3 +241,25 @@ def test_a_killed_sessions_guest_processes_are_found_by_their_init():
                 (15, ["/usr/bin/qemu-system-x86_64", "-chardev",
                       "socket,id=fsbench-agent,path=/run/fsbench/8-ef01/vm-vm/agent.sock"])]
     assert guest_processes(Path("/run/fsbench/7-abcd"), commands) == [10, 14]
+
+
+def test_a_memory_limit_in_a_guest_is_its_own_and_below_its_memory():
+    """--memory under a guest kernel limits a group of the guest's own (its 2G of memory): a limit
+    at or above that would limit nothing, refused where a case runs in the guest."""
+    assert settings(**{"--fs": "ext4", "--layout": "raid1", "--kernel": "host+uml", "--memory": "1G"}).memory == 1 << 30
+    with pytest.raises(UsageError, match=r"^--memory=2G with cases under uml: a guest kernel has 2G of memory, so the "
+                                         r"limit would limit nothing there; give less than 2G, or leave --memory out$"):
+        settings(**{"--fs": "ext4", "--layout": "raid1", "--kernel": "host+uml", "--memory": "2G"})
+    on_the_host = settings(**{"--fs": "ext4", "--layout": "single", "--kernel": "host+uml", "--memory": "2G"})
+    assert on_the_host.memory == 2 << 30 and not any(spec.in_guest for spec in on_the_host.specs)
+
+
+def test_memory_is_refused_under_a_guest_kernel_without_memory_control_groups():
+    kernel = Kernel("uml-mine", Path("/src/linux/linux"))
+    without = GuestFacts(NO_MD, "6.6.1", ())
+    assert memory_refused(kernel, without) == (
+        "--memory with --kernel=uml-mine: the guest kernel /src/linux/linux (6.6.1) has no memory control group "
+        "(neither cgroup v2's memory controller nor v1's), so the limit cannot apply in it; build it with "
+        "CONFIG_MEMCG=y, or leave --memory out")
+    assert memory_refused(kernel, dataclasses.replace(without, memory_cgroup="v2")) is None
+
