@@ -5,11 +5,16 @@ its report."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
+import math
 import os
+import platform
 import shutil
+import statistics
 import subprocess
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +33,9 @@ from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
 from ..verdicts.sequential import looks
 from . import Check, Study, apart_before, differing, session_conditions
 from ..sizes import existing_ancestor
+from ..store.databases import is_url
+from ..store.facts import STUDY, case_options, study_marker
+from ..store.results import Store, Timing
 
 #: the options a study's user adds to rather than replaces
 REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
@@ -149,8 +157,12 @@ def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, .
     return [line for line in lines if "::" in line], tuple(line for line in unwrap(lines) if line.startswith("fsbench: left out"))
 
 
-#: pytest's start, collection and the session's opening and closing, outside every test
+#: pytest's start, collection and the session's opening and closing, outside every test (when the
+#: scale's file gives no session_seconds)
 SESSION_SECONDS = 10.0
+
+#: the newest sessions of a study's scale in its store whose times a plan takes (the median of each)
+PLAN_SESSIONS = 3
 
 
 def test_function(test_id: str) -> str:
@@ -158,27 +170,150 @@ def test_function(test_id: str) -> str:
     return test_id.rpartition("::")[2].partition("[")[0]
 
 
-def estimate(scale: dict, tests: list[str], runs: int, expected: dict[str, int] | None = None) -> tuple[float, str]:
-    """The plan's minutes: from the seconds a run and a target (build and teardown) of each test
-    function took when this scale was measured (the scale's run_seconds and target_seconds), for
-    the tests and runs planned now (runs each, warm-up included; expected: the runs, warm-up
-    included, of the tests that repeat until their claim is decided); else the scale's measured
-    total, for any plan."""
-    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
+def kind(test_id: str, kernel: str = "host") -> str:
+    """A case's kind, whose runs take alike: its test function, and its kernel when a guest's
+    ("test_iozone vm"), as the session's estimate of the time left keys them (terminal.kind_of)."""
+    function = test_function(test_id)
+    return function if kernel == "host" else f"{function} {kernel}"
+
+
+def planned_kind(test_id: str, guests: Collection[str]) -> str:
+    """A planned test's kind: a guest's case id starts with its kernel's label (CaseSpec.id)."""
+    ident = test_id.rpartition("[")[2]
+    return kind(test_id, next((label for label in guests if ident.startswith(label + "-")), "host"))
+
+
+@dataclass(frozen=True)
+class Seconds:
+    """What a plan's time is made of: the seconds of a run and of a target's building and tearing
+    down, by kind of case (a run: warm-up or measured, its preparation and cache policy included),
+    and the rest of a session (pytest, collection, booting guests, what no case holds)."""
+
+    run: dict[str, float]
+    target: dict[str, float]
+    session: float
+    basis: str  # where they come from, for the plan's line
+
+    def covers(self, kinds: list[str]) -> bool:
+        return all(k in self.run for k in kinds)
+
+    def case(self, kind: str, runs: int) -> float:
+        return self.target.get(kind, 0.0) + runs * self.run[kind]
+
+
+def shipped_seconds(scale: dict) -> Seconds | None:
+    """The seconds per run and per target the study's file gives for this scale (measured when it
+    was written, on another machine or day), None when it gives none."""
+    if not scale.get("run_seconds"):
+        return None
+    return Seconds(dict(scale["run_seconds"]), dict(scale.get("target_seconds", {})),
+                   float(scale.get("session_seconds", SESSION_SECONDS)),
+                   f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}")
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """An earlier session of the study's scale in its store (earlier_sessions)."""
+
+    id: int
+    started: str
+    tests: list[Timing]
+    wall: float  # from its start to its end
+
+
+def session_seconds(earlier: Earlier) -> Seconds:
+    """One stored session's seconds by kind: a run's (its runs' total over their number), a
+    target's (the mean over its tests), and the rest of its wall time."""
+    runs: dict[str, list[float]] = {}
+    targets: dict[str, list[float]] = {}
+    for test in earlier.tests:
+        found = runs.setdefault(kind(test.test, test.kernel), [0.0, 0])
+        found[0] += test.run_seconds
+        found[1] += test.runs
+        if test.target_seconds is not None:
+            targets.setdefault(kind(test.test, test.kernel), []).append(test.target_seconds)
+    spent = sum(t.run_seconds + (t.target_seconds or 0.0) for t in earlier.tests)
+    return Seconds({k: total / count for k, (total, count) in runs.items() if count},
+                   {k: statistics.fmean(found) for k, found in targets.items()}, max(0.0, earlier.wall - spent),
+                   f"session {earlier.id}")
+
+
+def medians(tables: list[dict[str, float]]) -> dict[str, float]:
+    """Of each key, the median of the tables that have it."""
+    return {k: statistics.median(t[k] for t in tables if k in t) for k in dict.fromkeys(k for t in tables for k in t)}
+
+
+def measured_seconds(sessions: list[Earlier]) -> Seconds | None:
+    """The seconds of earlier sessions (newest first): of each kind, the median over the sessions
+    that ran it; None when there are none."""
+    if not sessions:
+        return None
+    each = [session_seconds(earlier) for earlier in sessions]
+    run, target = medians([s.run for s in each]), medians([s.target for s in each])
+    rest = statistics.median(s.session for s in each)
+    said = "; ".join(f"{k} {run[k]:.2f} s a run" + (f", {target[k]:.2f} s a target" if k in target else "")
+                     for k in run)
+    many = "s" * (len(sessions) != 1)
+    return Seconds(run, target, rest,
+                   f"from {len(sessions)} earlier session{many} of this scale in this store: session{many} "
+                   f"{', '.join(str(e.id) for e in sessions)}, the newest started {sessions[0].started}; the median "
+                   f"of each: {said}; the rest of a session {rest:.0f} s")
+
+
+def runs_before(sessions: list[Earlier]) -> dict[str, int]:
+    """The runs (warm-up included) each test had in the earlier sessions, the median (rounded up),
+    by test name: what a test that repeats until its claim is decided is expected to take again."""
+    found = medians([{test_name(t.test): float(t.runs) for t in e.tests} for e in sessions])
+    return {test: math.ceil(runs) for test, runs in found.items()}
+
+
+def earlier_sessions(location: Path | str, study: str, scale: str, args: list[str],
+                     newest: int = PLAN_SESSIONS) -> list[Earlier]:
+    """The newest complete sessions of this study and scale in the store, on this machine, run with
+    the same cases and options as args (their command lines' case_options), newest first; none in
+    a store that does not exist yet."""
+    if not is_url(location) and not Path(location).exists():
+        return []
+    store = Store(location, create=False)
+    try:
+        wanted = case_options(args)
+        found = []
+        for row in reversed(store.sessions_asked("study", study_marker(study, scale))):
+            if row.status != "complete" or row.host != platform.node() or row.finished is None:
+                continue
+            if case_options(store.session_export(row.id)["session"]["args"].get("argv", [])) != wanted:
+                continue
+            found.append(Earlier(row.id, row.started, store.test_times(row.id),
+                                 (dt.datetime.fromisoformat(row.finished)
+                                  - dt.datetime.fromisoformat(row.started)).total_seconds()))
+            if len(found) == newest:
+                break
+        return found
+    finally:
+        store.close()
+
+
+def estimate(seconds: list[Seconds | None], scale: dict, tests: list[str], runs: int,
+             expected: dict[str, int] | None = None, guests: Collection[str] = ()) -> tuple[float, str, Seconds | None]:
+    """The plan's minutes, how they are known, and the seconds taken: from the first of seconds
+    (this store's earlier sessions', the study file's) that has every planned kind of case, for the
+    tests and runs planned now (runs each, warm-up included; expected: the runs, warm-up included,
+    of the tests that repeat until their claim is decided); else the scale's measured total."""
     expected = expected or {}
-    functions = [test_function(test) for test in tests]
-    if not per_run or any(f not in per_run for f in functions):
-        return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated")
-    seconds = SESSION_SECONDS + sum(per_target.get(test_function(t), 0.0)
-                                    + expected.get(test_name(t), runs) * per_run[test_function(t)] for t in tests)
-    return seconds / 60, f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}"
+    kinds = {test: planned_kind(test, guests) for test in tests}
+    chosen = next((s for s in seconds if s is not None and s.covers(list(kinds.values()))), None)
+    if chosen is None:
+        return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated"), None
+    total = chosen.session + sum(chosen.case(kinds[t], expected.get(test_name(t), runs)) for t in tests)
+    return total / 60, chosen.basis, chosen
 
 
-def case_seconds(scale: dict, runs: int) -> dict[str, float]:
-    """The seconds a case of each test function takes at this scale (a target's build and
-    teardown and its runs), for the session's estimate of the time left; empty when unmeasured."""
-    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
-    return {function: per_target.get(function, 0.0) + runs * seconds for function, seconds in per_run.items()}
+def case_seconds(seconds: Seconds | None, runs: int) -> dict[str, float]:
+    """The seconds a case of each kind takes (a target's build and teardown and its runs), for the
+    session's estimate of the time left; empty when unknown."""
+    if seconds is None:
+        return {}
+    return {k: seconds.case(k, runs) for k in seconds.run}
 
 
 # --- runs chosen per claim ------------------------------------------------------------------------
@@ -299,27 +434,39 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     measured, warmup = int(option_value(args, "--runs", "10")), int(option_value(args, "--warmup", "1"))
     chosen = study.scale(scale)
     claims: tuple[str, ...] = ()
-    expected: dict[str, int] = {}
+    found = ClaimRuns({}, ())
     if chosen.get("runs_per_claim") and not any(a.startswith(("--until-ci", "--interleave", "--paired"))
                                                   for a in args):
         found = claim_runs(study, tests, session_conditions({"devices": "block" if option_values(args, "--devices")
                                                             else "images"}))
         args = with_claim_runs(args, found, int(chosen.get("max_runs", 30)))
         claims = found.lines
-        most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
-        expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)
-                    for test, pct in found.precision.items()}
-        if expected:
-            claims += (f"{len(expected)} tests repeat until decided ({measured} to {most} runs; expected "
-                       f"{sum(expected.values()) - warmup * len(expected)} measured runs in all at the noise "
-                       f"measured for this scale, {', '.join(f'{k} {v:g}%' for k, v in noise.items())}), the "
-                       f"other {len(tests) - len(expected)} run {measured} times",)
-    minutes, basis = estimate(chosen, tests, measured + warmup, expected)
+    sessions = earlier_sessions(BY_FLAG["--store"].value(option_value(args, "--store", DEFAULT_STORE)),
+                                study.name, scale, args)
+    most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
+    expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)
+                for test, pct in found.precision.items()}
+    before = {test: runs for test, runs in runs_before(sessions).items() if test in expected}
+    expected.update(before)
+    if expected:
+        how = ("as the earlier sessions ran them" if before else
+               f"at the noise measured for this scale, {', '.join(f'{k} {v:g}%' for k, v in noise.items())}")
+        claims += (f"{len(expected)} tests repeat until decided ({measured} to {most} runs; expected "
+                   f"{sum(expected.values()) - warmup * len(expected)} measured runs in all, {how}), the "
+                   f"other {len(tests) - len(expected)} run {measured} times",)
+    minutes, basis, taken = estimate([measured_seconds(sessions), shipped_seconds(chosen)], chosen, tests,
+                                     measured + warmup, expected, guest_labels(args))
     return Plan(args, len(tests), measured + warmup, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
                 shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out,
-                case_seconds=case_seconds(chosen, measured + warmup), claims=claims)
+                case_seconds=case_seconds(taken, measured + warmup), claims=claims)
+
+
+def guest_labels(args: list[str]) -> set[str]:
+    """The labels of the guest kernels the session's --kernel names (host+vm: vm)."""
+    kernels = BY_FLAG["--kernel"].value(option_value(args, "--kernel", BY_FLAG["--kernel"].default or ""))
+    return {k.label for k in kernels if k.label != "host"}
 
 
 def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:
@@ -379,9 +526,12 @@ def check_room(found: Plan) -> None:
                          "--image-size (and file sizes that fit it)")
 
 
-def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | None = None) -> int:
+def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | None = None,
+                   study: str | None = None) -> int:
     """pytest on the study's matrix, its output on this terminal; the plan's seconds per case go
-    to the session's estimate of the time left (PLAN_SECONDS)."""
-    env = {**os.environ, PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else None
+    to the session's estimate of the time left (PLAN_SECONDS); the session records the study and
+    scale it runs for (STUDY: facts.study_marker), whose later plans take its times."""
+    env = {**os.environ, **({PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else {}),
+           **({STUDY: study} if study else {})}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
                           env=env).returncode

@@ -56,7 +56,7 @@ def test_o_names_the_file_and_must_be_one_that_can_be_written(tmp_path):
 
 def recorded_session(store: Path) -> Callable[[list[str], Path], int]:
     """A stand-in for pytest: the stored report session, recorded as this study's arguments."""
-    def execute_pytest(args: list[str], cwd: Path, case_seconds=None) -> int:
+    def execute_pytest(args: list[str], cwd: Path, case_seconds=None, study=None) -> int:
         store.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(DATA / "sessions.db", store)
         with sqlite3.connect(store) as db:
@@ -91,21 +91,40 @@ def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function(
              "seconds_basis": "measured here", "minutes": 99, "minutes_basis": "old"}
     tests = ["p/test_iozone.py::test_iozone[btrfs-single-16M]", "p/test_iozone.py::test_iozone[ext4-single-16M]",
              "p/test_dd.py::test_dd_write[btrfs-single-1M]"]
-    minutes, basis = launch.estimate(scale, tests, runs=9)
+    shipped = launch.shipped_seconds(scale)
+    minutes, basis, taken = launch.estimate([None, shipped], scale, tests, runs=9)
     assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
-    assert basis.endswith("measured here")
+    assert basis.endswith("measured here") and taken is shipped
     # a test function the scale has no seconds for: the scale's measured total, as before
-    assert launch.estimate(scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old")
+    assert launch.estimate([shipped], scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old", None)
+    # the scale's own time of a session's rest, where it gives one
+    minutes, _, _ = launch.estimate([launch.shipped_seconds({**scale, "session_seconds": 70})], scale, tests, runs=9)
+    assert minutes * 60 == pytest.approx(70 + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
+
+
+def test_a_guests_cases_are_a_kind_of_their_own():
+    """A case in a guest kernel runs at the guest's pace (under TCG many times the host's): its
+    seconds are those of its kind, "test_iozone vm", never the host's test_iozone."""
+    assert launch.planned_kind("p/test_iozone.py::test_iozone[vm-zfs-single-1M]", {"vm"}) == "test_iozone vm"
+    assert launch.planned_kind("p/test_iozone.py::test_iozone[zfs-single-1M]", {"vm"}) == "test_iozone"
+    scale = {"run_seconds": {"test_iozone": 4.0}, "seconds_basis": "host only", "minutes": 47, "minutes_basis": "m"}
+    tests = ["p/test_iozone.py::test_iozone[zfs-single-1M]", "p/test_iozone.py::test_iozone[vm-zfs-single-1M]"]
+    assert launch.estimate([launch.shipped_seconds(scale)], scale, tests, 5, guests={"vm"})[:2] == (47.0, "m")
+    both = launch.shipped_seconds({**scale, "run_seconds": {"test_iozone": 4.0, "test_iozone vm": 40.0}})
+    assert launch.estimate([both], scale, tests, 5, guests={"vm"})[0] * 60 == pytest.approx(
+        launch.SESSION_SECONDS + 5 * 4.0 + 5 * 40.0)
 
 
 def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_path):
-    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5}}
-    seconds = launch.case_seconds(scale, runs=9)
+    scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5},
+             "seconds_basis": "measured"}
+    seconds = launch.case_seconds(launch.shipped_seconds(scale), runs=9)
     assert seconds == {"test_iozone": 0.5 + 9 * 4.0, "test_dd_write": 9.0}
-    assert launch.case_seconds({"minutes": 5}, runs=9) == {}
-    # the variable reaches the session: a real pytest run prints it from a test of its own
-    (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
-    assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
+    assert launch.case_seconds(launch.shipped_seconds({"minutes": 5}), runs=9) == {}
+    # the variables reach the session: a real pytest run prints them from a test of its own
+    (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    assert os.environ['FSBENCH_PLAN_SECONDS']"
+                                          " and os.environ['FSBENCH_STUDY'] == 'compression --scale=quick'\n")
+    assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds, "compression --scale=quick") == 0
 
 
 #: the tests the btrfs-options study's quick scale collected here (pytest --collect-only -q)
@@ -172,7 +191,7 @@ def test_expected_runs_grow_with_the_noise_and_stop_at_a_look():
     # the plan's minutes take the expected runs of the tests that repeat until decided
     scale = {"run_seconds": {"test_iozone": 4.0}, "seconds_basis": "measured"}
     tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]"]
-    minutes, _ = launch.estimate(scale, tests, 6, {"test_iozone[b]": 21})
+    minutes, _, _ = launch.estimate([launch.shipped_seconds(scale)], scale, tests, 6, {"test_iozone[b]": 21})
     assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 6 * 4.0 + 21 * 4.0)
 
 
