@@ -157,9 +157,14 @@ def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, .
     return [line for line in lines if "::" in line], tuple(line for line in unwrap(lines) if line.startswith("fsbench: left out"))
 
 
-#: pytest's start, collection and the session's opening and closing, outside every test (when the
-#: scale's file gives no session_seconds)
+#: the session's time outside every test (its opening and closing, what no case holds), when the
+#: scale's file gives no session_seconds and no earlier session says
 SESSION_SECONDS = 10.0
+
+#: the study command's time outside its session: the plan's collection, pytest's start and its
+#: collection before the session opens the store, the page after it (raid-filesystems' quick scale:
+#: 19 s of 1004)
+OUTSIDE_SECONDS = 20.0
 
 #: the newest sessions of a study's scale in its store whose times a plan takes (the median of each)
 PLAN_SESSIONS = 3
@@ -270,8 +275,8 @@ def runs_before(sessions: list[Earlier]) -> dict[str, int]:
 def earlier_sessions(location: Path | str, study: str, scale: str, args: list[str],
                      newest: int = PLAN_SESSIONS) -> list[Earlier]:
     """The newest complete sessions of this study and scale in the store, on this machine, run with
-    the same cases and options as args (their command lines' case_options), newest first; none in
-    a store that does not exist yet."""
+    the same cases and options as args (their command lines' case_options), none of whose tests
+    failed, newest first; none in a store that does not exist yet."""
     if not is_url(location) and not Path(location).exists():
         return []
     store = Store(location, create=False)
@@ -281,6 +286,8 @@ def earlier_sessions(location: Path | str, study: str, scale: str, args: list[st
         for row in reversed(store.sessions_asked("study", study_marker(study, scale))):
             if row.status != "complete" or row.host != platform.node() or row.finished is None:
                 continue
+            if set(store.test_outcomes(row.id).values()) & {"failed", "error"}:
+                continue  # a failed test's time is no case's: it stopped where it failed
             if case_options(store.session_export(row.id)["session"]["args"].get("argv", [])) != wanted:
                 continue
             found.append(Earlier(row.id, row.started, store.test_times(row.id),
@@ -304,7 +311,8 @@ def estimate(seconds: list[Seconds | None], scale: dict, tests: list[str], runs:
     chosen = next((s for s in seconds if s is not None and s.covers(list(kinds.values()))), None)
     if chosen is None:
         return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated"), None
-    total = chosen.session + sum(chosen.case(kinds[t], expected.get(test_name(t), runs)) for t in tests)
+    total = OUTSIDE_SECONDS + chosen.session + sum(chosen.case(kinds[t], expected.get(test_name(t), runs))
+                                                   for t in tests)
     return total / 60, chosen.basis, chosen
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import statistics
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -93,13 +94,13 @@ def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function(
              "p/test_dd.py::test_dd_write[btrfs-single-1M]"]
     shipped = launch.shipped_seconds(scale)
     minutes, basis, taken = launch.estimate([None, shipped], scale, tests, runs=9)
-    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
     assert basis.endswith("measured here") and taken is shipped
     # a test function the scale has no seconds for: the scale's measured total, as before
     assert launch.estimate([shipped], scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old", None)
     # the scale's own time of a session's rest, where it gives one
     minutes, _, _ = launch.estimate([launch.shipped_seconds({**scale, "session_seconds": 70})], scale, tests, runs=9)
-    assert minutes * 60 == pytest.approx(70 + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + 70 + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
 
 
 def test_a_guests_cases_are_a_kind_of_their_own():
@@ -112,7 +113,7 @@ def test_a_guests_cases_are_a_kind_of_their_own():
     assert launch.estimate([launch.shipped_seconds(scale)], scale, tests, 5, guests={"vm"})[:2] == (47.0, "m")
     both = launch.shipped_seconds({**scale, "run_seconds": {"test_iozone": 4.0, "test_iozone vm": 40.0}})
     assert launch.estimate([both], scale, tests, 5, guests={"vm"})[0] * 60 == pytest.approx(
-        launch.SESSION_SECONDS + 5 * 4.0 + 5 * 40.0)
+        launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + 5 * 4.0 + 5 * 40.0)
 
 
 def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_path):
@@ -192,9 +193,27 @@ def test_expected_runs_grow_with_the_noise_and_stop_at_a_look():
     scale = {"run_seconds": {"test_iozone": 4.0}, "seconds_basis": "measured"}
     tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]"]
     minutes, _, _ = launch.estimate([launch.shipped_seconds(scale)], scale, tests, 6, {"test_iozone[b]": 21})
-    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 6 * 4.0 + 21 * 4.0)
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + 6 * 4.0 + 21 * 4.0)
 
 
 def test_the_help_says_what_the_quick_scales_take():
     minutes = [int(s.scale("quick")["minutes"]) for s in studies.studies().values()]
     assert cli.QUICK_MINUTES == f"{min(minutes)} to {max(minutes)}"
+
+
+def test_earlier_sessions_give_the_median_of_each_kind_and_the_runs_each_claim_case_took():
+    """Two stored sessions' times (store.Timing, as Store.test_times reads them): a run's seconds
+    are each session's runs' total over their number, the median over the sessions; a claim's
+    case is expected to take the runs it took before (the median, rounded up)."""
+    from pytest_fsbench.store.results import Timing
+    one = launch.Earlier(2, "t2", [Timing("p.py::test_dd_write[a]", "host", 4, 8.0, 1.0),
+                                   Timing("p.py::test_iozone[vm-zfs]", "vm", 2, 60.0, 3.0)], 100.0)
+    two = launch.Earlier(1, "t1", [Timing("p.py::test_dd_write[a]", "host", 5, 20.0, 2.0)], 40.0)
+    seconds = launch.measured_seconds([one, two])
+    assert seconds.run == {"test_dd_write": 3.0, "test_iozone vm": 30.0}  # median of 2.0 and 4.0; the guest's own
+    assert seconds.target == {"test_dd_write": 1.5, "test_iozone vm": 3.0}
+    assert seconds.session == statistics.median([100.0 - 8.0 - 1.0 - 60.0 - 3.0, 40.0 - 20.0 - 2.0])
+    assert seconds.basis.startswith("from 2 earlier sessions of this scale in this store: sessions 2, 1, the newest "
+                                    "started t2; the median of each: test_dd_write 3.00 s a run, 1.50 s a target; ")
+    assert launch.runs_before([one, two]) == {"test_dd_write[a]": 5, "test_iozone[vm-zfs]": 2}
+    assert launch.measured_seconds([]) is None
