@@ -28,7 +28,7 @@ from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
 from .verdicts.gate import check_compared, disturbed_message, gate_message, outcomes, rule_for
 from .store.databases import is_url, redact
-from .store.facts import ran_text
+from .store.facts import ran_text, study_marker
 from .store.results import Store
 from .system.daemons import serialized
 from .filesystems import DAEMONS
@@ -281,7 +281,8 @@ def cmd_study(args: argparse.Namespace) -> int:
     existed = is_url(store_path) or Path(store_path).exists()
     before = {row.id for row in Store(store_path).sessions()} if existed else set()
     pytest_args = plan.args  # with the runs chosen per claim
-    status = study_launch.execute_pytest(pytest_args, cwd, plan.case_seconds)
+    status = study_launch.execute_pytest(pytest_args, cwd, plan.case_seconds,
+                                         study_marker(chosen.name, args.scale))
     store = Store(store_path, create=False)
     new = [row.id for row in store.sessions() if row.id not in before
            and store.session_export(row.id)["session"]["args"].get("argv", [])[-len(pytest_args):] == pytest_args]

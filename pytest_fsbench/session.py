@@ -8,7 +8,7 @@ import datetime as dt
 import os
 import platform
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from . import __version__
@@ -22,7 +22,7 @@ from .verdicts.baseline import Baseline
 from .verdicts.disturbance import load_of
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
-from .store.facts import check_emulation, emulations, selection
+from .store.facts import STUDY, case_options, check_emulation, emulations, selection
 from .workloads import PARAMS as WORKLOAD_PARAMS
 from .verdicts.gate import Gate
 from .store.databases import redact_args
@@ -68,11 +68,6 @@ def session_is_live(token: str, manifest: dict) -> bool:
     return pid.isdigit() and processes.alive(int(pid))
 
 
-#: options that change only where results go or how pytest reports: a resumed session may differ in them
-NOT_CASES = ("--resume", "--report", "--store", "--junitxml", "--junit-xml", "-q", "-v", "-x", "-rs", "-p",
-             "--tb", "-s")
-
-
 def ran_record(settings: Settings) -> dict[str, object]:
     """What a session runs, as asked (kept in the store's session row for `fsbench sessions`):
     its filesystems, layouts, filesystem options, paired variants, kernels and test selection."""
@@ -85,20 +80,14 @@ def ran_record(settings: Settings) -> dict[str, object]:
                                    | {f"--{param.name}" for param in WORKLOAD_PARAMS})}
 
 
-def case_options(argv: Sequence[str]) -> list[str]:
-    """The command line's words that choose the cases and how they run, sorted: without
-    NOT_CASES (and the value after -p or a bare --resume)."""
-    kept, skip = [], False
-    for word in argv:
-        if skip:
-            skip = False
-            continue
-        flag = word.split("=", 1)[0]
-        if flag in NOT_CASES:
-            skip = word in ("-p", "--resume", "--tb")
-            continue
-        kept.append(word)
-    return sorted(kept)
+def session_request(settings: Settings, environ: Mapping[str, str]) -> dict[str, object]:
+    """What the store keeps of the session's request: its command line, what it runs, and the
+    study and scale it runs for when `fsbench study` started it (STUDY; a later plan of the study
+    takes its times from such sessions)."""
+    request: dict[str, object] = {"argv": redact_args(settings.args), "ran": ran_record(settings)}
+    if environ.get(STUDY):
+        request["study"] = environ[STUDY]
+    return request
 
 
 def resume_problem(session_id: int, status: str, live: bool, stored: Sequence[str], argv: Sequence[str]) -> str | None:
@@ -175,8 +164,7 @@ class FsbenchSession:
                 store.reopen_session(self._session_id)
                 self.finished_tests = store.finished_tests(self._session_id)
             else:
-                self._session_id = store.start_session(self.token, {"argv": redact_args(settings.args),
-                                                                    "ran": ran_record(settings)},
+                self._session_id = store.start_session(self.token, session_request(settings, os.environ),
                                                        self.host_manifest())
             store.reserve_room()  # issue 34: a store whose filesystem filled could not record the end
             if settings.compare:

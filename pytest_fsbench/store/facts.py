@@ -1,11 +1,23 @@
 """What a stored case's manifest says of how its numbers were made, read from the store by every
 view and verdict (no view asks a guest module): whether a virtual machine emulated the CPU
 (TCG) or ran under KVM, whether two sets of cases may be compared, the kernel a case ran
-under, and what a session ran."""
+under, and what a session ran (its cases and options, the study and scale it was run for)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import UsageError
+
+#: the environment variable naming the study and scale a session runs for (`fsbench study` sets it,
+#: studies/launch.py); the session records it as its request's "study" (study_marker), so a later
+#: plan of that study finds the earlier sessions' times
+STUDY = "FSBENCH_STUDY"
+
+
+def study_marker(name: str, scale: str) -> str:
+    """What a study's session records as its "study": btrfs-options --scale=quick."""
+    return f"{name} --scale={scale}"
 
 
 def emulation(manifest: dict[str, object]) -> str | None:
@@ -101,3 +113,25 @@ def ran_text(found: dict[str, object]) -> str:
     parts.append(f"kernel {kernels}" + (f" ({found['kernel']})" if found.get("kernel") else "")
                  + f", {found.get('tests', 0)} test{'s' * (found.get('tests', 0) != 1)} recorded")
     return "; ".join(parts)
+
+
+#: options that change only where results go or how pytest reports: a resumed session (or an earlier session whose
+#: times a study's plan takes) may differ in them
+NOT_CASES = ("--resume", "--report", "--store", "--junitxml", "--junit-xml", "-q", "-v", "-x", "-rs", "-p",
+             "--tb", "-s")
+
+
+def case_options(argv: Sequence[str]) -> list[str]:
+    """The command line's words that choose the cases and how they run, sorted: without
+    NOT_CASES (and the value after -p or a bare --resume)."""
+    kept, skip = [], False
+    for word in argv:
+        if skip:
+            skip = False
+            continue
+        flag = word.split("=", 1)[0]
+        if flag in NOT_CASES:
+            skip = word in ("-p", "--resume", "--tb")
+            continue
+        kept.append(word)
+    return sorted(kept)

@@ -20,8 +20,8 @@ from .facts import ran
 from ..errors import FsbenchError, UsageError
 from ..metrics import Direction, Metric
 
-__all__ = ["MIGRATIONS", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "canonical", "check_store_file",
-           "check_store_place", "now"]
+__all__ = ["MIGRATIONS", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "Timing", "canonical",
+           "check_store_file", "check_store_place", "now"]
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema
@@ -141,6 +141,17 @@ class SessionRow:
     host: str = ""  # the machine it ran on (its manifest's hostname)
 
 
+@dataclass(frozen=True)
+class Timing:
+    """A test's time in a session (Store.test_times)."""
+
+    test: str  # its node id
+    kernel: str  # "host", or the label of the guest kernel its case ran under
+    runs: int  # warm-up included
+    run_seconds: float  # of all its runs, each whole in fsbench
+    target_seconds: float | None  # building and tearing down its target (None: not recorded)
+
+
 class Store:
     """The result store. Opened for writing (a session) it is made if missing; opened for reading
     (create=False) it must already be an fsbench store, and nothing is written to a file that is
@@ -210,12 +221,21 @@ class Store:
     def sessions_with(self, key: str, value: str) -> list[SessionRow]:
         """The sessions whose manifest records key = value (e.g. the Slurm job a fleet's session ran
         in), oldest first."""
+        return self._sessions_recording("manifest", key, value)
+
+    @_guarded
+    def sessions_asked(self, key: str, value: str) -> list[SessionRow]:
+        """The sessions whose request (args) records key = value (e.g. the study and scale `fsbench
+        study` ran them for: facts.study_marker), oldest first."""
+        return self._sessions_recording("args", key, value)
+
+    def _sessions_recording(self, column: str, key: str, value: str) -> list[SessionRow]:
         pattern = canonical({key: value})[1:-1].replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        rows = self.db.execute("SELECT id, token, started, finished, status, manifest FROM sessions"
-                               " WHERE manifest LIKE ? ESCAPE '\\' ORDER BY id", (f"%{pattern}%",))
-        found = [(row, json.loads(row[5])) for row in rows]
-        return [SessionRow(*row[:5], manifest.get("hostname", "")) for row, manifest in found
-                if manifest.get(key) == value]
+        rows = self.db.execute(f"SELECT id, token, started, finished, status, manifest, {column} FROM sessions"
+                               f" WHERE {column} LIKE ? ESCAPE '\\' ORDER BY id", (f"%{pattern}%",))
+        found = [(row, json.loads(row[5]), json.loads(row[6])) for row in rows]
+        return [SessionRow(*row[:5], manifest.get("hostname", "")) for row, manifest, recorded in found
+                if recorded.get(key) == value]
 
     @_guarded
     def hosts(self, session_ids: Iterable[int]) -> dict[int, str]:
@@ -490,6 +510,21 @@ class Store:
                 "building targets": targets[0] if targets[2] else None,
                 "tearing down targets": targets[1] if targets[2] else None,
                 "fsbench in runs": runs[6] if runs[4] > 0 and runs[4] == runs[7] else None}
+
+    @_guarded
+    def test_times(self, session_id: int) -> list[Timing]:
+        """Each test's time in the session: its runs (warm-up included), each whole in fsbench
+        (its steps where that was not recorded), and its target's building and tearing down."""
+        runs = self.db.execute(
+            "SELECT c.test, MIN(c.spec), COUNT(r.id), SUM(COALESCE(r.wall_seconds, r.seconds"
+            " + COALESCE(r.prepare_seconds, 0) + COALESCE(r.cache_seconds, 0)))"
+            " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ? GROUP BY c.test ORDER BY c.test",
+            (session_id,)).fetchall()
+        targets = dict(self.db.execute("SELECT test, SUM(build_seconds + teardown_seconds) FROM targets"
+                                       " WHERE session_id = ? GROUP BY test", (session_id,)).fetchall())
+        return [Timing(test, json.loads(spec).get("kernel", "host"), int(count), float(seconds),
+                          None if targets.get(test) is None else float(targets[test]))
+                for test, spec, count, seconds in runs]
 
     @_guarded
     def run_counts(self, session_id: int) -> dict[tuple[str, str, str], tuple[int, int]]:

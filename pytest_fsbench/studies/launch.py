@@ -5,11 +5,16 @@ its report."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
+import math
 import os
+import platform
 import shutil
+import statistics
 import subprocess
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +32,12 @@ from ..kernels.vm import OPENZFS_USERLAND, detect_accelerator, vm_missing
 from ..verdicts.sequential import looks
 from . import Check, Study, apart_before, claim_rate, differing, session_conditions
 from ..sizes import existing_ancestor
+from ..store.databases import is_url
+from ..store.facts import STUDY, case_options, study_marker
+from ..store.results import Store, Timing
+
+#: a paced case's kind's suffix (--storage-rate): its runs wait for that storage
+PACED = "paced"
 
 #: the options a study's user adds to rather than replaces
 REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
@@ -161,8 +172,17 @@ def collected_tests(args: list[str], cwd: Path) -> tuple[list[str], tuple[str, .
     return [line for line in lines if "::" in line], tuple(line for line in unwrap(lines) if line.startswith("fsbench: left out"))
 
 
-#: pytest's start, collection and the session's opening and closing, outside every test
+#: the session's time outside every test (its opening and closing, what no case holds), when the
+#: scale's file gives no session_seconds and no earlier session says
 SESSION_SECONDS = 10.0
+
+#: the study command's time outside its session: the plan's collection, pytest's start and its
+#: collection before the session opens the store, the page after it (raid-filesystems' quick scale:
+#: 19 s of 1004)
+OUTSIDE_SECONDS = 20.0
+
+#: the newest sessions of a study's scale in its store whose times a plan takes (the median of each)
+PLAN_SESSIONS = 3
 
 
 def test_function(test_id: str) -> str:
@@ -170,40 +190,164 @@ def test_function(test_id: str) -> str:
     return test_id.rpartition("::")[2].partition("[")[0]
 
 
-def planned_seconds(scale: dict, tests: list[str], runs: int,
-                    expected: dict[str, int] | None = None) -> dict[str, float]:
-    """The seconds each planned test is expected to take, by its name (test_iozone[btrfs-single-16M]):
-    its target's build and teardown and its runs (runs each, warm-up included; expected: the runs,
-    warm-up included, of the tests that repeat until their claim is decided), from the seconds a
-    run and a target of its test function took when this scale was measured (the scale's
-    run_seconds and target_seconds); a test whose function the scale did not measure is left out."""
-    per_run, per_target = scale.get("run_seconds", {}), scale.get("target_seconds", {})
+def kind(test_id: str, kernel: str = "host") -> str:
+    """A case's kind, whose runs take alike: its test function, its kernel when a guest's
+    ("test_iozone vm"), and "paced" for a case on paced storage (--storage-rate: storage= in its
+    id), whose runs wait for that storage ("test_iozone paced")."""
+    function = test_function(test_id)
+    found = function if kernel == "host" else f"{function} {kernel}"
+    return f"{found} {PACED}" if "-storage=" in test_id.rpartition("[")[2] else found
+
+
+def planned_kind(test_id: str, guests: Collection[str]) -> str:
+    """A planned test's kind: a guest's case id starts with its kernel's label (CaseSpec.id)."""
+    ident = test_id.rpartition("[")[2]
+    return kind(test_id, next((label for label in guests if ident.startswith(label + "-")), "host"))
+
+
+@dataclass(frozen=True)
+class Seconds:
+    """What a plan's time is made of: the seconds of a run and of a target's building and tearing
+    down, by kind of case (a run: warm-up or measured, its preparation and cache policy included),
+    and the rest of a session (pytest, collection, booting guests, what no case holds)."""
+
+    run: dict[str, float]
+    target: dict[str, float]
+    session: float
+    basis: str  # where they come from, for the plan's line
+
+    def covers(self, kinds: list[str]) -> bool:
+        return all(k in self.run for k in kinds)
+
+    def case(self, kind: str, runs: int) -> float:
+        return self.target.get(kind, 0.0) + runs * self.run[kind]
+
+
+def shipped_seconds(scale: dict) -> Seconds | None:
+    """The seconds per run and per target the study's file gives for this scale (measured when it
+    was written, on another machine or day), None when it gives none."""
+    if not scale.get("run_seconds"):
+        return None
+    targets = dict(scale.get("target_seconds", {}))
+    paced = {f"{function} {PACED}": float(value) for function, value in scale.get("paced_run_seconds", {}).items()}
+    targets.update({k: targets[k.rpartition(" ")[0]] for k in paced if k.rpartition(" ")[0] in targets})
+    return Seconds({**scale["run_seconds"], **paced}, targets,
+                   float(scale.get("session_seconds", SESSION_SECONDS)),
+                   f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}")
+
+
+@dataclass(frozen=True)
+class Earlier:
+    """An earlier session of the study's scale in its store (earlier_sessions)."""
+
+    id: int
+    started: str
+    tests: list[Timing]
+    wall: float  # from its start to its end
+
+
+def session_seconds(earlier: Earlier) -> Seconds:
+    """One stored session's seconds by kind: a run's (its runs' total over their number), a
+    target's (the mean over its tests), and the rest of its wall time."""
+    runs: dict[str, list[float]] = {}
+    targets: dict[str, list[float]] = {}
+    for test in earlier.tests:
+        found = runs.setdefault(kind(test.test, test.kernel), [0.0, 0])
+        found[0] += test.run_seconds
+        found[1] += test.runs
+        if test.target_seconds is not None:
+            targets.setdefault(kind(test.test, test.kernel), []).append(test.target_seconds)
+    spent = sum(t.run_seconds + (t.target_seconds or 0.0) for t in earlier.tests)
+    return Seconds({k: total / count for k, (total, count) in runs.items() if count},
+                   {k: statistics.fmean(found) for k, found in targets.items()}, max(0.0, earlier.wall - spent),
+                   f"session {earlier.id}")
+
+
+def medians(tables: list[dict[str, float]]) -> dict[str, float]:
+    """Of each key, the median of the tables that have it."""
+    return {k: statistics.median(t[k] for t in tables if k in t) for k in dict.fromkeys(k for t in tables for k in t)}
+
+
+def measured_seconds(sessions: list[Earlier]) -> Seconds | None:
+    """The seconds of earlier sessions (newest first): of each kind, the median over the sessions
+    that ran it; None when there are none."""
+    if not sessions:
+        return None
+    each = [session_seconds(earlier) for earlier in sessions]
+    run, target = medians([s.run for s in each]), medians([s.target for s in each])
+    rest = statistics.median(s.session for s in each)
+    said = "; ".join(f"{k} {run[k]:.2f} s a run" + (f", {target[k]:.2f} s a target" if k in target else "")
+                     for k in run)
+    many = "s" * (len(sessions) != 1)
+    return Seconds(run, target, rest,
+                   f"from {len(sessions)} earlier session{many} of this scale in this store: session{many} "
+                   f"{', '.join(str(e.id) for e in sessions)}, the newest started {sessions[0].started}; the median "
+                   f"of each: {said}; the rest of a session {rest:.0f} s")
+
+
+def runs_before(sessions: list[Earlier]) -> dict[str, int]:
+    """The runs (warm-up included) each test had in the earlier sessions, the median (rounded up),
+    by test name: what a test that repeats until its claim is decided is expected to take again."""
+    found = medians([{test_name(t.test): float(t.runs) for t in e.tests} for e in sessions])
+    return {test: math.ceil(runs) for test, runs in found.items()}
+
+
+def earlier_sessions(location: Path | str, study: str, scale: str, args: list[str],
+                     newest: int = PLAN_SESSIONS) -> list[Earlier]:
+    """The newest complete sessions of this study and scale in the store, on this machine, run with
+    the same cases and options as args (their command lines' case_options), none of whose tests
+    failed, newest first; none in a store that does not exist yet."""
+    if not is_url(location) and not Path(location).exists():
+        return []
+    store = Store(location, create=False)
+    try:
+        wanted = case_options(args)
+        found = []
+        for row in reversed(store.sessions_asked("study", study_marker(study, scale))):
+            if row.status != "complete" or row.host != platform.node() or row.finished is None:
+                continue
+            if set(store.test_outcomes(row.id).values()) & {"failed", "error"}:
+                continue  # a failed test's time is no case's: it stopped where it failed
+            if case_options(store.session_export(row.id)["session"]["args"].get("argv", [])) != wanted:
+                continue
+            found.append(Earlier(row.id, row.started, store.test_times(row.id),
+                                 (dt.datetime.fromisoformat(row.finished)
+                                  - dt.datetime.fromisoformat(row.started)).total_seconds()))
+            if len(found) == newest:
+                break
+        return found
+    finally:
+        store.close()
+
+
+def estimate(seconds: list[Seconds | None], scale: dict, tests: list[str], runs: int,
+             expected: dict[str, int] | None = None, guests: Collection[str] = ()) -> tuple[float, str, Seconds | None]:
+    """The plan's minutes, how they are known, and the seconds taken: from the first of seconds
+    (this store's earlier sessions', the study file's) that has every planned kind of case, for the
+    tests and runs planned now (runs each, warm-up included; expected: the runs, warm-up included,
+    of the tests that repeat until their claim is decided); else the scale's measured total."""
     expected = expected or {}
-    return {test_name(test): per_target.get(test_function(test), 0.0)
-            + expected.get(test_name(test), runs) * run_seconds(scale, test)
-            for test in tests if test_function(test) in per_run}
+    kinds = {test: planned_kind(test, guests) for test in tests}
+    chosen = next((s for s in seconds if s is not None and s.covers(list(kinds.values()))), None)
+    if chosen is None:
+        return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated"), None
+    total = OUTSIDE_SECONDS + chosen.session + sum(chosen.case(kinds[t], expected.get(test_name(t), runs))
+                                                   for t in tests)
+    return total / 60, chosen.basis, chosen
 
 
-def estimate(scale: dict, tests: list[str], runs: int, expected: dict[str, int] | None = None) -> tuple[float, str]:
-    """The plan's minutes: the session's own seconds and each test's (planned_seconds, the seconds the
-    session's estimate of the time left starts from); else, when the scale has no seconds for a
-    planned test's function, the scale's measured total, for any plan."""
-    seconds = planned_seconds(scale, tests, runs, expected)
-    if not seconds or any(test_name(test) not in seconds for test in tests):
-        return float(scale.get("minutes", 0)), scale.get("minutes_basis", "estimated")
-    return ((SESSION_SECONDS + sum(seconds.values())) / 60,
-            f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}")
-
-
-def run_seconds(scale: dict, test: str) -> float:
-    """The seconds of one run of the test at this scale: its function's, or, for a case on paced
-    storage (--storage-rate, storage= in its id), whose runs wait for that storage, the scale's
-    paced_run_seconds of its function where it gives them."""
-    function = test_function(test)
-    paced = scale.get("paced_run_seconds", {})
-    if "-storage=" in test and function in paced:
-        return float(paced[function])
-    return float(scale["run_seconds"][function])
+def planned_seconds(seconds: Seconds | None, tests: list[str], runs: int, expected: dict[str, int] | None = None,
+                    guests: Collection[str] = ()) -> dict[str, float]:
+    """The seconds each planned test is expected to take, by its name (test_iozone[btrfs-single-16M]):
+    its target's build and teardown and its runs (runs each, warm-up included; expected: those of
+    the tests that repeat until their claim is decided), for the session's estimate of the time
+    left, which starts from the plan's; empty when unknown."""
+    if seconds is None:
+        return {}
+    expected = expected or {}
+    kinds = {test: planned_kind(test, guests) for test in tests}
+    return {test_name(t): seconds.case(kinds[t], expected.get(test_name(t), runs)) for t in tests
+            if kinds[t] in seconds.run}
 
 
 # --- runs chosen per claim ------------------------------------------------------------------------
@@ -337,7 +481,7 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
     existing = existing_ancestor(image_dir)
     measured, warmup = int(option_value(args, "--runs", "10")), int(option_value(args, "--warmup", "1"))
     claims: tuple[str, ...] = ()
-    expected: dict[str, int] = {}
+    found = ClaimRuns({}, ())
     if per_claim:
         found = claim_runs(study, tests, session_conditions({"devices": "block" if option_values(args, "--devices")
                                                             else "images"}))
@@ -345,21 +489,33 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
         if option_values(args, "--max-runs") and found.precision:
             collected_tests(args, cwd)  # the user's --max-runs, checked with the claims' runs it caps
         claims = found.lines
-        most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
-        expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)
-                    for test, pct in found.precision.items()}
-        if expected:
-            claims += (f"{len(expected)} tests repeat until decided ({measured} to {most} runs; expected "
-                       f"{sum(expected.values()) - warmup * len(expected)} measured runs in all at the noise "
-                       f"measured for this scale, {', '.join(f'{k} {v:g}%' for k, v in noise.items())}), the "
-                       f"other {len(tests) - len(expected)} run {measured} times",)
-    minutes, basis = estimate(chosen, tests, measured + warmup, expected)
-    seconds = planned_seconds(chosen, tests, measured + warmup, expected)  # the plan's, for the session's time left
+    sessions = earlier_sessions(BY_FLAG["--store"].value(option_value(args, "--store", DEFAULT_STORE)),
+                                study.name, scale, args)
+    most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
+    expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)
+                for test, pct in found.precision.items()}
+    before = {test: runs for test, runs in runs_before(sessions).items() if test in expected}
+    expected.update(before)
+    if expected:
+        how = ("as the earlier sessions ran them" if before else
+               f"at the noise measured for this scale, {', '.join(f'{k} {v:g}%' for k, v in noise.items())}")
+        claims += (f"{len(expected)} tests repeat until decided ({measured} to {most} runs; expected "
+                   f"{sum(expected.values()) - warmup * len(expected)} measured runs in all, {how}), the "
+                   f"other {len(tests) - len(expected)} run {measured} times",)
+    minutes, basis, taken = estimate([measured_seconds(sessions), shipped_seconds(chosen)], chosen, tests,
+                                     measured + warmup, expected, guest_labels(args))
     return Plan(args, len(tests), measured + warmup, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),
                 parse_image_size(option_value(args, "--image-size", "4G")), image_dir,
                 shutil.disk_usage(existing).free, tuple(placement(study, args)), left_out,
-                case_seconds=seconds, claims=claims)
+                case_seconds=planned_seconds(taken, tests, measured + warmup, expected, guest_labels(args)),
+                claims=claims)
+
+
+def guest_labels(args: list[str]) -> set[str]:
+    """The labels of the guest kernels the session's --kernel names (host+vm: vm)."""
+    kernels = BY_FLAG["--kernel"].value(option_value(args, "--kernel", BY_FLAG["--kernel"].default or ""))
+    return {k.label for k in kernels if k.label != "host"}
 
 
 def planned_cases(args: list[str], host: Host) -> tuple[list[CaseSpec], tuple[Kernel, ...]]:
@@ -419,11 +575,14 @@ def check_room(found: Plan) -> None:
                          "--image-size (and file sizes that fit it)")
 
 
-def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | None = None) -> int:
+def execute_pytest(args: list[str], cwd: Path, case_seconds: dict[str, float] | None = None,
+                   study: str | None = None) -> int:
     """pytest on the study's matrix, its output on this terminal; the plan's seconds per case (by
     test name, a claim's cases at their expected runs) go to the session's estimate of the time
-    left (PLAN_SECONDS), so that its first estimate is the plan's."""
-    env = {**os.environ, PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else None
+    left (PLAN_SECONDS), so that its first estimate is the plan's; the session records the study
+    and scale it runs for (STUDY: facts.study_marker), whose later plans take its times."""
+    env = {**os.environ, **({PLAN_SECONDS: json.dumps(case_seconds)} if case_seconds else {}),
+           **({STUDY: study} if study else {})}
     child = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd, env=env)
     interrupted = False
     while True:

@@ -61,11 +61,12 @@ def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
 def test_the_sessions_time_left_starts_from_the_plans_minutes(tmp_path):
     """The plan gives the session each test's seconds by the name the session knows it by, a
     claim's tests at the runs they are expected to need (issue 36: the scale's --runs for all),
-    and its minutes are the session's own seconds and their sum."""
+    and its minutes are their sum, the session's own seconds and the command's outside it."""
     study = studies.study("btrfs-options")
     args = launch.study_args(study, "quick", [f"--image-dir={tmp_path / 'images'}"], tmp_path)
     found = launch.plan(study, "quick", args, tmp_path)
-    assert found.minutes * 60 == pytest.approx(launch.SESSION_SECONDS + sum(found.case_seconds.values()))
+    assert found.minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS
+                                              + sum(found.case_seconds.values()))
     tests, _ = launch.collected_tests(found.args, tmp_path)
     assert set(found.case_seconds) == {launch.test_name(test) for test in tests} and len(tests) == found.tests
     claim = found.case_seconds["test_iozone[ext4-single-cache=drop-16M-512M]"]  # btrfs-writes-like-ext4's, +-2.2%

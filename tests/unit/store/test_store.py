@@ -8,7 +8,7 @@ import pytest
 from pytest_fsbench.store.databases import TYPES
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.metrics import Direction, Metric
-from pytest_fsbench.store.results import MIGRATIONS, Store, StoreError
+from pytest_fsbench.store.results import MIGRATIONS, Store, StoreError, Timing
 
 SQLITE_SCHEMA = [script.format(**TYPES["sqlite"]) for script in MIGRATIONS]
 
@@ -215,7 +215,25 @@ def test_where_the_time_went_and_an_older_session_without_it(tmp_path):
         "measured": 10.0, "warm-up runs": 5.0, "preparing": 3.0, "cache policy": 1.0, "building targets": 3.0,
         "tearing down targets": 1.5, "fsbench in runs": 0.5}
     assert old["fsbench in runs"] is None
+    # each test's time, for a study's plan: its runs whole (their steps where that was not recorded), its target
+    assert store.test_times(new) == [Timing("t", "host", 2, 6.75 + 12.75, 4.5)]
+    assert store.test_times(1) == [Timing("t", "host", 1, 30.0, None)]
     store.close()
+
+
+def test_the_sessions_a_study_ran_are_found_by_what_they_asked(store):
+    """`fsbench study` records the study and scale in the session's request (facts.study_marker);
+    a plan of that study finds them there, and a guest's case is timed as the guest's."""
+    a = store.start_session("a", {"argv": [], "study": "btrfs-options --scale=quick"}, {"hostname": "h"})
+    store.start_session("b", {"argv": [], "study": "btrfs-options --scale=paper"}, {"hostname": "h"})
+    store.start_session("c", {"argv": ["btrfs-options --scale=quick"]}, {"study": "btrfs-options --scale=quick"})
+    d = store.start_session("d", {"study": "btrfs-options --scale=quick"}, {})
+    assert [row.id for row in store.sessions_asked("study", "btrfs-options --scale=quick")] == [a, d]
+    assert store.sessions_asked("study", "btrfs_options --scale=quick") == []  # _ is no wildcard
+    row = store.case_row(d, "p.py::t[vm-zfs-single]", "vm-zfs-single", {"fs": "zfs", "kernel": "vm"}, "dd", {},
+                         "drop", "random", {})
+    store.add_run(row, False, "a", 10.0, "drop", [], wall_seconds=12.0)
+    assert store.test_times(d) == [Timing("p.py::t[vm-zfs-single]", "vm", 1, 12.0, None)]
 
 
 def test_sessions_by_host_and_time(store):

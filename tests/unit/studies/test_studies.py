@@ -225,8 +225,14 @@ def test_a_run_on_paced_storage_is_timed_apart():
     scale = ALL["btrfs-options"].scale("quick")
     paced = "m.py::test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-16M-128M]"
     own = "m.py::test_iozone[btrfs-single-compress=no-mount=datacow,datasum-cache=drop-16M-512M]"
-    assert launch.run_seconds(scale, paced) == 13.8 and launch.run_seconds(scale, own) == 4.72
-    assert launch.run_seconds(scale, "m.py::test_dd_write[btrfs-single-storage=32MBps-1M]") == 1.11  # none given
+    shipped = launch.shipped_seconds(scale)
+    assert launch.kind(paced) == "test_iozone paced" and launch.kind(own) == "test_iozone"
+    assert shipped.run["test_iozone paced"] == 13.8 and shipped.run["test_iozone"] == 4.72
+    seconds = launch.planned_seconds(shipped, [paced, own], runs=2)
+    assert seconds[launch.test_name(paced)] == pytest.approx(shipped.target["test_iozone"] + 2 * 13.8)
+    assert seconds[launch.test_name(own)] == pytest.approx(shipped.target["test_iozone"] + 2 * 4.72)
+    # a function the scale times no paced run of: not planned from its unpaced runs, which wait for nothing
+    assert launch.planned_seconds(shipped, ["m.py::test_dd_write[btrfs-single-storage=32MBps-1M]"], runs=2) == {}
 
 
 def test_similar_needs_the_whole_interval_inside_the_tolerance(tmp_path):

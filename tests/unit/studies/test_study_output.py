@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import sqlite3
 import subprocess
 import sys
@@ -61,7 +62,7 @@ def test_o_names_the_file_and_must_be_one_that_can_be_written(tmp_path):
 
 def recorded_session(store: Path) -> Callable[[list[str], Path], int]:
     """A stand-in for pytest: the stored report session, recorded as this study's arguments."""
-    def execute_pytest(args: list[str], cwd: Path, case_seconds=None) -> int:
+    def execute_pytest(args: list[str], cwd: Path, case_seconds=None, study=None) -> int:
         store.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(DATA / "sessions.db", store)
         with sqlite3.connect(store) as db:
@@ -96,29 +97,53 @@ def test_the_plans_minutes_come_from_the_measured_seconds_of_each_test_function(
              "seconds_basis": "measured here", "minutes": 99, "minutes_basis": "old"}
     tests = ["p/test_iozone.py::test_iozone[btrfs-single-16M]", "p/test_iozone.py::test_iozone[ext4-single-16M]",
              "p/test_dd.py::test_dd_write[btrfs-single-1M]"]
-    minutes, basis = launch.estimate(scale, tests, runs=9)
-    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
-    assert basis.endswith("measured here")
+    shipped = launch.shipped_seconds(scale)
+    minutes, basis, taken = launch.estimate([None, shipped], scale, tests, runs=9)
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
+    assert basis.endswith("measured here") and taken is shipped
     # a test function the scale has no seconds for: the scale's measured total, as before
-    assert launch.estimate(scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old")
+    assert launch.estimate([shipped], scale, [*tests, "p/test_fio.py::test_fio[x]"], runs=9) == (99.0, "old", None)
+    # the scale's own time of a session's rest, where it gives one
+    minutes, _, _ = launch.estimate([launch.shipped_seconds({**scale, "session_seconds": 70})], scale, tests, runs=9)
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + 70 + 2 * (0.5 + 9 * 4.0) + 9 * 1.0)
+
+
+def test_a_guests_cases_are_a_kind_of_their_own():
+    """A case in a guest kernel runs at the guest's pace (under TCG many times the host's): its
+    seconds are those of its kind, "test_iozone vm", never the host's test_iozone."""
+    assert launch.planned_kind("p/test_iozone.py::test_iozone[vm-zfs-single-1M]", {"vm"}) == "test_iozone vm"
+    assert launch.planned_kind("p/test_iozone.py::test_iozone[zfs-single-1M]", {"vm"}) == "test_iozone"
+    scale = {"run_seconds": {"test_iozone": 4.0}, "seconds_basis": "host only", "minutes": 47, "minutes_basis": "m"}
+    tests = ["p/test_iozone.py::test_iozone[zfs-single-1M]", "p/test_iozone.py::test_iozone[vm-zfs-single-1M]"]
+    assert launch.estimate([launch.shipped_seconds(scale)], scale, tests, 5, guests={"vm"})[:2] == (47.0, "m")
+    both = launch.shipped_seconds({**scale, "run_seconds": {"test_iozone": 4.0, "test_iozone vm": 40.0}})
+    assert launch.estimate([both], scale, tests, 5, guests={"vm"})[0] * 60 == pytest.approx(
+        launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + 5 * 4.0 + 5 * 40.0)
 
 
 def test_the_session_is_given_the_plans_seconds_per_case_for_its_time_left(tmp_path):
     """By test name, a claim's cases at their expected runs (issue 36: they were given the scale's
-    --runs), and the session's first estimate is the plan's: the plan's minutes are the session's
-    own seconds and the sum the session starts from."""
+    --runs), and the session's first estimate is the plan's: the plan's minutes are the sum the
+    session starts from, the session's own seconds and the command's outside it."""
     scale = {"run_seconds": {"test_iozone": 4.0, "test_dd_write": 1.0}, "target_seconds": {"test_iozone": 0.5},
              "seconds_basis": "measured"}
     tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]", "p/test_dd.py::test_dd_write[a]"]
-    seconds = launch.planned_seconds(scale, tests, 9, {"test_iozone[b]": 21})
+    shipped = launch.shipped_seconds(scale)
+    seconds = launch.planned_seconds(shipped, tests, 9, {"test_iozone[b]": 21})
     assert seconds == {"test_iozone[a]": 0.5 + 9 * 4.0, "test_iozone[b]": 0.5 + 21 * 4.0, "test_dd_write[a]": 9.0}
-    minutes, _ = launch.estimate(scale, tests, 9, {"test_iozone[b]": 21})
-    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + sum(seconds.values()))
-    assert launch.planned_seconds({"minutes": 5}, tests, runs=9) == {}
-    assert launch.planned_seconds(scale, ["p/test_fio.py::test_fio[x]", *tests], runs=9).keys() == seconds.keys()
-    # the variable reaches the session: a real pytest run prints it from a test of its own
-    (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    print(os.environ['FSBENCH_PLAN_SECONDS'])\n")
-    assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds) == 0
+    minutes, _, taken = launch.estimate([None, shipped], scale, tests, 9, {"test_iozone[b]": 21})
+    assert taken == shipped
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + sum(seconds.values()))
+    assert launch.planned_seconds(launch.shipped_seconds({"minutes": 5}), tests, runs=9) == {}
+    assert launch.planned_seconds(shipped, ["p/test_fio.py::test_fio[x]", *tests], runs=9).keys() == seconds.keys()
+    # paced storage (--storage-rate): its own seconds a run where the scale gives them
+    paced = launch.shipped_seconds({**scale, "paced_run_seconds": {"test_iozone": 13.0}})
+    assert launch.planned_seconds(paced, ["p/test_iozone.py::test_iozone[a-storage=32MBps]"], 2) == {
+        "test_iozone[a-storage=32MBps]": 0.5 + 2 * 13.0}
+    # the variables reach the session: a real pytest run checks them from a test of its own
+    (tmp_path / "test_env.py").write_text("import os\n\ndef test_env():\n    assert os.environ['FSBENCH_PLAN_SECONDS']"
+                                          " and os.environ['FSBENCH_STUDY'] == 'compression --scale=quick'\n")
+    assert launch.execute_pytest(["-q", "-s", "test_env.py"], tmp_path, seconds, "compression --scale=quick") == 0
 
 
 def test_ctrl_c_lets_the_session_tear_its_targets_down(tmp_path):
@@ -218,10 +243,28 @@ def test_expected_runs_grow_with_the_noise_and_stop_at_a_look():
     # the plan's minutes take the expected runs of the tests that repeat until decided
     scale = {"run_seconds": {"test_iozone": 4.0}, "seconds_basis": "measured"}
     tests = ["p/test_iozone.py::test_iozone[a]", "p/test_iozone.py::test_iozone[b]"]
-    minutes, _ = launch.estimate(scale, tests, 6, {"test_iozone[b]": 21})
-    assert minutes * 60 == pytest.approx(launch.SESSION_SECONDS + 6 * 4.0 + 21 * 4.0)
+    minutes, _, _ = launch.estimate([launch.shipped_seconds(scale)], scale, tests, 6, {"test_iozone[b]": 21})
+    assert minutes * 60 == pytest.approx(launch.OUTSIDE_SECONDS + launch.SESSION_SECONDS + 6 * 4.0 + 21 * 4.0)
 
 
 def test_the_help_says_what_the_quick_scales_take():
     minutes = [int(s.scale("quick")["minutes"]) for s in studies.studies().values()]
     assert cli.QUICK_MINUTES == f"{min(minutes)} to {max(minutes)}"
+
+
+def test_earlier_sessions_give_the_median_of_each_kind_and_the_runs_each_claim_case_took():
+    """Two stored sessions' times (store.Timing, as Store.test_times reads them): a run's seconds
+    are each session's runs' total over their number, the median over the sessions; a claim's
+    case is expected to take the runs it took before (the median, rounded up)."""
+    from pytest_fsbench.store.results import Timing
+    one = launch.Earlier(2, "t2", [Timing("p.py::test_dd_write[a]", "host", 4, 8.0, 1.0),
+                                   Timing("p.py::test_iozone[vm-zfs]", "vm", 2, 60.0, 3.0)], 100.0)
+    two = launch.Earlier(1, "t1", [Timing("p.py::test_dd_write[a]", "host", 5, 20.0, 2.0)], 40.0)
+    seconds = launch.measured_seconds([one, two])
+    assert seconds.run == {"test_dd_write": 3.0, "test_iozone vm": 30.0}  # median of 2.0 and 4.0; the guest's own
+    assert seconds.target == {"test_dd_write": 1.5, "test_iozone vm": 3.0}
+    assert seconds.session == statistics.median([100.0 - 8.0 - 1.0 - 60.0 - 3.0, 40.0 - 20.0 - 2.0])
+    assert seconds.basis.startswith("from 2 earlier sessions of this scale in this store: sessions 2, 1, the newest "
+                                    "started t2; the median of each: test_dd_write 3.00 s a run, 1.50 s a target; ")
+    assert launch.runs_before([one, two]) == {"test_dd_write[a]": 5, "test_iozone[vm-zfs]": 2}
+    assert launch.measured_seconds([]) is None
