@@ -251,6 +251,7 @@ class Bench:
             control = self._control()
             limit = self.session.targets.run_limit(getattr(workload, "memory_limit", None))
             measurement = self.target.measure(workload, self.session.execute, policy, limit)
+        wall = time.monotonic() - start  # before the paced storage's counters are read (up to a second)
         storage = self.session.targets.storage_record()
         if storage is not None:  # --storage-rate: the rate, and what has passed through it so far
             self.target.manifest["storage"] = storage
@@ -259,7 +260,7 @@ class Bench:
             self.target.manifest.update(entries(measurement.completed.output))
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
                                    measurement.metrics + control, measurement.prepare_seconds,
-                                   measurement.cache_seconds, time.monotonic() - start)
+                                   measurement.cache_seconds, wall)
         repeat = self.session.settings.repeat_for(self.test)
         budget = repeat.max_runs if repeat.dynamic else None
         self.progress.run(run_line(self.target.id, workload.name, index, planned, budget, warmup,

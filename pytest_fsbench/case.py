@@ -77,3 +77,15 @@ class CaseSpec:
 
     def options_text(self) -> str:
         return ",".join(f"{key}={value}" for key, value in self.options) or "none"
+
+
+#: a paced case's kind's suffix (--storage-rate): its runs wait for that storage
+PACED = "paced"
+
+
+def case_kind(function: str, kernel: str = "host", paced: bool = False) -> str:
+    """A case's kind, whose runs take alike, as the plan of a study and the session's estimate of
+    the time left both key it: its test function, its kernel when a guest's ("test_iozone vm"),
+    and "paced" on paced storage (--storage-rate), whose runs wait for that storage."""
+    found = function if kernel == "host" else f"{function} {kernel}"
+    return f"{found} {PACED}" if paced else found

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import pytest
 
 from .bench import case_key
+from .case import case_kind
 from .measure.progress import PLAN_SECONDS, Estimate, case_lines, for_pytest, headline_text
 
 #: pytest's outcomes by how bad: a case's word is its worst report's (setup, call, teardown)
@@ -29,10 +30,12 @@ def is_case(item: pytest.Item) -> bool:
 
 
 def kind_of(item: pytest.Item) -> str:
-    """A case's kind for the estimate: its test function, and its kernel when it is a guest's."""
+    """A case's kind for the estimate (case.case_kind, as a study's plan keys it)."""
     function = getattr(item, "originalname", item.name)
     spec = item.callspec.params["fsbench_spec"] if is_case(item) else None
-    return function if spec is None or not spec.in_guest else f"{function} {spec.kernel}"
+    if spec is None:
+        return function
+    return case_kind(function, spec.kernel if spec.in_guest else "host", bool(spec.storage_rate))
 
 
 def plan_seconds(text: str | None) -> dict[str, float]:

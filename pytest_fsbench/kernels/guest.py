@@ -335,6 +335,8 @@ class GuestTarget:
             dataset_files(workload, self.scratch)
         phases = len(getattr(workload, "phases", lambda: [workload])())
         timeout = getattr(workload, "timeout", 3600.0) * phases + REQUEST_MARGIN
+        if limit is not None and self.guest.facts is not None and self.guest.facts.memory_cgroup is None:
+            limit = None  # a workload's own limit (bonnie++'s -r); --memory itself is refused before for this kernel
         memory = None if limit is None else limit.limit
         measurement, record = self.guest.call("measure", workload, cache, memory, timeout=timeout)
         if record is not None:

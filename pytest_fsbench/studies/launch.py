@@ -18,7 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..case import LAYOUT_DEVICES, CaseSpec
+from ..case import LAYOUT_DEVICES, CaseSpec, case_kind
 from ..errors import UsageError
 from ..filesystems import driver
 from ..system.host import Host
@@ -35,9 +35,6 @@ from ..sizes import existing_ancestor
 from ..store.databases import is_url
 from ..store.facts import STUDY, case_options, study_marker
 from ..store.results import Store, Timing
-
-#: a paced case's kind's suffix (--storage-rate): its runs wait for that storage
-PACED = "paced"
 
 #: the options a study's user adds to rather than replaces
 REPEATABLE = {option.flag for option in OPTIONS if option.kind == APPEND}
@@ -191,18 +188,15 @@ def test_function(test_id: str) -> str:
 
 
 def kind(test_id: str, kernel: str = "host") -> str:
-    """A case's kind, whose runs take alike: its test function, its kernel when a guest's
-    ("test_iozone vm"), and "paced" for a case on paced storage (--storage-rate: storage= in its
-    id), whose runs wait for that storage ("test_iozone paced")."""
-    function = test_function(test_id)
-    found = function if kernel == "host" else f"{function} {kernel}"
-    return f"{found} {PACED}" if "-storage=" in test_id.rpartition("[")[2] else found
+    """A stored or planned test's kind (case.case_kind): paced when its id says storage=."""
+    return case_kind(test_function(test_id), kernel, "-storage=" in test_id.rpartition("[")[2])
 
 
 def planned_kind(test_id: str, guests: Collection[str]) -> str:
     """A planned test's kind: a guest's case id starts with its kernel's label (CaseSpec.id)."""
     ident = test_id.rpartition("[")[2]
-    return kind(test_id, next((label for label in guests if ident.startswith(label + "-")), "host"))
+    found = [label for label in guests if ident.startswith(label + "-")]
+    return kind(test_id, max(found, key=len) if found else "host")  # uml-new before uml
 
 
 @dataclass(frozen=True)
@@ -229,7 +223,7 @@ def shipped_seconds(scale: dict) -> Seconds | None:
     if not scale.get("run_seconds"):
         return None
     targets = dict(scale.get("target_seconds", {}))
-    paced = {f"{function} {PACED}": float(value) for function, value in scale.get("paced_run_seconds", {}).items()}
+    paced = {case_kind(function, paced=True): float(value) for function, value in scale.get("paced_run_seconds", {}).items()}
     targets.update({k: targets[k.rpartition(" ")[0]] for k in paced if k.rpartition(" ")[0] in targets})
     return Seconds({**scale["run_seconds"], **paced}, targets,
                    float(scale.get("session_seconds", SESSION_SECONDS)),

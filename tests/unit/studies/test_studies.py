@@ -12,6 +12,8 @@ import pytest
 from lxml import etree
 from lxml import html as lxml_html
 
+from pytest_fsbench.case import CaseSpec
+from pytest_fsbench import terminal
 from pytest_fsbench.views import report
 from pytest_fsbench import studies
 from pytest_fsbench.filesystems import TOOLS
@@ -594,3 +596,19 @@ def test_an_undecided_claim_never_asks_for_the_runs_it_already_had():
     check = studies.Check("x", "", "", "dd.write", {}, {}, "higher", 10.0, "study", {}, 30.0)
     detail = studies.runs_to_decide(check, 64.7, (-4.5, 92.9), 3)
     assert detail == "; not decided: about 4 runs a side would decide it at the noise measured here (3 ran)"
+
+
+@pytest.mark.parametrize("spec", [CaseSpec("btrfs", "single"), CaseSpec("ext4", "raid1", kernel="uml"),
+                                  CaseSpec("btrfs", "single", storage_rate=32.0),
+                                  CaseSpec("xfs", "raid5", kernel="vm", storage_rate=32.0)])
+def test_a_plan_and_the_session_s_estimate_key_a_case_s_kind_alike(spec):
+    """The plan's seconds by kind and the session's pace by kind must meet (a paced case was
+    'test_iozone paced' to the plan and 'test_iozone' to the estimate, its pace mixed with the
+    unpaced cases')."""
+    class Item:  # what terminal.kind_of reads of a pytest item
+        originalname = name = "test_iozone"
+        callspec = type("CallSpec", (), {"params": {"fsbench_spec": spec}})()
+
+    test_id = f"benchmarks/test_iozone.py::test_iozone[{spec.id}-cache=drop-16M-512M]"
+    guests = {"uml", "vm"}
+    assert launch.planned_kind(test_id, guests) == terminal.kind_of(Item())
