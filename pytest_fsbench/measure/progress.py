@@ -117,10 +117,12 @@ def terminal_width() -> int:
 
 
 def fit(line: str, width: int = WIDTH) -> list[str]:
-    """A line of prose within width columns: wrapped at spaces, the rest indented by two."""
+    """A line of prose within width columns: wrapped at spaces, the rest indented by two; a word
+    longer than a line (a path) is left whole, past the width, so that unwrap() gives the line
+    back as it was (a path broken in two came back with a space inside it)."""
     if len(line) <= width:
         return [line]
-    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 def unwrap(lines: Sequence[str]) -> list[str]:
