@@ -127,7 +127,8 @@ def mounted_options(options: tuple[tuple[str, str], ...], applied: dict[str, str
     return found
 
 
-MKFS_OPT = OptionSpec("extra mkfs arguments, e.g. mkfs=-m crc=1", shell_words)
+MKFS_OPT = OptionSpec("extra arguments of the filesystem's own mkfs, as its manual gives them, e.g. xfs:mkfs='-m crc=1', "
+                      "ext4:mkfs='-b 2048'", shell_words)
 MOUNT_OPT = OptionSpec("extra mount options, e.g. mount=noatime", mount_options)
 
 
