@@ -462,16 +462,16 @@ every run. This command checks the machine and reads what the sessions stored. F
   .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --save=base                   save a baseline
   .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --compare=base --fail-on-regression=5%"""
 
-EPILOG = """the commonest commands:
-  fsbench doctor                        what this machine can run, and why not
-  fsbench sessions                      the sessions in the store
-  fsbench compare BASE NEW              two sessions (or a baseline and a session) compared
-  fsbench report last -o report.html    the newest session's HTML report
-  fsbench study                         the published studies fsbench re-runs
-  fsbench cleanup                       remove what a killed session left behind
-  fsbench fleet --nodes=a,b -- ARGS     one session per Slurm node into one store
+EPILOG = """the commonest commands (from the checkout, as ./fsbench.sh set it up):
+  .venv/bin/fsbench doctor                      what this machine can run, and why not
+  .venv/bin/fsbench sessions                    the sessions in the store
+  .venv/bin/fsbench compare BASE NEW            two sessions (or a baseline and a session) compared
+  .venv/bin/fsbench report last -o report.html  the newest session's HTML report
+  .venv/bin/fsbench study                       the published studies fsbench re-runs
+  .venv/bin/fsbench cleanup                     remove what a killed session left behind
+  .venv/bin/fsbench fleet --nodes=a,b -- ARGS   one session per Slurm node into one store
 
-fsbench COMMAND --help shows a command's options."""
+.venv/bin/fsbench COMMAND --help shows a command's options."""
 
 
 def installed_version() -> str:

@@ -24,5 +24,5 @@ def test_help_says_benchmarks_are_pytest_tests_and_shows_the_commonest_commands(
     assert exited.value.code == 0
     assert "The benchmarks are pytest tests" in out and ".venv/bin/pytest benchmarks/test_dd.py --fs=" in out
     for command in ("doctor", "sessions", "compare", "report", "study"):
-        assert f"\n  fsbench {command}" in out, command
+        assert f"\n  .venv/bin/fsbench {command}" in out, command
     assert max(map(len, out.splitlines())) <= 120
