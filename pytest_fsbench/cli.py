@@ -259,10 +259,14 @@ def cmd_study(args: argparse.Namespace) -> int:
     from .views import report
     from .studies import page as study_page
     if args.name is None:
+        width = terminal_width()
         for s in studies.studies().values():
             quick = s.scale("quick")
-            print(f"{s.name:17} seed {s.seed}  {s.year}  {s.summary} (quick: about {quick['minutes']} min; "
-                  f"{len(s.checks())} findings checked)")
+            head = f"{s.name:17} seed {s.seed}  {s.year}  "
+            # the summary wrapped under itself, within the terminal (issue 35: lines of 144-183 columns)
+            print("\n".join(textwrap.wrap(f"{s.summary} (quick: about {quick['minutes']} min; {len(s.checks())} "
+                                           "findings checked)", width, initial_indent=head,
+                                           subsequent_indent=" " * len(head), break_long_words=False)))
         return 0
     chosen = studies.study(args.name)
     cwd = Path.cwd()
