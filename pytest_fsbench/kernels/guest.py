@@ -304,7 +304,22 @@ class Guest:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=60)
+        group_gone(self.process.pid)
         self.process = None
+
+
+def group_gone(group: int, timeout: float = 10.0) -> bool:
+    """Wait until no process of the group is left (a killed UML's helper processes die a moment
+    after its main one, which is all wait() waits for); whether none is left."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
 
 
 @dataclass
