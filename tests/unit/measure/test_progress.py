@@ -165,8 +165,8 @@ def test_a_virtual_machines_boot_is_counted_once_not_in_each_case_left():
 
 def test_a_path_longer_than_the_line_is_never_broken_and_unwrap_gives_the_line_back():
     """At 80 columns (pytest gives its tests' children COLUMNS=80) a store's path of 82 characters
-    came back from unwrap() as '/tmp/pytest-of-r oot/...': fit had broken it in two."""
-    path = "/tmp/pytest-of-root/pytest-514/test_a_store_spoiled_mid_sessi0/storefs/fsbench.db"
+    came back from unwrap() with a space inside: fit had broken it in two."""
+    path = "/srv/benchmarks/nightly-results/a-store-on-a-small-filesystem-of-its-own/storefs/fsbench.db"
     line = f"fsbench: the session's end could not be recorded (result store {path}: disk I/O error): session 1"
     parts = fit(line, 80)
     assert f"  {path}:" in parts and all(len(p) <= 80 for p in parts if path not in p)
