@@ -227,11 +227,6 @@ def allowed_pct(text: str) -> float:
     return value
 
 
-def study_store(pytest_args: list[str]) -> Path | str:
-    """The store a study's pytest session writes: the --store its arguments end with."""
-    return BY_FLAG["--store"].value(study_launch.option_value(pytest_args, "--store", DEFAULT_STORE))
-
-
 def study_output(output: str | None, name: str, store: Path | str) -> Path:
     """-o's file, else study-NAME.html beside the SQLite store (a server's store has no
     directory: then in the default store's)."""
@@ -271,7 +266,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     chosen = studies.study(args.name)
     cwd = Path.cwd()
     pytest_args = study_launch.study_args(chosen, args.scale, args.pytest_args, cwd)
-    store_path = study_store(pytest_args)
+    store_path = study_launch.study_store(pytest_args)
     output = study_output(args.output, chosen.name, store_path)
     plan = study_launch.plan(chosen, args.scale, pytest_args, cwd)
     if not plan.tests:  # found by the sweep: a -k that selects nothing planned 0 tests and exited 0

@@ -199,10 +199,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         problems += write_report(fsbench, reporter)
     if reporter is not None and fsbench.saved:
         reporter.ensure_newline()  # not on the end of the progress line
-        for part in tables.fit(f"fsbench: {fsbench.saved}", session.config.stash[COLUMNS]):
+        for part in progress.fit(f"fsbench: {fsbench.saved}", session.config.stash[COLUMNS]):
             reporter.write_line(part)
     for problem in problems:
-        for part in tables.fit(f"fsbench: {problem}", session.config.stash[COLUMNS]):
+        for part in progress.fit(f"fsbench: {problem}", session.config.stash[COLUMNS]):
             if reporter is not None:
                 reporter.write_line(part, red=True)
     if problems and session.exitstatus == pytest.ExitCode.OK:
@@ -290,7 +290,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"fsbench: paired: {b.id} against {a.id}, {s.repeat.runs} interleaved rounds")
     if session.resumed:
         lines.append(f"fsbench: resuming session {session.session_id}; {len(session.finished_tests)} tests already done")
-    return [part for line in lines for part in tables.fit(line, config.stash[COLUMNS])]
+    return [part for line in lines for part in progress.fit(line, config.stash[COLUMNS])]
 
 
 class Rounds:
@@ -344,7 +344,7 @@ def leave_out_unrunnable(config: pytest.Config, items: list[pytest.Item]) -> Non
     items[:] = [item for item in items if item not in gone]
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for line in left_out_lines(left_out):
-        for part in tables.fit(line, config.stash[COLUMNS]):
+        for part in progress.fit(line, config.stash[COLUMNS]):
             if reporter is not None:
                 reporter.write_line(part)
 
@@ -566,7 +566,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     width = config.stash[COLUMNS]
 
     def write(line: str) -> None:
-        for part in tables.fit(line, width):  # every line of prose within the terminal, at most 120 columns (issue 35)
+        for part in progress.fit(line, width):  # every line of prose within the terminal, at most 120 columns (issue 35)
             terminalreporter.write_line(part)
 
     def write_table(lines: list[str]) -> None:

@@ -64,6 +64,11 @@ def without_option(args: list[str], flag: str) -> list[str]:
     return kept
 
 
+def study_store(args: list[str]) -> Path | str:
+    """The store a study's pytest session writes: the --store its arguments end with."""
+    return BY_FLAG["--store"].value(option_value(args, "--store", DEFAULT_STORE))
+
+
 def option_value(args: list[str], flag: str, default: str) -> str:
     """The value of `--flag=value` or `--flag value` in args (the last one given), else default."""
     found = option_values(args, flag)
@@ -483,8 +488,7 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
         if option_values(args, "--max-runs") and found.precision:
             collected_tests(args, cwd)  # the user's --max-runs, checked with the claims' runs it caps
         claims = found.lines
-    sessions = earlier_sessions(BY_FLAG["--store"].value(option_value(args, "--store", DEFAULT_STORE)),
-                                study.name, scale, args)
+    sessions = earlier_sessions(study_store(args), study.name, scale, args)
     most, noise = int(option_value(args, "--max-runs", "30")), chosen.get("noise_pct", {})
     expected = {test: warmup + expected_runs(pct, float(noise.get(test_function(test), 10.0)), measured, most)
                 for test, pct in found.precision.items()}

@@ -26,7 +26,7 @@ STUDY = studies.study("compression")
 
 
 def default_page(extra: list[str], cwd: Path) -> Path:
-    store = cli.study_store(launch.study_args(STUDY, "quick", extra, cwd))
+    store = launch.study_store(launch.study_args(STUDY, "quick", extra, cwd))
     return cli.study_output(None, STUDY.name, store)
 
 
