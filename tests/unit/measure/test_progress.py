@@ -83,6 +83,8 @@ def test_a_case_line_gives_way_on_a_narrow_terminal_and_reads_whole_again():
 
     line = "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"
     assert case_lines(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0,
+                      width=120) == [line]  # it fits: as it is
+    assert case_lines(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0,
                       width=90) == ["[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  about 2:40 left"]
     name, headline = "test_dd_write[uml-ext4-raid0-1M]", "dd.write 414.5 MB/s"
     lines = case_lines(2, 40, name, "passed", 14.8, headline, 15.0, 266.0, width=80)

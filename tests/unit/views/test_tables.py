@@ -4,7 +4,6 @@ from pytest_fsbench.bench import CaseResult, case_key
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.verdicts.stats import compare
 from pytest_fsbench.store.results import Series, SeriesKey
-from pytest_fsbench.views import tables
 from pytest_fsbench.views.tables import comparison_lines, results_table
 
 TEST = "benchmarks/test_dd.py::test_dd_write[btrfs-single-1M]"
