@@ -249,6 +249,12 @@ def study_output(output: str | None, name: str, store: Path | str) -> Path:
 QUICK_MINUTES = "7 to 47"
 
 
+def quick_minutes(scale: dict) -> str:
+    """A scale's minutes as measured: "12-27" when measured alone and beside busy neighbours."""
+    quiet = scale.get("quiet", {}).get("minutes")
+    return f"{quiet}-{scale['minutes']}" if quiet else str(scale["minutes"])
+
+
 def cmd_study(args: argparse.Namespace) -> int:
     """List the studies, or re-run one through the pytest face and write its report."""
     from .views import report
@@ -259,7 +265,7 @@ def cmd_study(args: argparse.Namespace) -> int:
             quick = s.scale("quick")
             head = f"{s.name:17} seed {s.seed}  {s.year}  "
             # the summary wrapped under itself, within the terminal (issue 35: lines of 144-183 columns)
-            print("\n".join(textwrap.wrap(f"{s.summary} (quick: about {quick['minutes']} min; {len(s.checks())} "
+            print("\n".join(textwrap.wrap(f"{s.summary} (quick: about {quick_minutes(quick)} min; {len(s.checks())} "
                                            "findings checked)", width, initial_indent=head,
                                            subsequent_indent=" " * len(head), break_long_words=False)))
         return 0

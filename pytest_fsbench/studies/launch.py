@@ -24,6 +24,7 @@ from ..filesystems import driver
 from ..system.host import Host
 from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
+from ..measure.monitor import others_cpu, snapshot
 from ..measure.progress import PLAN_SECONDS, unwrap
 from ..options import APPEND
 from ..kernels.probe import probe
@@ -222,17 +223,49 @@ class Seconds:
         return self.target.get(kind, 0.0) + runs * self.run[kind]
 
 
-def shipped_seconds(scale: dict) -> Seconds | None:
+def point_seconds(table: dict) -> Seconds:
+    """The seconds one measurement of a scale gives (run_seconds, target_seconds, paced_run_seconds,
+    session_seconds, seconds_basis: the scale's own keys, or its quiet table's)."""
+    targets = dict(table.get("target_seconds", {}))
+    paced = {case_kind(function, paced=True): float(value) for function, value in table.get("paced_run_seconds", {}).items()}
+    targets.update({k: targets[k.rpartition(" ")[0]] for k in paced if k.rpartition(" ")[0] in targets})
+    return Seconds({**table["run_seconds"], **paced}, targets,
+                   float(table.get("session_seconds", SESSION_SECONDS)), table.get("seconds_basis", ""))
+
+
+def between(low: dict[str, float], high: dict[str, float], weight: float) -> dict[str, float]:
+    """Each key's value weight of the way from low to high (a key only one has: its value)."""
+    return {k: low[k] + weight * (high[k] - low[k]) if k in low and k in high else high.get(k, low.get(k, 0.0))
+            for k in dict.fromkeys([*high, *low])}
+
+
+def load_weight(others: float, quiet: float, busy: float) -> float:
+    """How far others (% of the CPUs other processes use) lies from the quiet measurement's load
+    to the busy one's, 0..1: seconds are known between the two loads measured, not beyond."""
+    return min(1.0, max(0.0, (others - quiet) / (busy - quiet))) if busy > quiet else 1.0
+
+
+def shipped_seconds(scale: dict, others: float | None = None) -> Seconds | None:
     """The seconds per run and per target the study's file gives for this scale (measured when it
-    was written, on another machine or day), None when it gives none."""
+    was written, on another machine or day), None when it gives none. A scale measured at two
+    loads (others_cpu, and a quiet table with its own) gives them at the load other processes put
+    on the machine now (others, % of its CPUs), between the two: a run beside busy neighbours
+    took twice as long (btrfs-options, quick: IOzone 2.08 s quiet, 4.72 s at 70 %)."""
     if not scale.get("run_seconds"):
         return None
-    targets = dict(scale.get("target_seconds", {}))
-    paced = {case_kind(function, paced=True): float(value) for function, value in scale.get("paced_run_seconds", {}).items()}
-    targets.update({k: targets[k.rpartition(" ")[0]] for k in paced if k.rpartition(" ")[0] in targets})
-    return Seconds({**scale["run_seconds"], **paced}, targets,
-                   float(scale.get("session_seconds", SESSION_SECONDS)),
-                   f"from the seconds per run and per target measured for this scale: {scale['seconds_basis']}")
+    busy = point_seconds(scale)
+    said = "from the seconds per run and per target measured for this scale: "
+    quiet = scale.get("quiet")
+    if others is None or not quiet or "others_cpu" not in scale:
+        return dataclasses.replace(busy, basis=said + busy.basis)
+    low, high = float(quiet["others_cpu"]), float(scale["others_cpu"])
+    weight, idle = load_weight(others, low, high), point_seconds(quiet)
+    beyond = "; busier than either measurement, so it may take longer" if others > high else ""
+    return Seconds(between(idle.run, busy.run, weight), between(idle.target, busy.target, weight),
+                   idle.session + weight * (busy.session - idle.session),
+                   f"{said}other processes use {others:.0f} % of the CPUs now (while the plan collected the "
+                   f"tests), so {weight * 100:.0f} % of the way from a quiet machine's seconds ({idle.basis}) to a busy "
+                   f"one's ({busy.basis}){beyond}")
 
 
 @dataclass(frozen=True)
@@ -243,6 +276,7 @@ class Earlier:
     started: str
     tests: list[Timing]
     wall: float  # from its start to its end
+    others: float | None = None  # the median % of the CPUs other processes used in its runs (cpu.others)
 
 
 def session_seconds(earlier: Earlier) -> Seconds:
@@ -267,21 +301,38 @@ def medians(tables: list[dict[str, float]]) -> dict[str, float]:
     return {k: statistics.median(t[k] for t in tables if k in t) for k in dict.fromkeys(k for t in tables for k in t)}
 
 
-def measured_seconds(sessions: list[Earlier]) -> Seconds | None:
+def at_load(seconds: Seconds, then: float | None, now: float | None, scale: dict) -> Seconds:
+    """A session's seconds as they would be at the load now: each kind's times the ratio of the
+    scale's shipped seconds at the two loads (unchanged when either load is unknown, or the scale
+    was measured at one load only)."""
+    if then is None or now is None or "quiet" not in scale or not scale.get("run_seconds"):
+        return seconds
+    was, will = shipped_seconds(scale, then), shipped_seconds(scale, now)
+    run = {k: v * will.run[k] / was.run[k] if was.run.get(k) else v for k, v in seconds.run.items()}
+    target = {k: v * will.target[k] / was.target[k] if was.target.get(k) else v for k, v in seconds.target.items()}
+    return Seconds(run, target, seconds.session, seconds.basis)
+
+
+def measured_seconds(sessions: list[Earlier], scale: dict | None = None, now: float | None = None) -> Seconds | None:
     """The seconds of earlier sessions (newest first): of each kind, the median over the sessions
-    that ran it; None when there are none."""
+    that ran it, each taken at the load now when the scale says how load changes them (at_load);
+    None when there are none."""
     if not sessions:
         return None
-    each = [session_seconds(earlier) for earlier in sessions]
+    each = [at_load(session_seconds(earlier), earlier.others, now, scale or {}) for earlier in sessions]
     run, target = medians([s.run for s in each]), medians([s.target for s in each])
     rest = statistics.median(s.session for s in each)
     said = "; ".join(f"{k} {run[k]:.2f} s a run" + (f", {target[k]:.2f} s a target" if k in target else "")
                      for k in run)
     many = "s" * (len(sessions) != 1)
+    loads = [e.others for e in sessions if e.others is not None]
+    scaled = (f" (taken at the load now, other processes using {now:.0f} % of the CPUs, from theirs, "
+              f"{', '.join(f'{v:.0f}' for v in loads)} %)" if now is not None and loads and "quiet" in (scale or {})
+              else "")
     return Seconds(run, target, rest,
                    f"from {len(sessions)} earlier session{many} of this scale in this store: session{many} "
                    f"{', '.join(str(e.id) for e in sessions)}, the newest started {sessions[0].started}; the median "
-                   f"of each: {said}; the rest of a session {rest:.0f} s")
+                   f"of each{scaled}: {said}; the rest of a session {rest:.0f} s")
 
 
 def runs_before(sessions: list[Earlier]) -> dict[str, int]:
@@ -309,9 +360,11 @@ def earlier_sessions(location: Path | str, study: str, scale: str, args: list[st
                 continue  # a failed test's time is no case's: it stopped where it failed
             if case_options(store.session_export(row.id)["session"]["args"].get("argv", [])) != wanted:
                 continue
+            others = [v for series in store.series(row.id) if series.key.metric == "cpu.others" for v in series.values]
             found.append(Earlier(row.id, row.started, store.test_times(row.id),
                                  (dt.datetime.fromisoformat(row.finished)
-                                  - dt.datetime.fromisoformat(row.started)).total_seconds()))
+                                  - dt.datetime.fromisoformat(row.started)).total_seconds(),
+                                 statistics.median(others) if others else None))
             if len(found) == newest:
                 break
         return found
@@ -474,7 +527,9 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
         a.startswith(("--until-ci", "--interleave", "--paired")) for a in args)
     # pytest checks every value first (issue 23: --runs=abc was a traceback); a --max-runs of the
     # user's caps the claims' runs, which the session gets below (collected alone, pytest refuses it)
+    collecting = snapshot([])
     tests, left_out = collected_tests(without_option(args, "--max-runs") if per_claim else args, cwd)
+    load = others_cpu([(collecting, snapshot([]))])
     layouts = option_value(args, "--layout", "single").split(",")
     image_dir = Path(option_value(args, "--image-dir", DEFAULT_IMAGE_DIR))
     existing = existing_ancestor(image_dir)
@@ -500,7 +555,8 @@ def plan(study: Study, scale: str, args: list[str], cwd: Path) -> Plan:
         claims += (f"{len(expected)} tests repeat until decided ({measured} to {most} runs; expected "
                    f"{sum(expected.values()) - warmup * len(expected)} measured runs in all, {how}), the "
                    f"other {len(tests) - len(expected)} run {measured} times",)
-    minutes, basis, taken = estimate([measured_seconds(sessions), shipped_seconds(chosen)], chosen, tests,
+    now = load[0].value if load else None
+    minutes, basis, taken = estimate([measured_seconds(sessions, chosen, now), shipped_seconds(chosen, now)], chosen, tests,
                                      measured + warmup, expected, guest_labels(args))
     return Plan(args, len(tests), measured + warmup, minutes, basis,
                 max(LAYOUT_DEVICES[layout] for layout in layouts),

@@ -268,3 +268,43 @@ def test_earlier_sessions_give_the_median_of_each_kind_and_the_runs_each_claim_c
                                     "started t2; the median of each: test_dd_write 3.00 s a run, 1.50 s a target; ")
     assert launch.runs_before([one, two]) == {"test_dd_write[a]": 5, "test_iozone[vm-zfs]": 2}
     assert launch.measured_seconds([]) is None
+
+
+TWO_LOADS = {"run_seconds": {"test_iozone": 4.0}, "target_seconds": {"test_iozone": 1.0}, "session_seconds": 10,
+             "seconds_basis": "busy", "others_cpu": 70,
+             "quiet": {"others_cpu": 0, "run_seconds": {"test_iozone": 2.0}, "target_seconds": {"test_iozone": 0.5},
+                       "session_seconds": 4, "seconds_basis": "alone"}}
+
+
+def test_a_scale_measured_alone_and_beside_busy_jobs_is_planned_at_the_load_now():
+    """btrfs-options' quick scale took 12 min alone and 25 beside jobs using 70 % of the CPUs: a
+    plan from either alone was 2x off on the other day (issue 36)."""
+    assert launch.shipped_seconds(TWO_LOADS, 0.0).run == {"test_iozone": 2.0}
+    halfway = launch.shipped_seconds(TWO_LOADS, 35.0)
+    assert halfway.run == {"test_iozone": 3.0} and halfway.target == {"test_iozone": 0.75}
+    assert halfway.session == 7.0
+    assert "use 35 % of the CPUs now" in halfway.basis and "50 % of the way" in halfway.basis
+    # beyond what was measured: the busy seconds, and the plan says it may take longer
+    busier = launch.shipped_seconds(TWO_LOADS, 95.0)
+    assert busier.run == {"test_iozone": 4.0} and busier.basis.endswith("so it may take longer")
+    assert launch.shipped_seconds(TWO_LOADS, -3.0).run == {"test_iozone": 2.0}
+    # the load unknown, or one load measured: the busy seconds as they were
+    assert launch.shipped_seconds(TWO_LOADS).run == {"test_iozone": 4.0}
+    one = {k: v for k, v in TWO_LOADS.items() if k != "quiet"}
+    assert launch.shipped_seconds(one, 0.0).run == {"test_iozone": 4.0}
+
+
+def test_an_earlier_sessions_seconds_are_taken_at_the_load_now():
+    from pytest_fsbench.store.results import Timing
+    busy = launch.Earlier(1, "t1", [Timing("p.py::test_iozone[a]", "host", 10, 40.0, 1.0)], 60.0, others=70.0)
+    assert launch.measured_seconds([busy]).run == {"test_iozone": 4.0}  # no scale: as measured
+    seconds = launch.measured_seconds([busy], TWO_LOADS, 0.0)
+    assert seconds.run == {"test_iozone": 2.0} and seconds.target == {"test_iozone": 0.5}
+    assert "(taken at the load now, other processes using 0 % of the CPUs, from theirs, 70 %)" in seconds.basis
+    unknown = launch.Earlier(1, "t1", busy.tests, 60.0)
+    assert launch.measured_seconds([unknown], TWO_LOADS, 0.0).run == {"test_iozone": 4.0}
+
+
+def test_the_list_gives_a_scale_measured_at_two_loads_both_minutes():
+    assert cli.quick_minutes({"minutes": 27, "quiet": {"minutes": 12}}) == "12-27"
+    assert cli.quick_minutes({"minutes": 7}) == "7"
