@@ -22,6 +22,7 @@ from .session import FsbenchSession
 from .settings import CONTROL_MB, Conditions
 from .verdicts.baseline import COMPARED, PAIRED_WITH, compared_record, pair_up
 from .case import CaseSpec
+from .kernels.kernel import ram_of
 from .verdicts.stats import Comparison, summarize
 from .store.results import Series, canonical, now
 from .targets.target import Target
@@ -107,9 +108,9 @@ class Bench:
 
     @property
     def ram_bytes(self) -> int:
-        """The memory a measured run may use, page cache included: --memory's limit, else the
-        machine's RAM (what 2xRAM file sizes are made of)."""
-        return self.session.settings.memory or self.session.host.ram_bytes
+        """The memory a measured run may use, page cache included (kernel.ram_of): what 2xRAM
+        file sizes are made of."""
+        return ram_of(self.target.spec.kernel, self.session.settings.memory, self.session.host.ram_bytes)
 
     def own_data(self, tool: str) -> None:
         """Skip unless the case uses the default data: tool writes a pattern of its own, whose

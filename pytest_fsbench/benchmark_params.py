@@ -16,6 +16,7 @@ import pytest
 from .errors import UsageError
 from .matrix import check_no_repeats
 from .options import given_twice
+from .kernels.kernel import ram_of
 from .plugin import SESSION
 from .sizes import MARGIN, human_size, parse_size
 from .workloads import PARAMS, missing_tools
@@ -100,13 +101,14 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     before its first run, once the target tells its free space (Bench)."""
     settings = session.config.stash[SESSION].settings
     check_direct_io_sizes(session.config, settings.caches, bool(settings.devices))
-    ram = settings.memory or psutil.virtual_memory().total
+    host_ram = psutil.virtual_memory().total
     for item in session.items:
         callspec = getattr(item, "callspec", None)
         if callspec is None or "fsbench_spec" not in callspec.params or item.get_closest_marker("skip"):
             continue
         spec = callspec.params["fsbench_spec"]
         room = settings.room(spec)
+        ram = ram_of(spec.kernel, settings.memory, host_ram)
         for param in PARAMS:
             if param.holds is None or param.fixture not in item.fixturenames or room is None:
                 continue

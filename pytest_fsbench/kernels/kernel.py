@@ -14,11 +14,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..sizes import parse_size
 from ..system.host import DEBIAN_UML
 
 HOST = "host"
 #: a guest kernel's RAM, its page cache included (a UML guest's and a virtual machine's)
 GUEST_MEMORY = "2G"
+
+
+def ram_of(kernel: str, memory: int | None, host_ram: int) -> int:
+    """The memory a measured run may use, page cache included, what 2xRAM file sizes are made of:
+    --memory's limit; else the RAM of the kernel the case runs under, a guest's own (GUEST_MEMORY:
+    a 2xRAM file in a 2G guest is 4G, not twice the host's RAM, which the guest's page cache
+    never had), or the host's."""
+    if memory:
+        return memory
+    return host_ram if kernel == HOST else parse_size(GUEST_MEMORY)
 #: Debian's user-mode-linux package: the kernel, and its modules under UML_MODULES/<version>
 UML_MODULES = Path("/usr/lib/uml/modules")
 #: Debian's packaged kernels (linux-image-amd64), booted in a virtual machine by --kernel=vm

@@ -263,3 +263,13 @@ def test_memory_is_refused_under_a_guest_kernel_without_memory_control_groups():
         "CONFIG_MEMCG=y, or leave --memory out")
     assert memory_refused(kernel, dataclasses.replace(without, memory_cgroup="v2")) is None
 
+
+
+def test_a_guests_2xram_is_twice_its_own_memory():
+    """A 2xRAM file is meant to outgrow the page cache of the kernel that reads it: in a 2G guest
+    it is 4G, not twice the host's 24G (a 48G file the guest's cache could never have held)."""
+    from pytest_fsbench.kernels.kernel import GUEST_MEMORY, ram_of
+    from pytest_fsbench.sizes import parse_size
+    assert ram_of("uml", None, 24 << 30) == ram_of("vm", None, 24 << 30) == parse_size(GUEST_MEMORY) == 2 << 30
+    assert ram_of("host", None, 24 << 30) == 24 << 30
+    assert ram_of("vm", 96 << 20, 24 << 30) == ram_of("host", 96 << 20, 24 << 30) == 96 << 20  # --memory's limit
