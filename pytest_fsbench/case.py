@@ -58,7 +58,7 @@ class CaseSpec:
         parts += [self.fs, self.layout]
         parts += [f"{key}={value}".replace(" ", "_") for key, value in self.options
                   if self.shown is None or key in self.shown]
-        parts += [f"storage={self.storage_rate:g}MBps"] if self.storage_rate else []
+        parts += [storage_part(self.storage_rate)] if self.storage_rate else []
         return "-".join(parts)
 
     def option(self, key: str) -> str | None:
@@ -81,6 +81,16 @@ class CaseSpec:
 
 #: a paced case's kind's suffix (--storage-rate): its runs wait for that storage
 PACED = "paced"
+
+
+def storage_part(rate: float) -> str:
+    """The part of a case's id naming the rate its storage is paced to: storage=32MBps."""
+    return f"storage={rate:g}MBps"
+
+
+def is_paced(test_id: str) -> bool:
+    """Whether a test's id (test_iozone[btrfs-single-storage=32MBps-16M]) names paced storage."""
+    return "-storage=" in test_id.rpartition("[")[2]
 
 
 def case_kind(function: str, kernel: str = "host", paced: bool = False) -> str:

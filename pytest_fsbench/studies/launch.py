@@ -18,7 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..case import LAYOUT_DEVICES, CaseSpec, case_kind
+from ..case import LAYOUT_DEVICES, CaseSpec, case_kind, is_paced, storage_part
 from ..errors import UsageError
 from ..filesystems import driver
 from ..system.host import Host
@@ -195,7 +195,7 @@ def test_function(test_id: str) -> str:
 
 def kind(test_id: str, kernel: str = "host") -> str:
     """A stored or planned test's kind (case.case_kind): paced when its id says storage=."""
-    return case_kind(test_function(test_id), kernel, "-storage=" in test_id.rpartition("[")[2])
+    return case_kind(test_function(test_id), kernel, is_paced(test_id))
 
 
 def planned_kind(test_id: str, guests: Collection[str]) -> str:
@@ -418,7 +418,7 @@ def claim_tests(check: Check, tests: list[str]) -> list[str]:
     any other only the cases on the images' own storage."""
     found = []
     rate = claim_rate(check)
-    storage = f"-storage={rate.removesuffix(' MB/s')}MBps-" if rate else ""
+    storage = f"-{storage_part(float(rate.removesuffix(' MB/s')))}-" if rate else ""
     for selector in (check.a, check.b):
         workload = check.metric.split(".")[0]
         functions = {f"test_{check.metric.replace('.', '_')}", f"test_{workload}"}
@@ -428,7 +428,7 @@ def claim_tests(check: Check, tests: list[str]) -> list[str]:
             if function not in functions or not ident.startswith(f"-{selector.get('fs', '')}-"
                                                                   f"{selector.get('layout', '')}-"):
                 continue
-            if (storage not in ident) if storage else "-storage=" in ident:  # its storage's cases only
+            if (storage not in ident) if storage else is_paced(f"[{ident}]"):  # its storage's cases only
                 continue
             wanted = [f"-{k}={v}-" for k, v in selector.get("options", {}).items()]
             wanted += [f"-{key}={selector[key]}-" for key in ("cache", "data") if key in selector
