@@ -251,8 +251,8 @@ QUICK_MINUTES = "7 to 47"
 
 def quick_minutes(scale: dict) -> str:
     """A scale's minutes as measured: "12-27" when measured alone and beside busy neighbours."""
-    quiet = scale.get("quiet", {}).get("minutes")
-    return f"{quiet}-{scale['minutes']}" if quiet else str(scale["minutes"])
+    least = min((table["minutes"] for table in scale.get("loads", []) if "minutes" in table), default=None)
+    return f"{least}-{scale['minutes']}" if least is not None else str(scale["minutes"])
 
 
 def cmd_study(args: argparse.Namespace) -> int:

@@ -225,7 +225,7 @@ class Seconds:
 
 def point_seconds(table: dict) -> Seconds:
     """The seconds one measurement of a scale gives (run_seconds, target_seconds, paced_run_seconds,
-    session_seconds, seconds_basis: the scale's own keys, or its quiet table's)."""
+    session_seconds, seconds_basis: the scale's own keys, or one of its loads' tables)."""
     targets = dict(table.get("target_seconds", {}))
     paced = {case_kind(function, paced=True): float(value) for function, value in table.get("paced_run_seconds", {}).items()}
     targets.update({k: targets[k.rpartition(" ")[0]] for k in paced if k.rpartition(" ")[0] in targets})
@@ -239,33 +239,49 @@ def between(low: dict[str, float], high: dict[str, float], weight: float) -> dic
             for k in dict.fromkeys([*high, *low])}
 
 
-def load_weight(others: float, quiet: float, busy: float) -> float:
-    """How far others (% of the CPUs other processes use) lies from the quiet measurement's load
-    to the busy one's, 0..1: seconds are known between the two loads measured, not beyond."""
-    return min(1.0, max(0.0, (others - quiet) / (busy - quiet))) if busy > quiet else 1.0
+def load_points(scale: dict) -> list[tuple[float, Seconds]]:
+    """The scale's seconds at each load they were measured at (the share of the CPUs other
+    processes used then, %: its own keys' others_cpu, and each of its loads' tables), least first;
+    empty unless it was measured at two loads or more."""
+    points = [(float(table["others_cpu"]), point_seconds(table)) for table in scale.get("loads", [])]
+    if "others_cpu" in scale:
+        points.append((float(scale["others_cpu"]), point_seconds(scale)))
+    return sorted(points, key=lambda point: point[0]) if len(points) > 1 else []
+
+
+def seconds_at(points: list[tuple[float, Seconds]], others: float) -> Seconds:
+    """The seconds at others (% of the CPUs other processes use), on straight lines between the
+    loads measured (a run took 2.08 s alone, 2.21 at 30 %, 4.72 at 70 %: not one straight line),
+    the nearest measured beyond them: nothing says how seconds grow past what was measured."""
+    if others <= points[0][0]:
+        return points[0][1]
+    for (low, below), (high, above) in zip(points, points[1:]):
+        if others <= high:
+            weight = (others - low) / (high - low) if high > low else 1.0
+            return Seconds(between(below.run, above.run, weight), between(below.target, above.target, weight),
+                           below.session + weight * (above.session - below.session), "")
+    return points[-1][1]
 
 
 def shipped_seconds(scale: dict, others: float | None = None) -> Seconds | None:
     """The seconds per run and per target the study's file gives for this scale (measured when it
-    was written, on another machine or day), None when it gives none. A scale measured at two
-    loads (others_cpu, and a quiet table with its own) gives them at the load other processes put
-    on the machine now (others, % of its CPUs), between the two: a run beside busy neighbours
-    took twice as long (btrfs-options, quick: IOzone 2.08 s quiet, 4.72 s at 70 %)."""
+    was written, on another machine or day), None when it gives none. A scale measured at several
+    loads (others_cpu, and its loads' tables) gives them at the load other processes put on the
+    machine now (others, % of its CPUs): a run beside busy neighbours took twice as long
+    (btrfs-options, quick: IOzone 2.08 s alone, 4.72 s at 70 %)."""
     if not scale.get("run_seconds"):
         return None
-    busy = point_seconds(scale)
     said = "from the seconds per run and per target measured for this scale: "
-    quiet = scale.get("quiet")
-    if others is None or not quiet or "others_cpu" not in scale:
-        return dataclasses.replace(busy, basis=said + busy.basis)
-    low, high = float(quiet["others_cpu"]), float(scale["others_cpu"])
-    weight, idle = load_weight(others, low, high), point_seconds(quiet)
-    beyond = "; busier than either measurement, so it may take longer" if others > high else ""
-    return Seconds(between(idle.run, busy.run, weight), between(idle.target, busy.target, weight),
-                   idle.session + weight * (busy.session - idle.session),
-                   f"{said}other processes use {others:.0f} % of the CPUs now (while the plan collected the "
-                   f"tests), so {weight * 100:.0f} % of the way from a quiet machine's seconds ({idle.basis}) to a busy "
-                   f"one's ({busy.basis}){beyond}")
+    points = load_points(scale)
+    if others is None or not points:
+        own = point_seconds(scale)
+        return dataclasses.replace(own, basis=said + own.basis)
+    beyond = ("; busier than any of them, so it may take longer" if others > points[-1][0] else "")
+    measured = "; ".join(f"at {load:.0f} %, {seconds.basis}" for load, seconds in points)
+    return dataclasses.replace(
+        seconds_at(points, others),
+        basis=f"{said}taken at the load now, other processes using {others:.0f} % of the CPUs while the plan "
+              f"collected the tests, from those measured at {len(points)} loads ({measured}){beyond}")
 
 
 @dataclass(frozen=True)
@@ -305,7 +321,7 @@ def at_load(seconds: Seconds, then: float | None, now: float | None, scale: dict
     """A session's seconds as they would be at the load now: each kind's times the ratio of the
     scale's shipped seconds at the two loads (unchanged when either load is unknown, or the scale
     was measured at one load only)."""
-    if then is None or now is None or "quiet" not in scale or not scale.get("run_seconds"):
+    if then is None or now is None or not load_points(scale) or not scale.get("run_seconds"):
         return seconds
     was, will = shipped_seconds(scale, then), shipped_seconds(scale, now)
     run = {k: v * will.run[k] / was.run[k] if was.run.get(k) else v for k, v in seconds.run.items()}
@@ -327,7 +343,7 @@ def measured_seconds(sessions: list[Earlier], scale: dict | None = None, now: fl
     many = "s" * (len(sessions) != 1)
     loads = [e.others for e in sessions if e.others is not None]
     scaled = (f" (taken at the load now, other processes using {now:.0f} % of the CPUs, from theirs, "
-              f"{', '.join(f'{v:.0f}' for v in loads)} %)" if now is not None and loads and "quiet" in (scale or {})
+              f"{', '.join(f'{v:.0f}' for v in loads)} %)" if now is not None and loads and load_points(scale or {})
               else "")
     return Seconds(run, target, rest,
                    f"from {len(sessions)} earlier session{many} of this scale in this store: session{many} "

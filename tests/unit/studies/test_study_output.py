@@ -270,27 +270,31 @@ def test_earlier_sessions_give_the_median_of_each_kind_and_the_runs_each_claim_c
     assert launch.measured_seconds([]) is None
 
 
-TWO_LOADS = {"run_seconds": {"test_iozone": 4.0}, "target_seconds": {"test_iozone": 1.0}, "session_seconds": 10,
-             "seconds_basis": "busy", "others_cpu": 70,
-             "quiet": {"others_cpu": 0, "run_seconds": {"test_iozone": 2.0}, "target_seconds": {"test_iozone": 0.5},
-                       "session_seconds": 4, "seconds_basis": "alone"}}
+LOADS = {"run_seconds": {"test_iozone": 4.0}, "target_seconds": {"test_iozone": 1.0}, "session_seconds": 10,
+         "seconds_basis": "busy", "others_cpu": 70,
+         "loads": [{"others_cpu": 0, "run_seconds": {"test_iozone": 2.0}, "target_seconds": {"test_iozone": 0.5},
+                    "session_seconds": 4, "seconds_basis": "alone", "minutes": 12},
+                   {"others_cpu": 30, "run_seconds": {"test_iozone": 2.2}, "target_seconds": {"test_iozone": 0.5},
+                    "session_seconds": 4, "seconds_basis": "beside tests"}]}
 
 
-def test_a_scale_measured_alone_and_beside_busy_jobs_is_planned_at_the_load_now():
-    """btrfs-options' quick scale took 12 min alone and 25 beside jobs using 70 % of the CPUs: a
-    plan from either alone was 2x off on the other day (issue 36)."""
-    assert launch.shipped_seconds(TWO_LOADS, 0.0).run == {"test_iozone": 2.0}
-    halfway = launch.shipped_seconds(TWO_LOADS, 35.0)
-    assert halfway.run == {"test_iozone": 3.0} and halfway.target == {"test_iozone": 0.75}
+def test_a_scale_measured_at_several_loads_is_planned_at_the_load_now():
+    """btrfs-options' quick scale took 12 min alone, 14 at 30 % and 25 beside jobs using 70 % of
+    the CPUs: a plan from one of them was 2x off on another day (issue 36)."""
+    assert launch.shipped_seconds(LOADS, 0.0).run == {"test_iozone": 2.0}
+    assert launch.shipped_seconds(LOADS, 15.0).run == {"test_iozone": pytest.approx(2.1)}
+    halfway = launch.shipped_seconds(LOADS, 50.0)  # between the two nearest, 30 and 70 %
+    assert halfway.run == {"test_iozone": pytest.approx(3.1)} and halfway.target == {"test_iozone": 0.75}
     assert halfway.session == 7.0
-    assert "use 35 % of the CPUs now" in halfway.basis and "50 % of the way" in halfway.basis
-    # beyond what was measured: the busy seconds, and the plan says it may take longer
-    busier = launch.shipped_seconds(TWO_LOADS, 95.0)
+    assert "other processes using 50 % of the CPUs" in halfway.basis and "measured at 3 loads (at 0 %, alone; " \
+        "at 30 %, beside tests; at 70 %, busy)" in halfway.basis
+    # beyond what was measured: the nearest, and the plan says it may take longer
+    busier = launch.shipped_seconds(LOADS, 95.0)
     assert busier.run == {"test_iozone": 4.0} and busier.basis.endswith("so it may take longer")
-    assert launch.shipped_seconds(TWO_LOADS, -3.0).run == {"test_iozone": 2.0}
-    # the load unknown, or one load measured: the busy seconds as they were
-    assert launch.shipped_seconds(TWO_LOADS).run == {"test_iozone": 4.0}
-    one = {k: v for k, v in TWO_LOADS.items() if k != "quiet"}
+    assert launch.shipped_seconds(LOADS, -3.0).run == {"test_iozone": 2.0}
+    # the load unknown, or one load measured: the scale's own seconds as they were
+    assert launch.shipped_seconds(LOADS).run == {"test_iozone": 4.0}
+    one = {k: v for k, v in LOADS.items() if k != "loads"}
     assert launch.shipped_seconds(one, 0.0).run == {"test_iozone": 4.0}
 
 
@@ -298,13 +302,13 @@ def test_an_earlier_sessions_seconds_are_taken_at_the_load_now():
     from pytest_fsbench.store.results import Timing
     busy = launch.Earlier(1, "t1", [Timing("p.py::test_iozone[a]", "host", 10, 40.0, 1.0)], 60.0, others=70.0)
     assert launch.measured_seconds([busy]).run == {"test_iozone": 4.0}  # no scale: as measured
-    seconds = launch.measured_seconds([busy], TWO_LOADS, 0.0)
+    seconds = launch.measured_seconds([busy], LOADS, 0.0)
     assert seconds.run == {"test_iozone": 2.0} and seconds.target == {"test_iozone": 0.5}
     assert "(taken at the load now, other processes using 0 % of the CPUs, from theirs, 70 %)" in seconds.basis
     unknown = launch.Earlier(1, "t1", busy.tests, 60.0)
-    assert launch.measured_seconds([unknown], TWO_LOADS, 0.0).run == {"test_iozone": 4.0}
+    assert launch.measured_seconds([unknown], LOADS, 0.0).run == {"test_iozone": 4.0}
 
 
-def test_the_list_gives_a_scale_measured_at_two_loads_both_minutes():
-    assert cli.quick_minutes({"minutes": 27, "quiet": {"minutes": 12}}) == "12-27"
+def test_the_list_gives_a_scale_measured_at_several_loads_its_least_and_most_minutes():
+    assert cli.quick_minutes(LOADS | {"minutes": 27}) == "12-27"
     assert cli.quick_minutes({"minutes": 7}) == "7"
