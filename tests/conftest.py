@@ -21,6 +21,7 @@ from pytest_fsbench.system.daemons import serialized
 from pytest_fsbench.filesystems import DAEMONS
 from pytest_fsbench.system.commands import execute
 from pytest_fsbench.measure.progress import unwrap
+from pytest_fsbench.views.tables import unstack
 
 DATA = Path(__file__).parent / "data"
 
@@ -164,12 +165,13 @@ def two_disks(tmp_path):
 
 def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """pytest in a child process, as a user would run it; its stdout with each line the session
-    wrapped at 120 columns joined again, as the tests read what a line says (the raw text is
-    .raw_stdout; test_terminal_lines checks the layout itself)."""
+    wrapped at 120 columns joined again, and each row of a table stacked to fit them on one line
+    again, as the tests read what a line says (the raw text is .raw_stdout; test_terminal_lines
+    checks the layout itself)."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
     done.raw_stdout = done.stdout
-    done.stdout = "\n".join(unwrap(done.stdout.splitlines())) + ("\n" if done.stdout.endswith("\n") else "")
+    done.stdout = "\n".join(unstack(unwrap(done.stdout.splitlines()))) + ("\n" if done.stdout.endswith("\n") else "")
     return done
 
 
