@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from pytest_fsbench.bench import CaseResult, case_key
+from pytest_fsbench.bench import CaseResult, case_key, failure_text
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.verdicts.stats import compare
 from pytest_fsbench.store.results import Series, SeriesKey
@@ -129,3 +129,14 @@ def test_the_rest_of_the_time_is_never_a_rounding_minus():
     # a positive rest is the rest, whatever its size
     assert time_shares({"session": 152.9, **steps})[-1][1] == pytest.approx(0.5)
     assert time_line({"measured": 1.0, "session": None}) == "time: measured 1 s"
+
+
+def test_a_gate_failure_fits_the_terminal():
+    """Issue 35: pytest prints the failure's text as it is, so each line is fitted here."""
+    gate = ("btrfs-single-compress=zstd regression: dd.write bs=1M,data=50%,size=64M 390.4 -> 283 MB/s -30.2% "
+            "[90% CI -43.4%, -11.9%] p=0.002 n=10/10 worse (paired by round with btrfs-single)")
+    text = failure_text([gate, "a threshold\nits second line"], 80)
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines) and lines[1].startswith("  ") and lines[-2:] == ["a threshold", "its second line"]
+    assert unwrap(lines)[0] == gate
+    assert failure_text([gate], 200) == gate
