@@ -273,7 +273,7 @@ def cmd_study(args: argparse.Namespace) -> int:
         raise UsageError(f"the study's options select none of its tests ({' '.join(args.pytest_args) or 'its own'}); "
                          "loosen -k or the options that choose the cases")
     note = study_launch.selection_note(chosen, args.scale, args.pytest_args)
-    print("\n".join([*plan.lines(), *([note] if note else [])]), flush=True)
+    print("\n".join([*plan.lines(terminal_width()), *([note] if note else [])]), flush=True)
     study_launch.check_room(plan)
     if args.plan:
         return 0

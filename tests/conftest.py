@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -173,6 +174,16 @@ def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subproce
     done.raw_stdout = done.stdout
     done.stdout = "\n".join(unstack(unwrap(done.stdout.splitlines()))) + ("\n" if done.stdout.endswith("\n") else "")
     return done
+
+
+def plan_command(out: str) -> tuple[list[str], list[str]]:
+    """(the arguments of the pytest command a study's plan prints, in lines that end in the shell's
+    " \\" and continue indented, read as a shell reads them; the plan's other lines)."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("plan: pytest "))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
+    command = " ".join(line.removesuffix(" \\").strip() for line in lines[start:end + 1]).removeprefix("plan: ")
+    return shlex.split(command), lines[:start] + lines[end + 1:]
 
 
 @pytest.fixture(scope="session")
