@@ -178,12 +178,13 @@ def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subproce
 
 def plan_command(out: str) -> tuple[list[str], list[str]]:
     """(the arguments of the pytest command a study's plan prints, in lines that end in the shell's
-    " \\" and continue indented, read as a shell reads them; the plan's other lines)."""
+    " \\" and continue indented, read as a shell reads them; the plan's other lines, each wrapped
+    line joined again)."""
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("plan: pytest "))
     end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
     command = " ".join(line.removesuffix(" \\").strip() for line in lines[start:end + 1]).removeprefix("plan: ")
-    return shlex.split(command), lines[:start] + lines[end + 1:]
+    return shlex.split(command), unwrap(lines[:start] + lines[end + 1:])
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from ..filesystems import driver
 from ..system.host import Host
 from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
-from ..measure.progress import PLAN_SECONDS, WIDTH, unwrap
+from ..measure.progress import PLAN_SECONDS, WIDTH, fit, unwrap
 from ..options import APPEND
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
@@ -98,17 +98,19 @@ class Plan:
         return self.devices * self.image_bytes
 
     def lines(self, width: int = WIDTH) -> list[str]:
-        """The plan; its pytest command in lines within width that a shell runs pasted (command_lines)."""
+        """The plan within width: its pytest command in lines that a shell runs pasted
+        (command_lines), its prose wrapped (progress.fit)."""
+        prose = [f"plan: {self.tests} tests x {self.runs} runs (warm-up included"
+                  f"{'; a claim' + chr(39) + 's tests until it would be decided' if self.claims else ''}), about "
+                  f"{self.minutes:.0f} minutes "
+                  f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
+                  f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
+                  f"{self.free_bytes / 2**30:.0f} GiB free",
+                 *(f"plan: {line}" for line in self.claims),
+                 *(f"plan: {line}" for line in self.placement),
+                 *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
         return [*command_lines("plan: ", ["pytest", *self.args], width),
-                f"plan: {self.tests} tests x {self.runs} runs (warm-up included"
-                f"{'; a claim' + chr(39) + 's tests until it would be decided' if self.claims else ''}), about "
-                f"{self.minutes:.0f} minutes "
-                f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
-                f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
-                f"{self.free_bytes / 2**30:.0f} GiB free",
-                *(f"plan: {line}" for line in self.claims),
-                *(f"plan: {line}" for line in self.placement),
-                *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
+                *(part for line in prose for part in fit(line, width))]
 
 
 #: how far a command's continuation lines are indented (deeper than fit()'s two: unwrap leaves them be)
