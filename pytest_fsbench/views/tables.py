@@ -25,7 +25,8 @@ def align(rows: Sequence[Sequence[str]]) -> list[str]:
 STACK_INDENT = "    "
 
 #: the note that says a column's one value, when the column is left out of a table (issue 35)
-EVERY_ROW = {"params": "params of every row: {}", "unit": "unit of every row: {}", "stopped": "every row stopped by: {}"}
+EVERY_ROW = {"params": "params of every row: {}", "unit": "unit of every row: {}",
+             "stopped": "every row stopped by: {}"}
 
 
 def widest(lines: Sequence[str]) -> int:

@@ -94,7 +94,8 @@ def test_a_paper_scale_whose_images_do_not_fit_is_refused_before_anything_runs(t
     finally:
         subprocess.run(["umount", str(images)], check=True)
     assert done.returncode == 2, done.stderr
-    assert done.stdout.startswith("plan: pytest") and "3 x 40 GiB = 120 GiB (sparse)" in " ".join(plan_command(done.stdout)[1])
+    _, prose = plan_command(done.stdout)
+    assert done.stdout.startswith("plan: pytest") and "3 x 40 GiB = 120 GiB (sparse)" in " ".join(prose)
     [error] = done.stderr.strip().splitlines()
     assert error.startswith("fsbench study: the images of one case may take 120 GiB (3 x --image-size=40G) and "
                             f"{images} has 50 GiB free")

@@ -75,7 +75,8 @@ def test_a_table_too_wide_says_its_unit_once_then_stacks_its_rows():
     assert all(len(line) <= 60 for line in lines), lines
     whole = [columns for columns in (re.split(r"\s{2,}", line.strip()) for line in unstack(lines)[:3])]
     assert whole == [["case", "metric", "median", "unit", "n", "ci95", "others%"],
-                     ["test_dd_write[btrfs-single-compress=zstd-data=50%-1M]", "dd.write", "283", "MB/s", "10", "+-0.0%", "67"],
+                     ["test_dd_write[btrfs-single-compress=zstd-data=50%-1M]", "dd.write", "283", "MB/s", "10",
+                      "+-0.0%", "67"],
                      ["test_dd_write[btrfs-single-1M]", "dd.write", "390", "MB/s", "6", "+-0.0%", "67"]]
     assert unwrap(lines)[:4] == lines[:4]  # a stacked row's cells are not a wrapped line's rest
     base = series("dd.write", [100, 101, 99, 100, 102, 98])
@@ -137,6 +138,7 @@ def test_a_gate_failure_fits_the_terminal():
             "[90% CI -43.4%, -11.9%] p=0.002 n=10/10 worse (paired by round with btrfs-single)")
     text = failure_text([gate, "a threshold\nits second line"], 80)
     lines = text.splitlines()
-    assert all(len(line) <= 80 for line in lines) and lines[1].startswith("  ") and lines[-2:] == ["a threshold", "its second line"]
+    assert all(len(line) <= 80 for line in lines) and lines[1].startswith("  ")
+    assert lines[-2:] == ["a threshold", "its second line"]
     assert unwrap(lines)[0] == gate
     assert failure_text([gate], 200) == gate
