@@ -149,7 +149,11 @@ install_venv() {
     if [ ! -x .venv/bin/pytest ] || [ ! -f "$marker" ] || [ pyproject.toml -nt "$marker" ]; then
         python3 -m venv .venv
         .venv/bin/pip install -q --upgrade pip
-        .venv/bin/pip install -q -e ".$extras"
+        # setuptools says "Editable installation." (mind folders named like the package in the
+        # working directory) on every editable install of a package with a package-dir mapping
+        # (the benchmarks ship as pytest_fsbench.benchmarks); here that folder is the package
+        # itself: only that one notice is silenced, every other warning and error is shown
+        PYTHONWARNINGS="ignore:Editable installation:UserWarning" .venv/bin/pip install -q -e ".$extras"
         touch "$marker"
     fi
 }

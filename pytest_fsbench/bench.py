@@ -15,7 +15,7 @@ import pytest
 from .measure import cache_check
 from .verdicts.gate import Judgement
 from .metrics import CONTROL, Direction, Metric, is_headline, mb_per_s
-from .measure.progress import Progress, run_line
+from .measure.progress import WIDTH, Progress, fit, run_line
 from .verdicts.repeat import stop_reason
 from .measure.run import Unsupported, check_cache_policy
 from .session import FsbenchSession
@@ -42,6 +42,12 @@ _ROUND = re.compile(r"-round\d+\]$")
 def case_key(nodeid: str) -> str:
     """The test's identity across sessions and interleaved rounds (the round id dropped)."""
     return _ROUND.sub("]", nodeid)
+
+
+def failure_text(failures: list[str], width: int) -> str:
+    """A case's failures (its thresholds' and the gate's), a line each, every line within width as
+    the rest of fsbench's prose (progress.fit; issue 35): pytest prints the text as it is."""
+    return "\n".join(part for failure in failures for line in failure.splitlines() for part in fit(line, width))
 
 
 class CachedFigureWarning(UserWarning):
@@ -85,8 +91,10 @@ FILLED_BELOW = 8 << 20
 
 class Bench:
     def __init__(self, session: FsbenchSession, target: Target, conditions: Conditions, item: pytest.Item,
-                 record_property, interleaved: bool = False, progress: Progress | None = None) -> None:
+                 record_property, interleaved: bool = False, progress: Progress | None = None,
+                 width: int = WIDTH) -> None:
         self.session = session
+        self.width = width  # the columns a failure's line may take (measure.progress.terminal_width)
         self.progress = progress or Progress()
         self.target = target
         self.cache = conditions.cache
@@ -314,7 +322,7 @@ class Bench:
                      for t in self.marked if t.text not in self.session.thresholds_applied]
         failures += self._gate(result)
         if failures:
-            pytest.fail("\n".join(failures), pytrace=False)
+            pytest.fail(failure_text(failures, self.width), pytrace=False)
 
     def _gate(self, result: CaseResult) -> list[str]:
         """Ask the gate about the case (against the baseline and, for a --paired variant, its

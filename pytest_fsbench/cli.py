@@ -33,7 +33,7 @@ from .store.results import Store
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
-from .measure.progress import terminal_width
+from .measure.progress import fit, terminal_width
 from .views.tables import comparison_lines
 
 
@@ -279,7 +279,8 @@ def cmd_study(args: argparse.Namespace) -> int:
         raise UsageError(f"the study's options select none of its tests ({' '.join(args.pytest_args) or 'its own'}); "
                          "loosen -k or the options that choose the cases")
     note = study_launch.selection_note(chosen, args.scale, args.pytest_args)
-    print("\n".join([*plan.lines(), *([note] if note else [])]), flush=True)
+    width = terminal_width()
+    print("\n".join([*plan.lines(width), *(fit(note, width) if note else [])]), flush=True)
     study_launch.check_room(plan)
     if args.plan:
         return 0

@@ -523,7 +523,8 @@ def fsbench(fsbench_target: Target, fsbench_conditions: Conditions, fsbench_roun
     if PROGRESS not in request.config.stash:
         request.config.stash[PROGRESS] = progress.for_pytest(request.config, request.config.stash[COLUMNS])
     bench = Bench(session, fsbench_target, fsbench_conditions, request.node, record_property,
-                  interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS])
+                  interleaved=session.settings.interleave, progress=request.config.stash[PROGRESS],
+                  width=request.config.stash[COLUMNS])
     own = request.node.get_closest_marker("fsbench_own_data")
     if own is not None:
         bench.own_data(*own.args)

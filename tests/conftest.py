@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from pytest_fsbench.system.daemons import serialized
 from pytest_fsbench.filesystems import DAEMONS
 from pytest_fsbench.system.commands import execute
 from pytest_fsbench.measure.progress import unwrap
+from pytest_fsbench.views.tables import unstack
 
 DATA = Path(__file__).parent / "data"
 
@@ -164,13 +166,25 @@ def two_disks(tmp_path):
 
 def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess:
     """pytest in a child process, as a user would run it; its stdout with each line the session
-    wrapped at 120 columns joined again, as the tests read what a line says (the raw text is
-    .raw_stdout; test_terminal_lines checks the layout itself)."""
+    wrapped at 120 columns joined again, and each row of a table stacked to fit them on one line
+    again, as the tests read what a line says (the raw text is .raw_stdout; test_terminal_lines
+    checks the layout itself)."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
                           cwd=cwd, capture_output=True, text=True, timeout=timeout)
     done.raw_stdout = done.stdout
-    done.stdout = "\n".join(unwrap(done.stdout.splitlines())) + ("\n" if done.stdout.endswith("\n") else "")
+    done.stdout = "\n".join(unstack(unwrap(done.stdout.splitlines()))) + ("\n" if done.stdout.endswith("\n") else "")
     return done
+
+
+def plan_command(out: str) -> tuple[list[str], list[str]]:
+    """(the arguments of the pytest command a study's plan prints, in lines that end in the shell's
+    " \\" and continue indented, read as a shell reads them; the plan's other lines, each wrapped
+    line joined again)."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("plan: pytest "))
+    end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
+    command = " ".join(line.removesuffix(" \\").strip() for line in lines[start:end + 1]).removeprefix("plan: ")
+    return shlex.split(command), unwrap(lines[:start] + lines[end + 1:])
 
 
 @pytest.fixture(scope="session")

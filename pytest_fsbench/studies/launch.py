@@ -10,6 +10,7 @@ import json
 import math
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -25,7 +26,7 @@ from ..system.host import Host
 from ..kernels.kernel import Kernel, fallback
 from ..matrix import parse_image_size
 from ..measure.monitor import others_cpu, snapshot
-from ..measure.progress import PLAN_SECONDS, unwrap
+from ..measure.progress import PLAN_SECONDS, WIDTH, fit, unwrap
 from ..options import APPEND
 from ..kernels.probe import probe
 from ..settings import BY_FLAG, DEFAULT_IMAGE_DIR, DEFAULT_STORE, OPTIONS, case_specs
@@ -97,17 +98,40 @@ class Plan:
         """What the sparse images of one case may take at most (cases run one after another)."""
         return self.devices * self.image_bytes
 
-    def lines(self) -> list[str]:
-        return [f"plan: pytest {' '.join(self.args)}",
-                f"plan: {self.tests} tests x {self.runs} runs (warm-up included"
-                f"{'; a claim' + chr(39) + 's tests until it would be decided' if self.claims else ''}), about "
-                f"{self.minutes:.0f} minutes "
-                f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
-                f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
-                f"{self.free_bytes / 2**30:.0f} GiB free",
-                *(f"plan: {line}" for line in self.claims),
-                *(f"plan: {line}" for line in self.placement),
-                *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
+    def lines(self, width: int = WIDTH) -> list[str]:
+        """The plan within width: its pytest command in lines that a shell runs pasted
+        (command_lines), its prose wrapped (progress.fit)."""
+        prose = [f"plan: {self.tests} tests x {self.runs} runs (warm-up included"
+                  f"{'; a claim' + chr(39) + 's tests until it would be decided' if self.claims else ''}), about "
+                  f"{self.minutes:.0f} minutes "
+                  f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
+                  f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
+                  f"{self.free_bytes / 2**30:.0f} GiB free",
+                 *(f"plan: {line}" for line in self.claims),
+                 *(f"plan: {line}" for line in self.placement),
+                 *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
+        return [*command_lines("plan: ", ["pytest", *self.args], width),
+                *(part for line in prose for part in fit(line, width))]
+
+
+#: how far a command's continuation lines are indented (deeper than fit()'s two: unwrap leaves them be)
+CONTINUED = "    "
+
+
+def command_lines(head: str, argv: list[str], width: int = WIDTH) -> list[str]:
+    """argv after head, each argument shell-quoted, in lines within width where its arguments
+    allow: broken between arguments only, each line but the last ending in the shell's " \\" and
+    the next indented by CONTINUED, so that the lines, pasted, run the command (issue 35: a
+    study's plan printed it on one line of over 1000 columns)."""
+    words = [shlex.quote(arg) for arg in argv]
+    lines = [head + words[0]]
+    for word in words[1:]:
+        if len(lines[-1]) + len(word) + len(" \\") + 1 <= width:
+            lines[-1] += " " + word
+        else:
+            lines[-1] += " \\"
+            lines.append(CONTINUED + word)
+    return lines
 
 
 def study_args(study: Study, scale: str, extra: list[str], cwd: Path) -> list[str]:

@@ -20,6 +20,75 @@ def align(rows: Sequence[Sequence[str]]) -> list[str]:
     return ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
 
 
+#: how a stacked row's cells are indented under its first cell: deeper than fit()'s two, so that
+#: progress.unwrap() leaves them on their own line
+STACK_INDENT = "    "
+
+#: the note that says a column's one value, when the column is left out of a table (issue 35)
+EVERY_ROW = {"params": "params of every row: {}", "unit": "unit of every row: {}",
+             "stopped": "every row stopped by: {}"}
+
+
+def widest(lines: Sequence[str]) -> int:
+    return max((len(line) for line in lines), default=0)
+
+
+def stacked(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Each row's first cell (the case) on a line of its own, its other cells aligned on the next,
+    indented by STACK_INDENT (a table whose rows are wider than the terminal: issue 35)."""
+    rest = align([row[1:] for row in rows])
+    return [line for row, cells in zip(rows, rest) for line in (row[0], STACK_INDENT + cells)]
+
+
+def unstack(lines: Sequence[str]) -> list[str]:
+    """Each stacked table's rows (stacked(): from its header's "case" line on) on one line each
+    again, their cells two spaces apart, for a program that reads a table's columns; every other
+    line as it was."""
+    found: list[str] = []
+    inside = pending = False  # in a stacked table; the line before is a first cell, alone yet
+    for line in lines:
+        if pending and line.startswith(STACK_INDENT) and line.strip() and (inside or found[-1] == "case"):
+            found[-1] += "  " + line.strip()
+            inside, pending = True, False
+        else:
+            found.append(line)
+            pending = bool(line) and not line.startswith(" ")
+            inside = inside and pending
+    return found
+
+
+def same_in_every_row(header: Sequence[str], rows: Sequence[Sequence[str]], names: Sequence[str]) -> list[int]:
+    """The columns among names whose cell is the same in every row."""
+    return [i for i, name in enumerate(header) if name in names and rows and len({row[i] for row in rows}) == 1]
+
+
+def without(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[int]):
+    """(header, rows) without columns."""
+    kept = [i for i in range(len(header)) if i not in columns]
+    return [header[i] for i in kept], [[row[i] for i in kept] for row in rows]
+
+
+def said_once(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[int]):
+    """(header, rows) without columns, and the notes that say each one's value once below the table."""
+    notes = [EVERY_ROW[header[i]].format(rows[0][i]) for i in columns]
+    return (*without(header, rows, columns), notes)
+
+
+def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
+           spared: Sequence[str] = ("unit",)) -> tuple[list[str], list[str]]:
+    """(the table's lines, notes for below it) within width where it can be (issue 35): the table
+    as it is when it fits; else without each column among `spared` whose value is the same in every
+    row, said once in a note instead; else each row stacked, its case on a line of its own and every
+    other column on the next. No cell is cut: a stacked row's cells may still be wider than a
+    narrow terminal."""
+    lines = align([header, *rows])
+    if widest(lines) <= width:
+        return lines, []
+    narrower, cells, notes = said_once(header, rows, same_in_every_row(header, rows, spared))
+    lines = align([narrower, *cells])
+    return (lines, notes) if widest(lines) <= width else (stacked([header, *rows]), [])
+
+
 def _median(series: list[Series], name: str) -> float | None:
     found = [s for s in series if s.key.metric == name]
     return summarize(found[0].values).median if found and found[0].values else None
@@ -36,9 +105,10 @@ def latest(results) -> list:
 
 def results_table(results, width: int = WIDTH) -> list[str]:
     """case, metric, median, unit, n, +-CI of the median, CPU and compression beside it; a column
-    blank in every row is left out, and so are the params when every row has the same (named once
-    below the table, with a short legend of the columns shown: issue 35). Rows are whole, however
-    wide; the notes below them fit width."""
+    blank in every row is left out, and so are the params and what stopped the runs when every row
+    has the same (named once below the table, with a short legend of the columns shown: issue 35).
+    Within width where it can be (fitted): the unit said once too, else each case on a line of its
+    own; the notes below fit width."""
     header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
               "from", "stopped")
     rows = []
@@ -56,18 +126,15 @@ def results_table(results, width: int = WIDTH) -> list[str]:
                          cpu_text(tool, user, system), "" if others is None else f"{others:.0f}",
                          compression_text(ratio, result.fs, result.data),
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
-    shared = rows[0][2] if rows and len({row[2] for row in rows}) == 1 else None
-    shown = [i for i, name in enumerate(header)
-             if not (name == "params" and shared is not None) and (not rows or any(row[i] for row in rows))]
-    lines = align([[row[i] for i in shown] for row in [header, *rows]])
+    blank = [i for i in range(len(header)) if rows and not any(row[i] for row in rows)]
+    header, rows = without(header, rows, blank)
+    header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("params", "stopped")))
+    lines, notes = fitted(header, rows, width)
     if any(result.emulated for result in latest(results)):
         lines += fit("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
                      "these numbers with each other only, never with the host's or a KVM guest's", width)
-    names = {header[i] for i in shown}
-    legend = [text for name, text in LEGEND if name in names]
-    if shared:
-        legend.append(f"params of every row: {shared}")
-    return lines + fit("; ".join(legend) + " (every column: the docs' report page)", width)
+    legend = [text for name, text in LEGEND if name in header]
+    return lines + fit("; ".join(legend + shared + notes) + " (every column: the docs' report page)", width)
 
 
 #: the terminal's short legend of each column it shows (the docs' report page says more)
@@ -141,8 +208,9 @@ def adjustment_note(pairs: Sequence[tuple[str, Series, Comparison]]) -> str:
 
 def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base",
                      width: int = WIDTH) -> list[str]:
-    """The comparison table, labelled with the level its tests ran at (interval_label); its rows
-    whole, its note below them within width."""
+    """The comparison table, labelled with the level its tests ran at (interval_label); the params
+    every row shares said once below it; within width where it can be (fitted), its note below it
+    within width."""
     used, label = interval_label(pairs, alpha)
     header = ("case", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
     rows = comparison_rows(pairs, show_level=used is None)
@@ -158,13 +226,12 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
                                                      if abs(used - alpha) > 1e-9 else "")
         interval = (f"its {(1 - 2 * used) * 100:.3g}% interval (each end a one-sided {(1 - used) * 100:.3g}% "
                     "bound)")
-    shared = rows[0][2] if len({row[2] for row in rows}) == 1 else None
-    if shared is not None:  # said once below the table
-        header, rows = header[:2] + header[3:], [row[:2] + row[3:] for row in rows]
-    return align([header, *rows]) + fit(
+    header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("params",)))
+    lines, notes = fitted(header, rows, width)
+    return lines + fit(
         f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
         f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"
-        f"{adjustment_note(pairs)}" + (f"; params of every row: {shared}" if shared else ""), width)
+        f"{adjustment_note(pairs)}" + "".join(f"; {note}" for note in shared + notes), width)
 
 
 def comparison_table(results, alpha: float, width: int = WIDTH) -> list[str]:

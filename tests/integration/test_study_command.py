@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import sqlite3
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from lxml import html as lxml_html
 
+from conftest import plan_command
 from pytest_fsbench import studies
 from pytest_fsbench.filesystems import FILESYSTEMS
 from pytest_fsbench.studies import launch
@@ -37,22 +39,25 @@ def test_the_list_names_five_studies(tmp_path):
 def test_the_plan_counts_cases_runs_time_and_room(tmp_path):
     done = fsbench("study", "btrfs-options", "--plan", f"--image-dir={tmp_path / 'images'}", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
-    assert lines[0].startswith("plan: pytest --pyargs pytest_fsbench.benchmarks.test_iozone")
-    assert lines[1].startswith("plan: 33 tests x 6 runs (warm-up included; a claim's tests until it would be "
+    command, lines = plan_command(done.stdout)  # the pytest command in lines that fit, continued (issue 35)
+    assert done.stdout.startswith("plan: pytest --pyargs pytest_fsbench.benchmarks.test_iozone")
+    assert command[:3] == ["pytest", "--pyargs", "pytest_fsbench.benchmarks.test_iozone"]
+    wide = [line for line in done.stdout.splitlines() if line.startswith(("plan: pytest", "    ")) and len(line) > 120]
+    assert all(len(shlex.split(line.removesuffix(" \\"))) == 1 for line in wide), wide  # an argument wider, alone
+    assert lines[0].startswith("plan: 33 tests x 6 runs (warm-up included; a claim's tests until it would be "
                                "decided), about ")
-    assert "minutes (from the seconds per run and per target measured for this scale" in lines[1]
-    assert "4 x 4 GiB = 16 GiB (sparse)" in lines[1]
+    assert "minutes (from the seconds per run and per target measured for this scale" in lines[0]
+    assert "4 x 4 GiB = 16 GiB (sparse)" in lines[0]
     # runs chosen per claim: each claim's precision, from its published change, on the pytest line too
     assert ("plan: runs for compress-raises-write-single: published +125.9%, so its 2 tests repeat until each "
             "iozone.write median is known to ±50%") in lines
     assert "plan: runs for two-disks-raise-write: the scale's (not comparable here, whatever the runs: " \
            "the study's disks separate; here loop images on one disk)" in lines
-    assert " --until-ci-case=test_iozone[ext4-single-cache=drop-16M-512M]@iozone.write=2.2% " in lines[0]
-    assert " --max-runs=20 " in lines[0]
+    assert "--until-ci-case=test_iozone[ext4-single-cache=drop-16M-512M]@iozone.write=2.2%" in command
+    assert "--max-runs=20" in command
     # the compression claims' cases again, on storage paced to the study's disk, chosen for those claims
-    assert (" --until-ci-case=test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-"
-            "16M-128M]@iozone.write=50% ") in lines[0]
+    assert ("--until-ci-case=test_iozone[btrfs-single-compress=no-mount=datacow,datasum-storage=32MBps-cache=drop-"
+            "16M-128M]@iozone.write=50%") in command
     if not Path("/proc/mdstat").exists():  # the study's ext3/ext4 RAID cases need md: left out, saying why
         assert lines[-1].startswith("plan: left out 6 tests this machine cannot run (ext3-raid0, ext3-raid1, ")
         assert "needs an md RAID array" in lines[-1]
@@ -89,7 +94,8 @@ def test_a_paper_scale_whose_images_do_not_fit_is_refused_before_anything_runs(t
     finally:
         subprocess.run(["umount", str(images)], check=True)
     assert done.returncode == 2, done.stderr
-    assert done.stdout.startswith("plan: pytest") and "3 x 40 GiB = 120 GiB (sparse)" in done.stdout
+    _, prose = plan_command(done.stdout)
+    assert done.stdout.startswith("plan: pytest") and "3 x 40 GiB = 120 GiB (sparse)" in " ".join(prose)
     [error] = done.stderr.strip().splitlines()
     assert error.startswith("fsbench study: the images of one case may take 120 GiB (3 x --image-size=40G) and "
                             f"{images} has 50 GiB free")

@@ -1,6 +1,6 @@
 """The terminal of a real short session (issue 35): one line per case with its place in the
 session, no test file's name before every case, the legend once, every line within 120 columns
-(within 80 on an 80-column terminal, tables whole); -v keeps pytest's own line per test and adds
+(within 80 on an 80-column terminal, a table's rows stacked); -v keeps pytest's own line per test and adds
 a line per run, -q writes pytest's letters only.
 `fsbench sessions` then says what each of those sessions ran, in text and JSON."""
 
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_fsbench.measure.progress import unwrap
+from pytest_fsbench.views.tables import unstack
 
 REPO = Path(__file__).resolve().parents[2]
 #: a case's line (on a narrow terminal without the time spent, or in two lines that unwrap joins)
@@ -63,21 +64,25 @@ PYTESTS_OWN = ("platform ", "rootdir: ", "configfile: ", "plugins: ", "cachedir:
 
 
 @pytest.mark.root
-def test_an_80_column_terminal_gets_prose_within_80_columns_and_tables_whole(tmp_path, no_leftovers):
+def test_an_80_column_terminal_gets_prose_within_80_columns_and_tables_stacked(tmp_path, no_leftovers):
     """COLUMNS=80 (issue 35: an 80-column terminal was given 120-column lines to wrap itself):
     every line of prose fsbench writes is within 80 columns (wrapped, its rest indented by two,
-    so execute_pytest's unwrap reads it whole); the results table's rows are never wrapped; each
-    case's line, wrapped or not, reads whole again."""
+    so execute_pytest's unwrap reads it whole); the results table, wider than that, has each row
+    stacked (its case on a line of its own, every other cell on the next), never wrapped, and
+    unstack reads its rows whole; each case's line, wrapped or not, reads whole again."""
     done = session(tmp_path, "-k", "write", columns=80)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     raw = done.stdout.splitlines()
     start = next(i for i, line in enumerate(raw) if "fsbench results" in line)
-    assert raw[start + 1].split()[:6] == ["case", "metric", "median", "unit", "n", "ci95"], done.stdout
-    rows = raw[start + 2:start + 5]
-    assert all(RESULT_ROW.match(row) for row in rows) and not raw[start + 5].startswith("test_"), done.stdout
-    assert any(len(row) > 80 for row in rows), rows  # wider than the terminal, and whole all the same
-    prose = [line for line in own_lines(done.stdout) if line not in rows and line != raw[start + 1]
-             and not line.startswith(PYTESTS_OWN)]
+    # the table, too wide for 80 columns, stacked: each case on a line of its own, its cells under it
+    table = raw[start + 1:start + 9]
+    assert table[0] == "case" and table[1].split()[:5] == ["metric", "median", "unit", "n", "ci95"], done.stdout
+    assert all(line.startswith("test_dd_write[") for line in table[2::2]), done.stdout
+    assert all(line.startswith("    dd.write  ") for line in table[3::2]), done.stdout
+    header, *rows = unstack(table)
+    assert header.split()[:6] == ["case", "metric", "median", "unit", "n", "ci95"], header
+    assert all(RESULT_ROW.match(row) for row in rows) and not raw[start + 9].startswith("test_"), done.stdout
+    prose = [line for line in own_lines(done.stdout) if line not in table and not line.startswith(PYTESTS_OWN)]
     too_wide = [line for line in prose if len(line) > 80]
     assert not too_wide, too_wide
     assert any(line.startswith("  ") for line in prose), done.stdout  # some were wrapped to fit

@@ -18,6 +18,8 @@ import pytest
 from lxml import etree, html
 
 from conftest import execute_pytest
+from pytest_fsbench.measure.progress import unwrap
+from pytest_fsbench.views.tables import unstack
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
@@ -42,17 +44,25 @@ def columns(line: str) -> list[str]:
     return re.split(r"\s{2,}", line.strip())
 
 
+#: a note below a table that says the one value a column left out of it has in every row
+EVERY_ROW = re.compile(r"\b(\w+) of every row: (\S+)")
+
+
 def text_table(lines: list[str], title: str) -> dict[str, dict[str, str]]:
-    """A comparison table printed after the line holding title: case -> column -> cell."""
+    """A comparison table printed after the line holding title: case -> column -> cell, a column
+    said once below the table (its value the same in every row) among them; its rows stacked to fit
+    the terminal are read whole."""
+    lines = unstack(unwrap(lines))
     start = next(i for i, line in enumerate(lines) if title in line) + 1
     header = columns(lines[start])
     rows = {}
-    for line in lines[start + 1:]:
+    for end, line in enumerate(lines[start + 1:], start + 1):
         cells = columns(line)
         if len(cells) != len(header):
             break
         rows[cells[0]] = dict(zip(header, cells))
-    return rows
+    once = dict(EVERY_ROW.findall(lines[end]))
+    return {case: {**once, **row} for case, row in rows.items()}
 
 
 def rows_of(table: etree._Element) -> list[list[str]]:

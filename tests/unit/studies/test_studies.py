@@ -612,3 +612,19 @@ def test_a_plan_and_the_session_s_estimate_key_a_case_s_kind_alike(spec):
     test_id = f"benchmarks/test_iozone.py::test_iozone[{spec.id}-cache=drop-16M-512M]"
     guests = {"uml", "vm"}
     assert launch.planned_kind(test_id, guests) == terminal.kind_of(Item())
+
+
+def test_a_plans_command_fits_its_width_and_runs_pasted():
+    """Issue 35: the plan's pytest line was over 1000 columns; its lines, pasted, run the command."""
+    import subprocess
+
+    argv = ["--pyargs", "pytest_fsbench.benchmarks.test_iozone", "-k", "not raid and (dd)", "--runs=6",
+            "--until-ci-case=test_iozone[ext4-single-cache=drop-16M-512M]@iozone.write=2.2%",
+            "--store=/a dir/it's.db", "--data=50%", "--fs-opt=btrfs:compress=zstd,space_cache=v2"] * 3
+    lines = launch.command_lines("plan: ", ["printf", "%s\\n", *argv], 100)
+    assert len(lines) > 3 and all(len(line) <= 100 for line in lines), lines
+    assert all(line.endswith(" \\") for line in lines[:-1]) and not lines[-1].endswith("\\")
+    assert all(line.startswith(launch.CONTINUED) for line in lines[1:])
+    pasted = "\n".join(lines).removeprefix("plan: ")
+    assert subprocess.run(["sh", "-c", pasted], capture_output=True, text=True, check=True).stdout.splitlines() == argv
+    assert launch.command_lines("plan: ", ["pytest", "-x"], 80) == ["plan: pytest -x"]

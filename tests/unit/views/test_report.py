@@ -15,6 +15,7 @@ from lxml import etree, html
 
 from pytest_fsbench import cli
 from pytest_fsbench.views import figures, report
+from pytest_fsbench.views.tables import unstack
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.verdicts.stats import summarize
 from pytest_fsbench.store.results import Store
@@ -58,8 +59,8 @@ def test_a_change_table_row_is_fsbench_compares(store):
     out = io.StringIO()
     with redirect_stdout(out):
         status = cli.main(["compare", "1", "2", f"--store={store.path}"])
-    compare_rows = [re.split(r"\s{2,}", line.strip()) for line in out.getvalue().splitlines()[2:]
-                    if line.startswith("test_")]
+    compare_rows = [re.split(r"\s{2,}", line.strip()) for line in unstack(out.getvalue().splitlines())[2:]
+                    if line.startswith("test_")]  # a row stacked to fit the terminal read whole
     page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
     [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
     html_rows = [[td.text_content().strip() for td in tr.iter("td")] for tr in table.iter("tr") if tr.find("td") is not None]
@@ -362,7 +363,7 @@ def test_compare_and_the_report_adjust_by_the_control_beside_the_mb_s(tmp_path, 
     assert line.count("CI") == 1
     assert cli.main(["compare", "1", "2", f"--store={store.path}"]) == 0  # adjusted: not significantly worse
     out = capsys.readouterr().out
-    [row] = [line for line in out.splitlines() if line.startswith("test_dd_write")]
+    [row] = [line for line in unstack(out.splitlines()) if line.startswith("test_dd_write")]
     assert re.search(r"505\s+252\.5\s+MB/s\s+[+-][\d.]+% adjusted by the control\s+\[", row), row
     assert "x control" not in out
     page = report.render(report.report_data(store, 2, [1], "1"))
