@@ -127,7 +127,7 @@ install_packages() {
     fi
     if [ -n "$missing" ]; then
         # shellcheck disable=SC2086
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ${APT_RECOMMENDS:-} $missing
     fi
     if [ -n "$vm_missing" ]; then
         # shellcheck disable=SC2086
@@ -188,7 +188,8 @@ bench_needs() {
 bench_setup() {
     local needs
     read -r -a needs < <(bench_needs "$@")
-    install_packages "${needs[@]}"
+    # the bench's packages alone, not what they recommend (mdadm's: a mail server and cron)
+    APT_RECOMMENDS=--no-install-recommends install_packages "${needs[@]}"
     if [ "${needs[0]}" = vm ]; then install_venv '[vm]' .venv/.installed-vm; else install_venv '' .venv/.installed-bench; fi
 }
 

@@ -194,7 +194,7 @@ class Targets:
             if kernel.vm:
                 self._kernel_manifests[kernel.label] = vm_manifest(self.vm_guest(kernel), self.execute)
             else:
-                self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel), self.execute)
+                self._kernel_manifests[kernel.label] = kernel_manifest(kernel, self.guest_facts(kernel))
         return self._kernel_manifests[kernel.label]
 
     def guest_notes(self) -> list[str]:

@@ -39,7 +39,8 @@ POOL_PROPERTIES = ("ashift",)
 #: sessions (an export or destroy beside another pool's import or listing) they deadlock it, and
 #: every pool's mount then waits for ever
 ZFS_FUSE = Daemon("zfs-fuse", start=("zfs-fuse", "--pidfile", PIDFILE, "--no-kstat-mount"),
-                  answers=("zpool", "list", "-H"), loses="the pool", serializes=("zpool", "zfs"))
+                  answers=("zpool", "list", "-H"), loses="the pool", serializes=("zpool", "zfs"),
+                  directories=("/var/lock",))
 
 
 def _recordsize(value: str) -> None:

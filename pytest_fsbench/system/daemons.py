@@ -46,6 +46,9 @@ class Daemon:
     answers: tuple[str, ...]  # succeeds while the daemon serves
     loses: str  # what the daemon's death takes with it, for the failure of the case it served
     serializes: tuple[str, ...] = ()  # programs whose commands it must serve one at a time
+    #: directories it needs that a booted system makes (a fresh /run, in a container or a chroot,
+    #: has no /run/lock, and zfs-fuse exits 1 without it, saying why to syslog only)
+    directories: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -214,6 +217,8 @@ class SharedDaemon:
                 # a daemon may refuse to start while the pid file of a dead one is there (zfs-fuse does)
                 (self.root / "daemon.pid").unlink(missing_ok=True)
                 pidfile = str(self.root / "daemon.pid")
+                for directory in self.daemon.directories:
+                    Path(directory).resolve().mkdir(parents=True, exist_ok=True)
                 self.execute([pidfile if arg == PIDFILE else arg for arg in self.daemon.start])
                 self._wait()
                 pid = int((self.root / "daemon.pid").read_text().strip())

@@ -4,6 +4,8 @@ request channel, finding a killed guest's processes, and --memory under a guest 
 from __future__ import annotations
 
 import dataclasses
+import shutil
+import subprocess
 import os
 from pathlib import Path
 
@@ -273,3 +275,15 @@ def test_a_guests_2xram_is_twice_its_own_memory():
     assert ram_of("uml", None, 24 << 30) == ram_of("vm", None, 24 << 30) == parse_size(GUEST_MEMORY) == 2 << 30
     assert ram_of("host", None, 24 << 30) == 24 << 30
     assert ram_of("vm", 96 << 20, 24 << 30) == ram_of("host", 96 << 20, 24 << 30) == 96 << 20  # --memory's limit
+
+
+def test_a_kernels_build_id_is_read_from_its_elf_note_as_readelf_shows_it():
+    """Without binutils (the bench does not install it): the note's header, then its 20 bytes."""
+    from pytest_fsbench.kernels.guest import GNU_BUILD_ID_NOTE, gnu_build_id
+    assert gnu_build_id(b"\x7fELF" + bytes(60) + GNU_BUILD_ID_NOTE + bytes(range(20)) + b"rest") == bytes(range(20)).hex()
+    assert gnu_build_id(b"\x7fELF no notes") is None
+    kernel = Path("/usr/bin/linux.uml")
+    if not kernel.is_file() or shutil.which("readelf") is None:
+        return  # the constructed image above is the whole check here
+    shown = subprocess.run(["readelf", "-n", str(kernel)], capture_output=True, text=True).stdout
+    assert f"Build ID: {gnu_build_id(kernel.read_bytes())}" in shown
