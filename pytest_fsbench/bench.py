@@ -335,8 +335,10 @@ class Bench:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)
         for line in judgement.passed_undecided:
-            warnings.warn(InconclusiveGateWarning(f"{line} (passed: --inconclusive=pass; sign-off jobs use "
-                                                  "--inconclusive=fail)"))
+            # the verdict and change only: the whole line, with what would decide it, is the gate's
+            # (pytest prints a warning on one line, after its file and line: it was 950 columns)
+            warnings.warn(InconclusiveGateWarning(f"{line.split('; ', 1)[0]} (passed: --inconclusive=pass; "
+                                                  "sign-off jobs use --inconclusive=fail; the gate's line says why)"))
         return judgement.failures
 
     @property

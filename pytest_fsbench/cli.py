@@ -150,18 +150,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(json.dumps(comparison_document(base_ids, new_id, hosts, notes, found, rules, alpha, status),
                          indent=2, sort_keys=True))
         return status
-    print("\n".join(f"fsbench compare: {note}" for note in notes))
-    print("\n".join(comparison_lines(pairs, alpha, width=terminal_width())))
+    width = terminal_width()
+    print("\n".join(line for note in notes for line in fit(f"fsbench compare: {note}", width)))
+    print("\n".join(comparison_lines(pairs, alpha, width=width)))
     for outcome in found:
         s = outcome.series
         if outcome.disturbed and (outcome.gate is not None or not rules):
-            print(disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
-                                    outcome.disturbed))
+            print("\n".join(fit(disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
+                                                  outcome.disturbed), width)))
         elif outcome.gate is not None:
             rule = rule_for(list(rules), outcome.series.key.metric)
-            print(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
-                               "--runs (in a new session)"))
-    print(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}")
+            print("\n".join(fit(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
+                                             "--runs (in a new session)"), width)))
+    print("\n".join(fit(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}", width)))
     return status
 
 

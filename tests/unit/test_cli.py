@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from pytest_fsbench import cli
+from pytest_fsbench.measure.progress import unwrap
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store.results import Store
 
@@ -50,9 +51,11 @@ def store_path(tmp_path):
 
 
 def execute(capsys, *args: str) -> tuple[int, str, str]:
+    """The command's status, its stdout with each line it wrapped to the terminal joined again (as
+    the tests read what a line says), its stderr."""
     status = cli.main(list(args))
     out, err = capsys.readouterr()
-    return status, out, err
+    return status, "\n".join(unwrap(out.splitlines())) + "\n" * out.endswith("\n"), err
 
 
 def table_rows(out: str) -> dict[str, dict[str, str]]:
