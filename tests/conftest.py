@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import re
 import os
 import shutil
 import signal
@@ -176,12 +177,16 @@ def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subproce
     return done
 
 
+#: the first line of a study plan's command: the pytest beside fsbench's interpreter (.venv/bin/pytest)
+PLAN_COMMAND = re.compile(r"plan: (\S*/)?pytest ")
+
+
 def plan_command(out: str) -> tuple[list[str], list[str]]:
     """(the arguments of the pytest command a study's plan prints, in lines that end in the shell's
     " \\" and continue indented, read as a shell reads them; the plan's other lines, each wrapped
     line joined again)."""
     lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("plan: pytest "))
+    start = next(i for i, line in enumerate(lines) if PLAN_COMMAND.match(line))
     end = next(i for i in range(start, len(lines)) if not lines[i].endswith(" \\"))
     command = " ".join(line.removesuffix(" \\").strip() for line in lines[start:end + 1]).removeprefix("plan: ")
     return shlex.split(command), unwrap(lines[:start] + lines[end + 1:])

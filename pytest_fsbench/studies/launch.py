@@ -110,8 +110,17 @@ class Plan:
                  *(f"plan: {line}" for line in self.claims),
                  *(f"plan: {line}" for line in self.placement),
                  *(f"plan: {line.removeprefix('fsbench: ')}" for line in self.left_out)]
-        return [*command_lines("plan: ", ["pytest", *self.args], width),
+        return [*command_lines("plan: ", [pytest_program(Path.cwd()), *self.args], width),
                 *(part for line in prose for part in fit(line, width))]
+
+
+def pytest_program(cwd: Path) -> str:
+    """The pytest the study runs (this interpreter's, with the plugin), as a path a shell in cwd
+    runs: .venv/bin/pytest from the checkout, as every command in the README is written."""
+    program = Path(sys.executable).parent / "pytest"
+    if not program.is_file():
+        return "pytest"
+    return str(program.relative_to(cwd)) if program.is_relative_to(cwd) else str(program)
 
 
 #: how far a command's continuation lines are indented (deeper than fit()'s two: unwrap leaves them be)
