@@ -14,7 +14,7 @@ cd "$(dirname "$0")"
 
 # what the quick bench needs: the filesystems' tools and the User-mode Linux guest (md RAID)
 BENCH_PACKAGES=(python3 python3-venv e2fsprogs xfsprogs btrfs-progs btrfs-compsize zfs-fuse mdadm
-                util-linux fdisk user-mode-linux)
+                util-linux fdisk user-mode-linux kmod)
 # the other workloads' tools (a bench given other cases may run them)
 WORKLOAD_PACKAGES=(fio bonnie++ time iozone3 dbench jfsutils reiserfsprogs
                    linux-source build-essential bc bison flex libelf-dev libssl-dev)
@@ -190,7 +190,7 @@ bench_setup() {
     read -r -a needs < <(bench_needs "$@")
     # the bench's packages alone, not what they recommend (mdadm's: a mail server and cron)
     APT_RECOMMENDS=--no-install-recommends install_packages "${needs[@]}"
-    if [ "${needs[0]}" = vm ]; then install_venv '[vm]' .venv/.installed-vm; else install_venv '' .venv/.installed-bench; fi
+    if [ "${needs[0]}" = vm ]; then install_venv '[vm,storage]' .venv/.installed-vm; else install_venv '[storage]' .venv/.installed-bench; fi
 }
 
 # what a command would install, without installing it: ./fsbench.sh packages bench|test [pytest args]

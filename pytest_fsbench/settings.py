@@ -7,6 +7,7 @@ import importlib.util
 import os
 import re
 import shutil
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -153,8 +154,9 @@ def _storage_rates(text: str) -> tuple[float, ...]:
     check_one_spelling("--storage-rate", given, [throttle.rate_text(rate) or throttle.NONE for rate in rates])
     matrix.check_no_repeats([rate.strip() for rate in given], f"--storage-rate={text}")
     if any(rates) and importlib.util.find_spec("mfusepy") is None:
-        raise ValueError("emulating a rate needs the Python package mfusepy (FUSE bindings): pip install "
-                         "'pytest-fsbench[storage]' (./fsbench.sh setup installs it), or leave --storage-rate out")
+        raise ValueError("emulating a rate needs the Python package mfusepy (FUSE bindings): ./fsbench.sh bench or "
+                         f"setup installs it, or {Path(sys.executable).parent / 'pip'} install mfusepy; or leave "
+                         "--storage-rate out")
     return tuple(rates)
 
 

@@ -103,7 +103,7 @@ class Plan:
         (command_lines), its prose wrapped (progress.fit)."""
         prose = [f"plan: {self.tests} tests x {self.runs} runs (warm-up included"
                   f"{'; a claim' + chr(39) + 's tests until it would be decided' if self.claims else ''}), about "
-                  f"{self.minutes:.0f} minutes "
+                  f"{self.minutes:.0f} minute{'s' * (round(self.minutes) != 1)} "
                   f"({self.basis}); each case's images up to {self.devices} x {self.image_bytes / 2**30:.0f} GiB = "
                   f"{self.room_needed / 2**30:.0f} GiB (sparse) in {self.image_dir}, which has "
                   f"{self.free_bytes / 2**30:.0f} GiB free",

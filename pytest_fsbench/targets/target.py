@@ -23,7 +23,7 @@ from ..filesystems.base import mounted_options
 from .mounts import FINDMNT_COLUMNS, MountOf, mounts_under, parse_findmnt
 from ..system.commands import Executor
 from ..system.memory import MemoryLimit
-from .undo import UndoStack
+from .undo import UndoStack, execute_with_retries
 from ..workloads.base import Workload
 
 log = logging.getLogger("fsbench.target")
@@ -140,9 +140,11 @@ class Target:
             raise ParseError(argv[0], str(exc), output) from None
 
     def evict_caches(self, execute: Executor) -> None:
-        """Unmount and mount again (ZFS: export and import the pool)."""
+        """Unmount and mount again (ZFS: export and import the pool), each command tried again
+        while what it removes is busy for a moment after the run's I/O (zfs-fuse: "cannot export:
+        pool is busy" failed a bench's case beside other jobs), as a teardown's are."""
         for argv in self.driver.evict_plan(self.spec, self.context):
-            execute(list(argv))
+            execute_with_retries(execute, list(argv))
 
 
 def describe(target: Target, execute: Executor) -> dict[str, str]:
