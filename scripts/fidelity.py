@@ -57,6 +57,7 @@ from pytest_fsbench.system.commands import execute  # noqa: E402
 from pytest_fsbench.targets.target import Target  # noqa: E402
 from pytest_fsbench.workloads import SBIN, bonnie, dbench, dd, fio, iozone  # noqa: E402
 from pytest_fsbench.workloads.base import Workload  # noqa: E402
+from pytest_fsbench.measure.run import dataset_files  # noqa: E402
 from pytest_fsbench.sizes import existing_ancestor
 
 #: fsbench's default cache policy; by hand: sync + drop_caches (after the driver's eviction, if any)
@@ -216,6 +217,10 @@ class ByHand:
     scratch_root: Path
     prepared: bool = False
     memory_root: Path = field(default_factory=lambda: MEMORY_ROOT)
+    #: where the by-hand commands read their input: "shm", a copy in /dev/shm (a person's way), or
+    #: "fsbench", the very file fsbench's side reads (held in memory by this process), to tell the
+    #: input's place from the rest of what differs between the two sides
+    data_from: str = "shm"
 
     def dataset(self, dataset: Any) -> Path:
         """The data set's file in /dev/shm (as a person keeps an input in memory: `cp SOURCE
@@ -231,8 +236,9 @@ class ByHand:
     def prepare(self, workload: Any, workdir: Path, scratch: Path) -> None:
         for filename, text in workload.files().items():
             (scratch / filename).write_text(text)
+        shared = dataset_files(workload, self.target.scratch) if self.data_from == "fsbench" else {}
         for name, dataset in getattr(workload, "datasets", dict)().items():
-            (scratch / name).symlink_to(self.dataset(dataset))
+            (scratch / name).symlink_to(shared[name] if name in shared else self.dataset(dataset))
         for argv in workload.prepare_argvs(workdir, scratch):
             typed(argv)
         once = getattr(workload, "prepare_once_argvs", lambda *_: [])(workdir, scratch)
@@ -290,9 +296,10 @@ def shown(metric: Metric | None) -> str:
     return "not reported" if metric is None else f"{metric.value:.1f} {metric.unit}"
 
 
-def measure_case(case: Case, target: Target, runs: int, warmup: int, scratch_root: Path) -> Samples:
+def measure_case(case: Case, target: Target, runs: int, warmup: int, scratch_root: Path,
+                 data_from: str = "shm") -> Samples:
     workload = case.make()
-    hand = ByHand(target, scratch_root)
+    hand = ByHand(target, scratch_root, data_from=data_from)
     sides = {"fsbench": lambda: target.measure(workload, execute, CACHE).metrics,
              "by_hand": lambda: hand.measure(case, workload)}
     samples = Samples()
@@ -378,6 +385,9 @@ def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         default=Path(f"/var/tmp/fsbench-fidelity-{os.getpid()}"),
                         help="directory for the loop images and scratch (default "
                         "/var/tmp/fsbench-fidelity-<pid>)")
+    parser.add_argument("--by-hand-data", choices=("shm", "fsbench"), default="shm",
+                        help="where the by-hand commands read their input: a copy in /dev/shm (default), or "
+                        "the file fsbench's side reads, held in memory")
     return parser.parse_args(argv)
 
 
@@ -424,7 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(f"{case.workload} ({metrics}) on a fresh {spec.id} target")
             began = time.monotonic()
             with session.target(spec) as target:
-                samples = measure_case(case, target, args.runs, args.warmup, args.image_dir / "by-hand")
+                samples = measure_case(case, target, args.runs, args.warmup, args.image_dir / "by-hand",
+                                       args.by_hand_data)
             say(f"  ({time.monotonic() - began:.0f} s with the target's build and teardown)")
             for headline in case.headlines:
                 line = result_line(case.workload, headline.metric, args.fs, samples)
