@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pytest_fsbench import studies
+from pytest_fsbench.measure.progress import unwrap
 from pytest_fsbench.studies import launch
 
 #: the quick scale narrowed to one IOzone case, small
@@ -24,9 +25,12 @@ SMALL = ["-k", "ext4", "--iozone-file=16M", "--iozone-record=1M", "--iozone-test
 
 
 def fsbench_study(tmp_path: Path, *more: str, small: tuple[str, ...] = tuple(SMALL)) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "study", "iozone-linux-fs", *small,
+    """The study command; its stdout with each line it wrapped to the terminal joined again."""
+    done = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "study", "iozone-linux-fs", *small,
                            f"--image-dir={tmp_path / 'images'}", f"--store={tmp_path / 'fsbench.db'}", *more],
                           capture_output=True, text=True, cwd=tmp_path, timeout=900)
+    done.stdout = "\n".join(unwrap(done.stdout.splitlines()))
+    return done
 
 
 def seconds_by_hand(store: Path, session_id: int) -> tuple[float, float, float]:
@@ -48,7 +52,7 @@ def test_the_plan_takes_the_median_seconds_of_the_earlier_sessions_of_its_scale(
     store = tmp_path / "fsbench.db"
     first = fsbench_study(tmp_path, "--plan")
     assert first.returncode == 0, first.stderr
-    assert "minutes (from the seconds per run and per target measured for this scale: " in first.stdout
+    assert "(from the seconds per run and per target measured for this scale: " in first.stdout
     for number in (1, 2):
         done = fsbench_study(tmp_path, "-o", str(tmp_path / f"page{number}.html"))
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
@@ -59,7 +63,7 @@ def test_the_plan_takes_the_median_seconds_of_the_earlier_sessions_of_its_scale(
 
     planned = fsbench_study(tmp_path, "--plan")
     assert planned.returncode == 0, planned.stderr
-    assert "minutes (from 2 earlier sessions of this scale in this store: sessions 2, 1, the newest started " \
+    assert "(from 2 earlier sessions of this scale in this store: sessions 2, 1, the newest started " \
            in planned.stdout
 
     # the arithmetic: of each session its mean run, its target and its rest; the median of the two
@@ -76,4 +80,4 @@ def test_the_plan_takes_the_median_seconds_of_the_earlier_sessions_of_its_scale(
     # other options than the earlier sessions had (a larger file): their times are not this plan's
     other = fsbench_study(tmp_path, "--plan", small=tuple(a.replace("=16M", "=32M") for a in SMALL))
     assert other.returncode == 0, other.stderr
-    assert "minutes (from the seconds per run and per target measured for this scale: " in other.stdout
+    assert "(from the seconds per run and per target measured for this scale: " in other.stdout
