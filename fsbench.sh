@@ -6,8 +6,10 @@
 #                                      other cases, e.g. benchmarks/ -m "not slow", or --kernel=host.
 #                                      Installs only what the bench needs (the workloads' tools when
 #                                      args are given, the virtual machine's packages for --kernel=vm)
-#   ./fsbench.sh test  [pytest args]   fsbench's own tests (installs everything first, as setup does)
-#   ./fsbench.sh setup                 only install what is missing (everything the tests need)
+#   ./fsbench.sh test  [pytest args]   fsbench's own tests (installs everything first, as setup --kernel=vm)
+#   ./fsbench.sh setup [--kernel=vm]   only install what is missing: the workloads' tools and the tests';
+#                                      with --kernel=vm also the virtual machine's (OpenZFS built for its
+#                                      kernel by zfs-dkms: minutes of a fresh machine's setup)
 #   ./fsbench.sh packages bench|test   the Debian packages that command installs (nothing is installed)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -158,8 +160,12 @@ install_venv() {
     fi
 }
 
-setup() {
-    install_packages vm "${PACKAGES[@]}"
+setup() {  # [--kernel=vm]
+    local vm=- arg
+    for arg in "$@"; do
+        case "$arg" in --kernel=*vm*) vm=vm ;; *) echo "usage: $0 setup [--kernel=vm]" >&2; exit 2 ;; esac
+    done
+    install_packages "$vm" "${PACKAGES[@]}"
     install_venv '[test,vm,docs,storage]' .venv/.installed
 }
 
@@ -198,7 +204,9 @@ list_packages() {
     local needs
     case "${1:-}" in
         bench) shift; read -r -a needs < <(bench_needs "$@") ;;
-        test|setup) needs=(vm "${PACKAGES[@]}") ;;
+        test) needs=(vm "${PACKAGES[@]}") ;;
+        setup) shift; needs=(- "${PACKAGES[@]}")
+               case "${1:-}" in --kernel=*vm*) needs[0]=vm ;; esac ;;
         *) echo "usage: $0 packages bench|test|setup [pytest args]" >&2; exit 2 ;;
     esac
     printf '%s\n' "${needs[@]:1}"
@@ -222,13 +230,13 @@ bench_args() {  # BENCH_ARGS but for the options among "$@"
 }
 
 case "${1:-}" in
-    setup) setup ;;
+    setup) shift; setup "$@" ;;
     bench) shift; bench_setup "$@"
            # the quick dd cases, unless the arguments name other tests
            names_tests "$@" || set -- benchmarks/test_dd.py "$@"
            mapfile -t chosen < <(bench_args "$@")
            exec .venv/bin/pytest "${chosen[@]}" "$@" ;;
-    test)  shift; setup
+    test)  shift; setup --kernel=vm
            exec .venv/bin/pytest tests "$@" ;;
     packages) shift; list_packages "$@" ;;
     *) echo "usage: $0 bench|test|setup [pytest args], or packages bench|test [pytest args]" >&2; exit 2 ;;

@@ -179,7 +179,7 @@ class Zfs(Filesystem):
         if spec.in_guest and host.zfs_impl != "openzfs":  # a virtual machine's own OpenZFS module runs it
             return reasons + [
                 "ZFS runs under the host's kernel (its OpenZFS module or zfs-fuse daemon is the host's), or in a "
-                "virtual machine that loaded OpenZFS (--kernel=vm, after ./fsbench.sh setup), not in this guest "
+                "virtual machine that loaded OpenZFS (--kernel=vm, after ./fsbench.sh setup --kernel=vm), not in this guest "
                 "kernel; run zfs cases with --kernel=host (or --kernel=host+uml) or --kernel=vm"
             ]
         if host.zfs_impl is None:

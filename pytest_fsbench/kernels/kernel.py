@@ -71,7 +71,7 @@ class Kernel:
             return None
         if self.path.parent == BOOT:
             return (f"no Debian kernel image in {BOOT} (Debian package linux-image-amd64; ./fsbench.sh setup "
-                    "installs it)")
+                    "--kernel=vm installs it)")
         return f"the kernel image {self.path} is not there"
 
 

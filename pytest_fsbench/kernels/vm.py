@@ -40,7 +40,7 @@ GUEST_CPUS = 2
 #: guest gets that many virtio disks, sparse images that take no room until a case writes them
 DISKS = MOST_DEVICES
 BOOT_TIMEOUT = 300.0
-#: where ./fsbench.sh setup extracts the OpenZFS userland (zfsutils-linux and its libraries of
+#: where ./fsbench.sh setup --kernel=vm extracts the OpenZFS userland (zfsutils-linux and its libraries of
 #: the zfs-dkms version) so it never displaces the host's zfs-fuse; used only inside a guest
 OPENZFS_USERLAND = Path("/var/lib/fsbench/openzfs")
 AGENT_PORT = "fsbench.agent"

@@ -657,8 +657,8 @@ def placement_lines(study: Study, specs: list[CaseSpec], guest: Kernel, host: Ho
                      f"the host could run it, but it is compared with the {spec.fs} {spec.layout} cases there"))
     how = ("emulated: QEMU's TCG, no usable KVM here; its numbers compare only with each other" if accel == "tcg"
            else "under KVM")
-    zfs = (f"OpenZFS {openzfs} from ./fsbench.sh setup" if openzfs else
-           "no OpenZFS userland (./fsbench.sh setup extracts it): its ZFS cases will skip saying so")
+    zfs = (f"OpenZFS {openzfs} from ./fsbench.sh setup --kernel=vm" if openzfs else
+           "no OpenZFS userland (./fsbench.sh setup --kernel=vm extracts it): its ZFS cases will skip saying so")
     lines.append(f"the virtual machine: {guest.path} in QEMU, {how}; {zfs}")
     if missing:
         lines.append(f"the virtual machine cannot boot here ({missing}): its {len(moved)} cases will skip "

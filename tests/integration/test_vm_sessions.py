@@ -130,7 +130,7 @@ def needs_openzfs(session: FsbenchSession) -> str:
     version = session.targets.guest_facts(parse_kernels("vm")[0]).openzfs
     if version is None:
         pytest.skip("no OpenZFS in the guest: zfs-dkms built no module for its kernel, or the OpenZFS userland is "
-                    "not extracted (./fsbench.sh setup does both)")
+                    "not extracted (./fsbench.sh setup --kernel=vm does both)")
     return version
 
 

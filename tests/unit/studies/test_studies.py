@@ -539,7 +539,7 @@ def test_the_compression_plan_puts_both_zfs_cases_in_the_virtual_machine_and_say
     assert lines[1] == ("vm-zfs-single-compression=off runs in the virtual machine: the host could run it, but it is "
                         "compared with the zfs single cases there")
     assert lines[2].endswith("in QEMU, emulated: QEMU's TCG, no usable KVM here; its numbers compare only with each "
-                             "other; OpenZFS 2.1.11-1 from ./fsbench.sh setup")
+                             "other; OpenZFS 2.1.11-1 from ./fsbench.sh setup --kernel=vm")
     assert len(lines) == 3  # every ZFS finding compares ZFS with ZFS: none is set apart
 
 
@@ -555,7 +555,7 @@ def test_the_plan_names_findings_that_would_set_emulated_numbers_against_the_hos
     specs, kernels = launch.planned_cases(args, FUSE_HOST)
     lines = launch.placement_lines(study, specs, fallback(kernels), FUSE_HOST, None, "tcg", None)
     assert sum("runs in the virtual machine" in line for line in lines) == 6  # every ZFS case: lz4 takes its siblings
-    assert "no OpenZFS userland (./fsbench.sh setup extracts it)" in lines[-2]
+    assert "no OpenZFS userland (./fsbench.sh setup --kernel=vm extracts it)" in lines[-2]
     assert lines[-1] == "not decided, as they would set emulated numbers against the host's: plain-zfs-below-ext4"
     kvm = launch.placement_lines(study, specs, fallback(kernels), FUSE_HOST, None, "kvm", None)
     assert not kvm[-1].startswith("not decided")  # the judge sets apart emulated numbers only, as fsbench does
