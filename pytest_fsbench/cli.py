@@ -161,7 +161,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         elif outcome.gate is not None:
             rule = rule_for(list(rules), outcome.series.key.metric)
             print("\n".join(fit(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
-                                             "--runs (in a new session)"), width)))
+                                             "a new session with --runs"), width)))
     print("\n".join(fit(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}", width)))
     return status
 
