@@ -354,9 +354,10 @@ def at_load(seconds: Seconds, then: float | None, now: float | None, scale: dict
     """A session's seconds as they would be at the load now: each kind's times the ratio of the
     scale's shipped seconds at the two loads (unchanged when either load is unknown, or the scale
     was measured at one load only)."""
-    if then is None or now is None or not load_points(scale) or not scale.get("run_seconds"):
+    points = load_points(scale)
+    if then is None or now is None or not points:
         return seconds
-    was, will = shipped_seconds(scale, then), shipped_seconds(scale, now)
+    was, will = seconds_at(points, then), seconds_at(points, now)
     run = {k: v * will.run[k] / was.run[k] if was.run.get(k) else v for k, v in seconds.run.items()}
     target = {k: v * will.target[k] / was.target[k] if was.target.get(k) else v for k, v in seconds.target.items()}
     return Seconds(run, target, seconds.session, seconds.basis)
