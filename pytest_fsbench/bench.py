@@ -14,7 +14,7 @@ import pytest
 
 from .measure import cache_check
 from .verdicts.gate import Judgement
-from .metrics import CONTROL, Direction, Metric, is_headline, mb_per_s
+from .metrics import CONTROL, WORK_COUNTED, Direction, Metric, is_headline, mb_per_s
 from .measure.progress import WIDTH, Progress, fit, run_line
 from .verdicts.repeat import stop_reason
 from .measure.run import Unsupported, check_cache_policy
@@ -267,9 +267,11 @@ class Bench:
         entries = getattr(workload, "manifest_entries", None)
         if entries is not None:
             self.target.manifest.update(entries(measurement.completed.output))
+        if measurement.counted:  # where the run's work was counted (issue 41)
+            self.target.manifest[WORK_COUNTED] = measurement.counted
         self.session.store.add_run(row, warmup, started, measurement.completed.seconds, measurement.cache,
                                    measurement.metrics + control, measurement.prepare_seconds,
-                                   measurement.cache_seconds, wall)
+                                   measurement.cache_seconds, wall, measurement.count_seconds)
         repeat = self.session.settings.repeat_for(self.test)
         budget = repeat.max_runs if repeat.dynamic else None
         self.progress.run(run_line(self.target.id, workload.name, index, planned, budget, warmup,

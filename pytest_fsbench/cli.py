@@ -26,10 +26,13 @@ from .views.json_export import changes_document, comparison_document, export_ses
 from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
-from .verdicts.gate import check_compared, disturbed_message, gate_message, outcomes, rule_for
+from .verdicts.disturbance import busier_baseline
+from .verdicts.gate import (COUNT_NOTE, WITHIN, busier_baseline_message, check_compared, disturbed_message,
+                            gate_message, outcomes, rule_for, verdict)
 from .store.databases import is_url, redact
 from .store.facts import ran_text, study_marker
 from .store.results import Store
+from .metrics import is_count
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
@@ -144,7 +147,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                                f"fsbench compare {args.base} {args.new}"),
                                  store.session_export(new_id)["cases"], base_ids)
     check_compared(rules, {s.key.metric for _, s, _ in pairs})
-    found = outcomes(pairs, rules, disturbances(store, base_ids, new_id, [s.key for _, s, _ in pairs]))
+    keys = [s.key for _, s, _ in pairs]
+    found = outcomes(pairs, rules, disturbances(store, base_ids, new_id, keys),
+                     disturbances(store, base_ids, new_id, keys, busier_baseline))
     status = 1 if any(o.failed for o in found) else 0
     if args.json:
         print(json.dumps(comparison_document(base_ids, new_id, hosts, notes, found, rules, alpha, status),
@@ -160,8 +165,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                                   outcome.disturbed), width)))
         elif outcome.gate is not None:
             rule = rule_for(list(rules), outcome.series.key.metric)
+            if outcome.busier and verdict(outcome.comparison, rule.threshold_pct) == WITHIN:
+                print("\n".join(fit(busier_baseline_message(s.case_id, s.key.metric, s.key.params, s.unit,
+                                                            outcome.comparison, outcome.busier), width)))
+                continue
+            note = COUNT_NOTE if is_count(s.key.metric) else f"; {outcome.busier}" if outcome.busier else ""
             print("\n".join(fit(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
-                                             "a new session with --runs"), width)))
+                                             "a new session with --runs") + note, width)))
     print("\n".join(fit(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}", width)))
     return status
 

@@ -81,17 +81,39 @@ RUN_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec(r"disk\.share", "%", "disk.share"),
     MetricSpec(r"fs\.compressratio", "x", "fs.compressratio"),
     MetricSpec(r"control\.write", "MB/s", "control.write"),
+    MetricSpec(r"work\.(written|read)", "MB", "work.written|read"),
+    MetricSpec(r"work\.(write|read)_requests", "req", "work.write_requests|read_requests"),
+    MetricSpec(r"work\.(flushes|discards)", "req", "work.flushes|discards"),
+    MetricSpec(r"work\.commits", "commits", "work.commits"),
+    MetricSpec(r"work\.(write|read)_amp", "x", "work.write_amp|read_amp"),
+    MetricSpec(r"work\.requests_per_mb", "req/MB", "work.requests_per_mb"),
+    MetricSpec(r"work\.(flushes|commits)_per_gb", "/GB", "work.flushes_per_gb|commits_per_gb"),
 )
 
-#: metrics that describe a run (CPU, device counters, compression) rather than measure the
-#: workload: shown beside the headline figures, gated only when a rule names them
-SIDE_METRICS = ("cpu.", "disk.", "fs.", "control.")
+#: metrics that describe a run (CPU, device counters, compression, the work it did) rather than
+#: measure the workload: shown beside the headline figures, gated only when a rule names them
+SIDE_METRICS = ("cpu.", "disk.", "fs.", "control.", "work.")
+#: the work a run did (measure/work.py): counts other processes do not change
+WORK = "work."
+#: a rule's short name for every count of the work per byte moved (--fail-on-regression=work:5%)
+ALL_WORK = "work"
+#: the work per byte the workload moved, which ALL_WORK gates
+WORK_PER_BYTE = ("work.write_amp", "work.read_amp", "work.requests_per_mb", "work.flushes_per_gb",
+                 "work.commits_per_gb")
+#: the key of a case's manifest that says where its work was counted
+WORK_COUNTED = "work_counted"
 #: --control's reference: the machine's direct-I/O write speed just before each run
 CONTROL = "control.write"
 
 
 def is_headline(name: str) -> bool:
     return not name.startswith(SIDE_METRICS)
+
+
+def is_count(name: str) -> bool:
+    """Whether a metric counts the work a run did (device bytes, requests, flushes, commits): a
+    figure other processes do not change."""
+    return name.startswith(WORK)
 
 
 def mb_per_s(nbytes: float, seconds: float) -> float:
@@ -105,6 +127,12 @@ SUMMARY_UNITS = ("MB/s", "ops/s", "s")
 def in_summary(name: str, unit: str) -> bool:
     """The tables show each workload's headline figures; every metric is in the store."""
     return unit in SUMMARY_UNITS and is_headline(name) and "flowop" not in name
+
+
+def is_compared(name: str, unit: str) -> bool:
+    """What every comparison view compares: the headline figures, and beside them the work per
+    byte moved (issue 41)."""
+    return in_summary(name, unit) or name in WORK_PER_BYTE
 
 
 def params_text(params_json: str) -> str:

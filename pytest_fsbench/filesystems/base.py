@@ -188,6 +188,9 @@ class Filesystem:
     #: with compression on, all-zero blocks are stored as holes, which no compression ratio counts
     #: (zeros then show a ratio of about 1)
     zeros_as_holes: ClassVar[bool] = False
+    #: the kernel's count of its commits that a run's work counts (measure.work.COMMIT_COUNTERS: jbd2,
+    #: xfs-log, btrfs, zfs-txgs), "" for none
+    commit_counter: ClassVar[str] = ""
 
     @classmethod
     def for_host(cls, host: Host | None) -> "Filesystem":
@@ -271,6 +274,15 @@ class Filesystem:
     def evict_plan(self, spec: CaseSpec, ctx: BuildContext) -> list[Argv]:
         """Unmount and mount again: the only way to empty every cache of this filesystem."""
         return [("umount", ctx.mountpoint), self.mount_argv(spec, ctx)]
+
+    def settle_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+        """The command that writes a run's deferred work to the devices (and commits it) before the
+        run's work is counted: syncfs of the target."""
+        return ("sync", "-f", ctx.mountpoint)
+
+    def commits_counted(self) -> str:
+        """Its commit counter's kind (commit_counter, as this implementation has it)."""
+        return self.commit_counter
 
     def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
         """Commands whose output records the options as actually applied (for the manifest)."""

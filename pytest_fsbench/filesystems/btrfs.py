@@ -22,6 +22,7 @@ NOT_REGISTERED = ("No such file or directory",)
 class Btrfs(Filesystem):
     name: ClassVar[str] = "btrfs"
     kernel_name: ClassVar[str] = "btrfs"
+    commit_counter: ClassVar[str] = "btrfs"
     tools: ClassVar[dict[str, str]] = {"mkfs.btrfs": "btrfs-progs", "btrfs": "btrfs-progs"}
     version_argv: ClassVar[Argv] = ("mkfs.btrfs", "--version")
     copy_on_write: ClassVar[bool] = True

@@ -14,6 +14,7 @@ from .kernelfs import MdBackedFilesystem
 class Ext3(MdBackedFilesystem):
     name: ClassVar[str] = "ext3"
     kernel_name: ClassVar[str] = "ext3"
+    commit_counter: ClassVar[str] = "jbd2"
     rank: ClassVar[int] = 11
     tools: ClassVar[dict[str, str]] = {"mkfs.ext3": "e2fsprogs"}
     # inode tables and the journal written at mkfs time, not in the background while a benchmark runs

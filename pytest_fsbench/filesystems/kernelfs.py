@@ -52,6 +52,7 @@ class Ext4(MdBackedFilesystem):
     name: ClassVar[str] = "ext4"
     rank: ClassVar[int] = 0
     kernel_name: ClassVar[str] = "ext4"
+    commit_counter: ClassVar[str] = "jbd2"
     tools: ClassVar[dict[str, str]] = {"mkfs.ext4": "e2fsprogs"}
     # lazy init would keep writing inode tables and the journal in the background after
     # mount, and that I/O would be counted against the benchmark
@@ -66,6 +67,7 @@ class Xfs(MdBackedFilesystem):
     name: ClassVar[str] = "xfs"
     rank: ClassVar[int] = 1
     kernel_name: ClassVar[str] = "xfs"
+    commit_counter: ClassVar[str] = "xfs-log"
     tools: ClassVar[dict[str, str]] = {"mkfs.xfs": "xfsprogs"}
     mkfs_argv: ClassVar[Argv] = ("mkfs.xfs", "-f", "-q")
     version_argv: ClassVar[Argv] = ("mkfs.xfs", "-V")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cache_check, monitor
+from . import cache_check, monitor, work
 from ..workloads import datagen
 from ..errors import FsbenchError, UsageError
 from ..metrics import MB, Direction, Metric
@@ -37,6 +37,8 @@ class Measurement:
     cache: str
     prepare_seconds: float = 0.0  # unmeasured set-up: files, prepare and staging commands
     cache_seconds: float = 0.0  # applying the cache policy
+    count_seconds: float = 0.0  # counting the run's work: the target's syncfs and its counters read after it
+    counted: dict[str, str] | None = None  # where the work was counted (work.Place.record)
 
 
 def check_cache_policy(policy: str) -> str:
@@ -154,19 +156,34 @@ class PhaseResult:
     metrics: list[Metric]
     before: monitor.Snapshot
     after: monitor.Snapshot
+    work: tuple[work.Counters, work.Counters]  # the target's work counters before it and after its syncfs
+    count_seconds: float  # the syncfs and the counters read after the phase
 
 
 def _phases(workload: Workload) -> list[Workload]:
     return list(getattr(workload, "phases", lambda: [workload])())
 
 
-def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path) -> PhaseResult:
+def work_place(target: Target, kernel: str) -> work.Place:
+    """Where the target's work is counted: its member devices, its filesystem's commit counter."""
+    return work.place_of(target.member_devices(), target.driver.commits_counted(), str(target.mountpoint),
+                         target.context.name, kernel)
+
+
+def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path,
+                   place: work.Place) -> PhaseResult:
     devices = target.member_devices()
     under = monitor.disks_under(d.backing_file for d in target.devices)
-    before = monitor.snapshot(devices, under)
+    serving = target.driver.needed_daemons()
+    counted = work.read_counters(place)
+    before = monitor.snapshot(devices, under, serving)
     completed = execute(phase.argv(workdir, scratch), timeout=phase.timeout)
-    after = monitor.snapshot(devices, under)
-    return PhaseResult(completed, phase.parse(completed.output), before, after)
+    after = monitor.snapshot(devices, under, serving)
+    start = time.monotonic()
+    execute(list(target.driver.settle_argv(target.spec, target.context)), timeout=phase.timeout)
+    settled = work.read_counters(place)
+    return PhaseResult(completed, phase.parse(completed.output), before, after, (counted, settled),
+                       time.monotonic() - start)
 
 
 def _combined(results: list[PhaseResult]) -> Completed:
@@ -192,13 +209,15 @@ def _checked(workload: Workload, results: list[PhaseResult], ratio: list[Metric]
 
 
 def measure_run(workload: Workload, target: Target, execute: Executor, cache: str = "drop",
-            drop_caches: Path = DROP_CACHES, below: Callable[[], str] | None = None) -> Measurement:
+                drop_caches: Path = DROP_CACHES, below: Callable[[], str] | None = None,
+                kernel: str = "host") -> Measurement:
     """Prepare, then for each phase of the workload (most have one) apply the cache policy and run
     its measured command with the disk and CPU counters around it; parse, and check each figure
     against what reached the disks.
 
     below: in a guest kernel, empties the caches of the machine under it (after the guest's
-    own, unless the policy is warm) and says what it did, for the record.
+    own, unless the policy is warm) and says what it did, for the record. kernel: the kernel the
+    run's work is counted in (host, uml, vm: a guest counts its own disks).
 
     The measured files live in the target's work directory; scratch (workload definitions, links
     to the session's data sets) in a private directory of the session's scratch, off the target.
@@ -209,6 +228,7 @@ def measure_run(workload: Workload, target: Target, execute: Executor, cache: st
     target.scratch.mkdir(parents=True, exist_ok=True)
     prepare_seconds = cache_seconds = 0.0
     results: list[PhaseResult] = []
+    place = work_place(target, kernel)
     with tempfile.TemporaryDirectory(prefix="run-", dir=target.scratch) as name:
         scratch = Path(name)
         start = time.monotonic()
@@ -220,7 +240,7 @@ def measure_run(workload: Workload, target: Target, execute: Executor, cache: st
             if below is not None and cache != "warm":
                 done += " + " + below()
             cache_seconds += time.monotonic() - start
-            results.append(_measure_phase(phase, target, execute, workdir, scratch))
+            results.append(_measure_phase(phase, target, execute, workdir, scratch, place))
         cleaning = time.monotonic()
     prepare_seconds += time.monotonic() - cleaning  # the run's scratch directory removed
     if len(results) > 1:
@@ -234,4 +254,7 @@ def measure_run(workload: Workload, target: Target, execute: Executor, cache: st
     metrics += monitor.others_cpu(intervals)
     metrics += monitor.disk_metrics(results[0].before, results[-1].after, intervals)
     metrics += monitor.others_disk(intervals)
-    return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds)
+    figures = [m for r in results for m in r.metrics]
+    metrics += work.work_metrics([r.work for r in results], *work.moved_bytes(figures))
+    return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds,
+                       sum(r.count_seconds for r in results), place.record())

@@ -76,6 +76,10 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX runs_case ON runs(case_row);
     CREATE INDEX baseline_sessions_session ON baseline_sessions(session_id);
     """,
+    # 6: what counting a run's work took (the target's syncfs, its counters read after it: issue 41)
+    """
+    ALTER TABLE runs ADD COLUMN count_seconds {real};
+    """,
 )
 
 
@@ -265,14 +269,14 @@ class Store:
                                        " VALUES (?, ?, ?, ?, ?, ?) RETURNING id", row).fetchone()[0]
         case_columns = "test, case_id, spec, workload, workload_params, cache, data, status, stopped_by, manifest"
         run_columns = ("idx, warmup, started, finished, seconds, cache_applied, prepare_seconds, cache_seconds,"
-                       " wall_seconds")
+                       " wall_seconds, count_seconds")
         for case in self.db.execute(f"SELECT id, {case_columns} FROM cases WHERE session_id = ? ORDER BY id",
                                     (session_id,)).fetchall():
             new_case = other.db.execute(f"INSERT INTO cases (session_id, {case_columns}) VALUES (?{', ?' * 10})"
                                         " RETURNING id", (new_session, *case[1:])).fetchone()[0]
             for run in self.db.execute(f"SELECT id, {run_columns} FROM runs WHERE case_row = ? ORDER BY id",
                                        (case[0],)).fetchall():
-                new_run = other.db.execute(f"INSERT INTO runs (case_row, {run_columns}) VALUES (?{', ?' * 9})"
+                new_run = other.db.execute(f"INSERT INTO runs (case_row, {run_columns}) VALUES (?{', ?' * 10})"
                                            " RETURNING id", (new_case, *run[1:])).fetchone()[0]
                 metrics = self.db.execute("SELECT name, params, value, unit, direction FROM metrics WHERE run_id = ?",
                                           (run[0],)).fetchall()
@@ -415,16 +419,18 @@ class Store:
     @_guarded
     def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
                 metrics: Iterable[Metric], prepare_seconds: float | None = None,
-                cache_seconds: float | None = None, wall_seconds: float | None = None) -> None:
+                cache_seconds: float | None = None, wall_seconds: float | None = None,
+                count_seconds: float | None = None) -> None:
         """One run and its metrics, committed together. seconds: the measured command's; the
-        unmeasured preparation's, the cache policy's and the whole run's in fsbench, where known."""
+        unmeasured preparation's, the cache policy's, the counting of its work's and the whole
+        run's in fsbench, where known."""
         with self.db.transaction():
             idx = self.db.execute("SELECT COUNT(*) FROM runs WHERE case_row = ?", (case_row,)).fetchone()[0]
             run_id = self.db.execute(
                 "INSERT INTO runs (case_row, idx, warmup, started, finished, seconds, cache_applied, prepare_seconds,"
-                " cache_seconds, wall_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " cache_seconds, wall_seconds, count_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (case_row, idx, int(warmup), started, now(), seconds, cache_applied, prepare_seconds, cache_seconds,
-                 wall_seconds)).fetchone()[0]
+                 wall_seconds, count_seconds)).fetchone()[0]
             self.db.executemany(
                 "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
                 [(run_id, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
@@ -490,12 +496,13 @@ class Store:
     def time_totals(self, session_id: int) -> dict[str, float | None]:
         """Seconds of the session spent on each necessary step (None: not recorded): measured
         runs, warm-up runs, their preparation and cache policy, building and tearing down
-        targets; fsbench's own work inside runs (monitoring, parsing, checks); and the session's
-        wall time."""
+        targets, counting the runs' work; fsbench's own work inside runs (monitoring, parsing,
+        checks); and the session's wall time."""
         runs = self.db.execute(
             "SELECT SUM(CASE WHEN r.warmup = 0 THEN r.seconds ELSE 0 END), SUM(CASE WHEN r.warmup = 1 THEN r.seconds"
             " ELSE 0 END), SUM(r.prepare_seconds), SUM(r.cache_seconds), COUNT(r.id), COUNT(r.prepare_seconds),"
-            " SUM(r.wall_seconds - r.seconds - r.prepare_seconds - r.cache_seconds), COUNT(r.wall_seconds)"
+            " SUM(r.wall_seconds - r.seconds - r.prepare_seconds - r.cache_seconds - COALESCE(r.count_seconds, 0)),"
+            " COUNT(r.wall_seconds), SUM(r.count_seconds), COUNT(r.count_seconds)"
             " FROM runs r JOIN cases c ON r.case_row = c.id WHERE c.session_id = ?", (session_id,)).fetchone()
         targets = self.db.execute("SELECT SUM(build_seconds), SUM(teardown_seconds), COUNT(*) FROM targets"
                                   " WHERE session_id = ?", (session_id,)).fetchone()
@@ -509,6 +516,7 @@ class Store:
                 "preparing": runs[2] if recorded else None, "cache policy": runs[3] if recorded else None,
                 "building targets": targets[0] if targets[2] else None,
                 "tearing down targets": targets[1] if targets[2] else None,
+                "counting the work": runs[8] if runs[4] > 0 and runs[4] == runs[9] else None,
                 "fsbench in runs": runs[6] if runs[4] > 0 and runs[4] == runs[7] else None}
 
     @_guarded

@@ -97,6 +97,10 @@ class TokenBucket:
         return max(wait, 0.0)
 
 
+#: the module the pacing daemon runs (throttle_fuse imports mfusepy, which only --storage-rate needs)
+DAEMON_MODULE = "pytest_fsbench.system.throttle_fuse"
+
+
 class ThrottledStorage:
     """One FUSE passthrough daemon: backing (a directory of real files) seen at mountpoint, every
     read and write paced to rate MB/s. start() mounts it (or raises, with the daemon's words);
@@ -109,7 +113,7 @@ class ThrottledStorage:
         self._log = mountpoint.with_name(mountpoint.name + ".log")
 
     def argv(self) -> list[str]:
-        return [sys.executable, "-m", "pytest_fsbench.system.throttle_fuse", str(self.backing), str(self.mountpoint),
+        return [sys.executable, "-m", DAEMON_MODULE, str(self.backing), str(self.mountpoint),
                 str(int(self.rate * MB)), str(self.stats_file)]
 
     def start(self) -> None:

@@ -11,9 +11,9 @@ import numpy as np
 from .disturbance import Load, disturbed, load_of
 from .drift import Drift
 from ..errors import UsageError
-from ..metrics import CONTROL, Direction, in_summary, is_headline, short_test
+from ..metrics import CONTROL, Direction, is_compared, is_count, is_headline, short_test
 from .gate import look_level
-from .stats import (ADJUSTED_BY_CONTROL, PAIRED, SESSIONS, Comparison, compare, comparison_from_dict,
+from .stats import (ADJUSTED_BY_CONTROL, COUNTS, PAIRED, SESSIONS, Comparison, compare, comparison_from_dict,
                     comparison_to_dict, with_figures)
 from ..store.facts import check_emulation, emulations
 from ..store.results import Series, SeriesKey, Store
@@ -113,7 +113,10 @@ class Baseline:
     def comparison(self, series: Series, control: Sequence[float] | None = None) -> Comparison | None:
         """The series against the baseline: as ratios to the control with --control; on the
         machine's drift or its sessions' spread across sessions; else the one session's runs
-        (None when there is nothing to compare)."""
+        (None when there is nothing to compare). A count of the work is compared with every
+        baseline run pooled, whatever the drift (count_comparison)."""
+        if is_count(series.key.metric):
+            return self.count_comparison(series)
         basis = self.controlled(series, control)
         if basis is not None:
             bases, mine, how = basis
@@ -140,6 +143,17 @@ class Baseline:
                                method=SESSIONS)
             return compare(bases[0].values, series.values, series.direction, self.test_level(len(bases[0].values)))
         except ValueError:  # a zero or negative sample cannot be compared on a log scale
+            return None
+
+    def count_comparison(self, series: Series) -> Comparison | None:
+        """A count of the work against every baseline session's runs pooled: no machine's drift
+        moves a count, so runs are compared with runs across sessions, at the per-look level."""
+        runs = [v for b in self.series().get(series.key, []) for v in b.values]
+        if len(runs) < 2 or len(series.values) < 2:
+            return None
+        try:
+            return compare(runs, series.values, series.direction, self.test_level(len(runs)), method=COUNTS)
+        except ValueError:
             return None
 
 
@@ -229,7 +243,14 @@ def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, 
     pairs = []
     for s in new:
         figures = [b.values for found in bases for b in found if b.key == s.key and len(b.values) >= 2]
-        if not figures or len(s.values) < 2 or not in_summary(s.key.metric, s.unit):
+        if not figures or len(s.values) < 2 or not is_compared(s.key.metric, s.unit):
+            continue
+        if is_count(s.key.metric):  # runs pooled across the baseline's sessions: no drift moves a count
+            try:
+                pairs.append((short_test(s.key.test), s, compare([v for values in figures for v in values], s.values,
+                                                                  s.direction, alpha, method=COUNTS)))
+            except ValueError:
+                pass
             continue
         adjusted = s.key in new_ratios and all(s.key in theirs for found, theirs in zip(bases, base_ratios)
                                                if any(b.key == s.key for b in found))
@@ -247,14 +268,15 @@ def compare_pairs(store: Store, base_ids: list[int], new_id: int, alpha: float, 
     return pairs
 
 
-def disturbances(store: Store, base_ids: Sequence[int], new_id: int,
-                 keys: Sequence[SeriesKey]) -> dict[tuple[str, str, str], str]:
+def disturbances(store: Store, base_ids: Sequence[int], new_id: int, keys: Sequence[SeriesKey],
+                 rule=disturbed) -> dict[tuple[str, str, str], str]:
     """(test, workload, workload params) -> the line saying the case's runs in new_id were disturbed
-    beyond its runs in the baseline sessions, for the cases of keys that were."""
+    beyond its runs in the baseline sessions, for the cases of keys that were; rule=busier_baseline:
+    the line saying the baseline's runs were disturbed beyond these."""
     found = {}
     for key in {(k.test, k.workload, k.workload_params): k for k in keys}.values():
-        line = disturbed(load_of(case_series(store, new_id, key)),
-                         load_of(s for i in base_ids for s in case_series(store, i, key)))
+        line = rule(load_of(case_series(store, new_id, key)),
+                    load_of(s for i in base_ids for s in case_series(store, i, key)))
         if line is not None:
             found[(key.test, key.workload, key.workload_params)] = line
     return found
@@ -325,8 +347,9 @@ def pair_up(references: list[Series], variants: list[Series], rounds: int,
         r = refs.get(key)
         if r is None or not len(r.values) == len(v.values) == rounds:
             continue
-        try:
-            pairs.append((v, compare(r.values, v.values, v.direction, alpha, method=PAIRED)))
+        try:  # a count of the work is no drifting figure that pairing by round would steady
+            pairs.append((v, compare(r.values, v.values, v.direction, alpha,
+                                     method=COUNTS if is_count(v.key.metric) else PAIRED)))
         except ValueError:  # a zero figure has no ratio on a log scale
             continue
     return pairs
@@ -343,5 +366,5 @@ def paired_pairs(store: Store, session_id: int, cases: list[dict], alpha: float)
             continue
         found = pair_up(store.series(session_id, test=paired["reference"]),
                         store.series(session_id, test=case["test"]), int(paired["rounds"]), alpha)
-        pairs += [(short_test(s.key.test), s, cmp) for s, cmp in found if in_summary(s.key.metric, s.unit)]
+        pairs += [(short_test(s.key.test), s, cmp) for s, cmp in found if is_compared(s.key.metric, s.unit)]
     return pairs

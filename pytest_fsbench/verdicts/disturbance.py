@@ -74,6 +74,23 @@ def disturbed(mine: Load, theirs: Load) -> str | None:
     return "disturbed: " + "; ".join(reasons) if reasons else None
 
 
+def busier_baseline(mine: Load, theirs: Load) -> str | None:
+    """The line saying the baseline's runs were disturbed beyond these (the rule the other way
+    round: issue 41, a baseline saved beside CPU burners let a real slowdown measured on a quieter
+    machine pass as "+38.7 %, within bounds"), or None. Against such a baseline a time figure can
+    still show a regression (slower on a quieter machine), never that it is within bounds."""
+    reasons = []
+    if theirs.cpu is not None and busier(theirs.cpu, mine.cpu):
+        reasons.append(f"other processes used {theirs.cpu:.0f}% of the CPUs during the baseline's runs, "
+                       + ("and these runs have no record of it" if mine.cpu is None
+                          else f"{mine.cpu:.0f}% during these"))
+    if theirs.disk is not None and busier_disk(theirs.disk, mine.disk):
+        reasons.append(f"other processes moved {theirs.disk:.0f} MB/s on the disk under the images during the "
+                       "baseline's runs, " + ("and these runs have no record of it" if mine.disk is None
+                                              else f"{mine.disk:.0f} MB/s during these"))
+    return "the baseline was measured on a busier machine: " + "; ".join(reasons) if reasons else None
+
+
 def busier(mine: float, theirs: float | None) -> bool:
     """Whether others' share (%) during these runs is beyond the baseline's (None: not recorded,
     taken as none): MIN_POINTS more, and less than 1/LEFT_FACTOR of what they left over."""

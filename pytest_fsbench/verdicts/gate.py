@@ -17,13 +17,13 @@ from typing import Protocol
 
 from scipy.special import ndtr, ndtri, stdtrit
 
-from .disturbance import Load, disturbed, load_of
+from .disturbance import Load, busier_baseline, disturbed, load_of
 from .drift import MIN_DF, POWER, Drift, detectable_pct
 from ..errors import UsageError
-from ..metrics import CONTROL, Direction, MetricSpec, is_headline, metric_label
+from ..metrics import ALL_WORK, CONTROL, WORK_PER_BYTE, Direction, MetricSpec, is_count, is_headline, metric_label
 from .sequential import attained, nominal_alpha
 
-from .stats import PAIRED, SESSIONS, Comparison, format_comparison, min_runs_for
+from .stats import COUNTS, PAIRED, SESSIONS, Comparison, format_comparison, min_runs_for
 from ..store.results import Series, SeriesKey
 
 REGRESSION, WITHIN, INCONCLUSIVE = "regression", "within bounds", "inconclusive"
@@ -44,7 +44,8 @@ class RegressionRule:
 def parse_rule(text: str) -> RegressionRule:
     match = re.fullmatch(r"\s*(?:(?P<metric>[A-Za-z_][\w.]*)\s*:)?\s*(?P<pct>\d+(?:\.\d+)?)\s*%?\s*", text)
     if not match:
-        raise UsageError(f"--fail-on-regression {text!r}: expected PERCENT or METRIC:PERCENT, e.g. 5% or dd.write:3%")
+        raise UsageError(f"--fail-on-regression {text!r}: expected PERCENT or METRIC:PERCENT, e.g. 5%, dd.write:3% "
+                         "or work:5% (every count of the work per byte moved)")
     pct = float(match.group("pct"))
     if not 0 < pct < 100:
         raise UsageError(f"--fail-on-regression {text!r}: the allowed change must be above 0 and below 100%")
@@ -54,7 +55,7 @@ def parse_rule(text: str) -> RegressionRule:
 def check_measurable(rule: RegressionRule, known: Sequence[MetricSpec]) -> None:
     """UsageError unless some workload measures the metric the rule names (a typo would gate
     nothing and pass)."""
-    if rule.metric is not None and not any(spec.matches(rule.metric) for spec in known):
+    if rule.metric is not None and rule.metric != ALL_WORK and not any(spec.matches(rule.metric) for spec in known):
         raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no workload measures a metric "
                          f"{rule.metric!r}; metrics are {', '.join(spec.shown for spec in known)}")
 
@@ -67,7 +68,7 @@ def check_one_rule_each(rules: Sequence[RegressionRule]) -> None:
         other = seen.setdefault(rule.metric, rule)
         if other is not rule:
             prefix = f"{rule.metric}:" if rule.metric else ""
-            what = rule.metric or "every headline metric"
+            what = {None: "every headline metric", ALL_WORK: "every count of the work"}.get(rule.metric, rule.metric)
             raise UsageError(f"--fail-on-regression={prefix}{other.threshold_pct:g}% and {prefix}"
                              f"{rule.threshold_pct:g}% are two rules for {what}; give one")
 
@@ -78,8 +79,8 @@ def gates_nothing(rule: RegressionRule, tests: Sequence[tuple[str, str]], worklo
     tests: (file name, function name) of each selected test that measures; fsbench's own
     benchmarks/test_W.py's test_W_PART measure W's PART (test_W: all of W's); any other test may
     measure anything."""
-    if rule.metric is None:
-        return False
+    if rule.metric is None or rule.metric == ALL_WORK or is_count(rule.metric):
+        return False  # the work is counted around every run
     workload, _, part = rule.metric.partition(".")
     for file, function in tests:
         if file not in {f"test_{w}.py" for w in workloads}:
@@ -99,15 +100,20 @@ def parse_on_inconclusive(text: str) -> str:
 
 
 def rule_for(rules: list[RegressionRule], metric: str) -> RegressionRule | None:
-    """The rule naming this metric, else the general rule for headline metrics."""
+    """The rule naming this metric, else the general rule for headline metrics (work:PCT for the
+    counts of the work per byte moved)."""
     for rule in rules:
         if rule.metric == metric:
             return rule
-    if is_headline(metric):
-        for rule in rules:
-            if rule.metric is None:
-                return rule
+    general = None if is_headline(metric) else ALL_WORK if metric in WORK_PER_BYTE else ""
+    for rule in rules:
+        if rule.metric == general:
+            return rule
     return None
+
+
+#: what a count's gate line says of the machine's load
+COUNT_NOTE = "; a count of the work: judged whatever the load, which does not move it"
 
 
 def _worse_pct(pct: float, direction: Direction) -> float:
@@ -277,6 +283,28 @@ def disturbed_message(case_id: str, metric: str, params: str, unit: str, cmp: Co
             "the machine is as quiet as it was for the baseline")
 
 
+def busier_baseline_message(case_id: str, metric: str, params: str, unit: str, cmp: Comparison,
+                            busier: str) -> str:
+    """The line of a time figure whose baseline was measured on a busier machine and that is not
+    slower beyond the rule: inconclusive (a quieter machine makes it look better than it is)."""
+    change = format_comparison(metric_label(metric, params), cmp, unit)
+    return (f"{case_id} {INCONCLUSIVE}: {busier}, so a change within bounds cannot be told from a quieter "
+            f"machine: {change}; save the baseline again on a machine as quiet as this one")
+
+
+def gate_verdict(cmp: Comparison, allowed_pct: float, metric: str, disturbance: str | None,
+                 busier: str | None) -> str:
+    """The verdict on one comparison with the load weighed both ways: a time figure measured on a
+    busier machine than the baseline's is inconclusive; one whose baseline was busier can be a
+    regression, never within bounds; a count of the work is judged whatever the load."""
+    kind = verdict(cmp, allowed_pct)
+    if is_count(metric):
+        return kind
+    if disturbance is not None:
+        return INCONCLUSIVE
+    return INCONCLUSIVE if busier is not None and kind == WITHIN else kind
+
+
 def ruled_out(cmp: Comparison) -> str:
     """What an inconclusive comparison does rule out: a change worse than its interval's worse end."""
     if not cmp.has_interval or not math.isfinite(cmp.worse_end_pct):
@@ -299,23 +327,30 @@ class Outcome:
     gate: str | None
     failed: bool
     disturbed: str | None = None  # the line saying its runs were disturbed beyond the baseline's
+    busier: str | None = None  # the line saying the baseline's runs were disturbed beyond these
 
 
 def outcomes(pairs: Sequence[tuple[str, Series, Comparison]], rules: Sequence[RegressionRule],
-             disturbances: Mapping[tuple[str, str, str], str] | None = None) -> list[Outcome]:
+             disturbances: Mapping[tuple[str, str, str], str] | None = None,
+             busier: Mapping[tuple[str, str, str], str] | None = None) -> list[Outcome]:
     """Each comparison's outcome: with rules, a regression under its metric's rule fails (an
     inconclusive one does not: a regression is what was asked about); without rules, any
-    significantly worse headline metric fails. A case whose runs were disturbed beyond the
-    baseline's (disturbances: (test, workload, workload params) -> its line) is inconclusive and
-    fails nothing."""
+    significantly worse headline metric fails. The load is weighed both ways on time figures (see
+    gate_verdict): a case whose runs were disturbed beyond the baseline's (disturbances: (test,
+    workload, workload params) -> its line) is inconclusive and fails nothing; one whose baseline
+    was disturbed beyond its runs (busier) is never within bounds. Counts of the work are judged
+    whatever the load."""
     found = []
     for case, s, cmp in pairs:
-        disturbed = (disturbances or {}).get((s.key.test, s.key.workload, s.key.workload_params))
+        where = (s.key.test, s.key.workload, s.key.workload_params)
+        count = is_count(s.key.metric)
+        disturbed = None if count else (disturbances or {}).get(where)
+        heavier = None if count else (busier or {}).get(where)
         rule = rule_for(list(rules), s.key.metric) if rules else None
-        kind = (INCONCLUSIVE if disturbed else verdict(cmp, rule.threshold_pct)) if rule else None
+        kind = gate_verdict(cmp, rule.threshold_pct, s.key.metric, disturbed, heavier) if rule else None
         failed = not disturbed and (kind == REGRESSION if rules
                                     else is_headline(s.key.metric) and cmp.verdict == "worse")
-        found.append(Outcome(case, s, cmp, kind, failed, disturbed))
+        found.append(Outcome(case, s, cmp, kind, failed, disturbed, heavier))
     return found
 
 
@@ -409,17 +444,29 @@ class Gate:
 
     @property
     def looks_sequentially(self) -> bool:
-        """Whether a case's runs stop once decided: a baseline compared run by run (more runs in
-        this session can decide it)."""
-        return self.baseline is not None and not self.baseline.across_sessions
+        """Whether a case's runs stop once decided: a baseline compared run by run, or a rule on
+        the counts of the work, which are always compared run by run (more runs in this session
+        can decide them)."""
+        return self.baseline is not None and (not self.baseline.across_sessions or self.gates_counts)
+
+    @property
+    def gates_counts(self) -> bool:
+        """Whether a rule names a count of the work (work:PCT, or a work.* metric)."""
+        return any(rule.metric is not None and (rule.metric == ALL_WORK or is_count(rule.metric))
+                   for rule in self.rules)
 
     def decided(self, series: list[Series]) -> bool:
         """Whether every gated metric of a case's series is decided, or undecidable within the
-        budget (futile): the sequential gate's stop."""
-        if self.baseline is None or self.disturbance(series) is not None:
-            return True  # disturbed: inconclusive whatever more runs under the same load would show
+        budget (futile): the sequential gate's stop. Time figures measured on a busier machine than
+        the baseline's are inconclusive whatever more runs under the same load would show; counts
+        of the work are decided by their runs whatever the load."""
+        if self.baseline is None:
+            return True
+        disturbed = self.disturbance(series) is not None
         control = control_values(series)
         for s in series:
+            if disturbed and not is_count(s.key.metric):
+                continue
             rule = self.rule_for(s.key.metric)
             cmp = self.baseline.comparison(s, control) if rule else None
             if (cmp is not None and cmp.method != SESSIONS and verdict(cmp, rule.threshold_pct) == INCONCLUSIVE
@@ -434,13 +481,13 @@ class Gate:
         figures' medians in their unit; a comparison adjusted by the control says so beside them."""
         found = Judgement()
         control = control_values(series)
-        disturbance = self.disturbance(series)
+        disturbance, busier = self.disturbance(series), self.busier_baseline(series)
         for s in series:
             cmp = self.baseline.comparison(s, control) if self.baseline is not None else None
             if cmp is not None:
                 found.comparisons.append((s, cmp))
                 note = self._baseline_note(s, cmp, control)
-                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by, disturbance)
+                self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by, disturbance, busier)
         for s, cmp, note in paired:
             found.paired.append((s, cmp))
             self._judge(found, s, cmp, note, s.unit, cache_notes, stopped_by)
@@ -453,20 +500,34 @@ class Gate:
             return None
         return disturbed(load_of(series), self.baseline.load(series[0].key))
 
+    def busier_baseline(self, series: list[Series]) -> str | None:
+        """The line saying the baseline's runs were disturbed beyond this case's (None: they were
+        not, or there is no baseline)."""
+        if self.baseline is None or not series:
+            return None
+        return busier_baseline(load_of(series), self.baseline.load(series[0].key))
+
     def _judge(self, found: Judgement, s: Series, cmp: Comparison, note: str, unit: str,
                cache_notes: dict[tuple[str, str], str], stopped_by: str | None = None,
-               disturbance: str | None = None) -> None:
+               disturbance: str | None = None, busier: str | None = None) -> None:
         rule = self.rule_for(s.key.metric)
         if rule is None:
             return
-        if disturbance is not None:  # a busier machine is named, never blamed, nor taken as a pass
-            message = disturbed_message(s.case_id, s.key.metric, s.key.params, unit, cmp, disturbance) + note
+        kind = gate_verdict(cmp, rule.threshold_pct, s.key.metric, disturbance, busier)
+        if is_count(s.key.metric):
+            note += COUNT_NOTE
+        elif disturbance is not None or (busier is not None and verdict(cmp, rule.threshold_pct) == WITHIN):
+            # a busier machine is named, never blamed, nor taken as a pass; a busier baseline rules nothing out
+            message = (disturbed_message(s.case_id, s.key.metric, s.key.params, unit, cmp, disturbance)
+                       if disturbance is not None
+                       else busier_baseline_message(s.case_id, s.key.metric, s.key.params, unit, cmp, busier)) + note
             failed = fails(INCONCLUSIVE, self.on_inconclusive)
             found.gated.append((s, message, failed))
             if not failed:
                 found.passed_undecided.append(message)
             return
-        kind = verdict(cmp, rule.threshold_pct)
+        elif busier is not None:  # slower on a quieter machine than the baseline's, or undecided anyway
+            note += f"; {busier}" + (", and these runs are slower still" if kind == REGRESSION else "")
         cached = cache_notes.get((s.key.metric, s.key.params))
         note += f"; the figure was {cached}" if cached else ""
         runs_option, at_least = ("--max-runs", 0) if self.sequential else ("--runs", 0)
@@ -493,7 +554,7 @@ class Gate:
             note += (f"; adjusted by the control: {how}" if ratio else
                      "; --control: the figures themselves were compared (the baseline has no control runs for this "
                      "case, or the figure is no throughput)")
-        if not ratio and cmp.method != SESSIONS:
+        if not ratio and cmp.method not in (SESSIONS, COUNTS):
             note += (f"; one baseline session and too little history of this machine's sessions to know its drift "
                      f"(the store needs {MIN_DF} degrees of freedom of repeated sessions), so drift between "
                      "sessions is not in the test and its false-alarm rate is not controlled (--save the baseline "
@@ -517,7 +578,8 @@ class Gate:
         if strictest is not None and smallest > strictest:
             lines.append(f"that is more than the {strictest:g}% rule: gate a change within one session instead, "
                          "reference and candidate interleaved: --paired=FS:KEY=VALUE (an option), "
-                         "--kernel=A,B (a kernel)")
+                         "--kernel=A,B (a kernel); or gate the work the filesystem does, which no drift moves: "
+                         "--fail-on-regression=work:5%")
         return lines
 
     def test_level(self, baseline_runs: int) -> float:

@@ -266,6 +266,79 @@ def shift_test(diffs: np.ndarray, cdf: np.ndarray, alpha: float) -> Shift:
     return Shift(float(np.median(d)), low, high, float(cdf[not_worse]), float(cdf[not_better]))
 
 
+@lru_cache(maxsize=256)
+def tied_rank_sum_cdf(doubled_ranks: tuple[int, ...], m: int) -> np.ndarray:
+    """cdf[k] = P(2U <= k) under H0 for U = the number of (candidate, baseline) pairs in one order,
+    ties counted a half, m candidate runs among these pooled runs' doubled mid-ranks: the exact
+    permutation distribution given the ties (Mann-Whitney with ties), up to EXACT_LIMIT pairs,
+    else the normal approximation with the ties' variance correction."""
+    total = len(doubled_ranks)
+    n = total - m
+    if m * n > EXACT_LIMIT:
+        groups = np.unique(np.asarray(doubled_ranks), return_counts=True)[1]
+        variance = m * n / 12.0 * ((total + 1) - float((groups ** 3 - groups).sum()) / (total * (total - 1)))
+        return _normal_cdf(2 * m * n, m * n, 2 * math.sqrt(max(variance, 1e-12)))
+    counts = _rank_sum_counts(doubled_ranks, m)
+    offset = m * (m + 1)  # 2U = 2R - m(m + 1)
+    u_counts = np.zeros(2 * m * n + 1)
+    present = counts[offset:offset + 2 * m * n + 1]
+    u_counts[:present.size] = present
+    cdf = np.cumsum(u_counts) / u_counts.sum()
+    cdf.flags.writeable = False
+    return cdf
+
+
+def doubled_mid_ranks(values: np.ndarray) -> tuple[int, ...]:
+    """Each value's rank among them, ties sharing their mean rank, doubled (an integer)."""
+    order = np.argsort(values, kind="mergesort")
+    ranks = np.empty(values.size)
+    sorted_values = values[order]
+    start = 0
+    while start < values.size:
+        end = start
+        while end + 1 < values.size and sorted_values[end + 1] == sorted_values[start]:
+            end += 1
+        ranks[order[start:end + 1]] = start + end + 2  # twice the mean of ranks start+1 .. end+1
+        start = end + 1
+    return tuple(int(r) for r in ranks)
+
+
+#: a count's values are compared as log(value + COUNT_FLOOR x the largest value), so a count of zero
+#: compares (0 -> 5 flushes per GB is a rise) and a near-zero one does not weigh as a huge ratio
+COUNT_FLOOR = 0.001
+
+
+def count_floor(baseline: np.ndarray, candidate: np.ndarray) -> float:
+    """What is added to every value of a count before its log: COUNT_FLOOR of the largest value (1
+    when every value is zero)."""
+    largest = float(max(np.abs(baseline).max(), np.abs(candidate).max()))
+    return COUNT_FLOOR * largest if largest > 0 else 1.0
+
+
+def count_shift(baseline: Sequence[float], candidate: Sequence[float], direction: Direction,
+                alpha: float) -> tuple[Shift, float]:
+    """Counts of the work (device bytes, requests, flushes, commits per byte moved): runs that are
+    often equal, some zero. Mann-Whitney on the logs of each value plus the floor (count_floor), ties
+    counted a half with their exact permutation distribution, so equal runs neither hide a change
+    nor make one (every run equal on both sides: p = 1 both ways, interval 0); the Hodges-Lehmann
+    estimate and Moses' interval on all pairwise differences. Returns the shift and the floor."""
+    base, cand = _as_array(baseline, "baseline"), _as_array(candidate, "candidate")
+    if np.any(base < 0) or np.any(cand < 0):
+        raise ValueError("counts are never negative")
+    floor = count_floor(base, cand)
+    sign = 1.0 if Direction(direction) is Direction.HIGHER else -1.0
+    b, c = sign * np.log(base + floor), sign * np.log(cand + floor)
+    diffs = np.sort((c[:, None] - b[None, :]).ravel())
+    critical = critical_count(rank_sum_cdf(c.size, b.size), alpha)
+    low = float(diffs[critical]) if critical >= 0 else -math.inf
+    high = float(diffs[diffs.size - 1 - critical]) if critical >= 0 else math.inf
+    doubled = 2 * int(np.count_nonzero(diffs > 0)) + int(np.count_nonzero(diffs == 0))
+    cdf = tied_rank_sum_cdf(doubled_mid_ranks(np.concatenate([c, b])), c.size)
+    p_worse = float(cdf[doubled])
+    p_better = float(1.0 - cdf[doubled - 1]) if doubled > 0 else 1.0
+    return Shift(float(np.median(diffs)), low, high, p_worse, p_better), floor
+
+
 def _oriented_logs(values: Sequence[float], direction: Direction, what: str) -> np.ndarray:
     """log values, negated when lower is better: larger is then always better."""
     arr = _as_array(values, what)
@@ -347,7 +420,7 @@ DEFAULT_ALPHA = 0.05
 #: the runs cannot tell the two apart (not that they are the same)
 NOT_SIGNIFICANT = "not significant"
 #: how a Comparison was computed
-RANK, PAIRED, SESSIONS = "rank-sum", "signed-rank", "sessions"
+RANK, PAIRED, SESSIONS, COUNTS = "rank-sum", "signed-rank", "sessions", "counts"
 
 
 @dataclass(frozen=True)
@@ -445,7 +518,9 @@ def compare(
     method RANK: baseline is the runs of one session (Mann-Whitney with Hodges-Lehmann and Moses,
     exact, ties conservative); PAIRED: baseline is the reference runs of the same rounds
     (signed-rank); SESSIONS: baseline is a list of sessions' runs, with drift (sd, degrees of
-    freedom) the machine's pooled drift between sessions (see :func:`session_shift`).
+    freedom) the machine's pooled drift between sessions (see :func:`session_shift`); COUNTS:
+    baseline is runs of a count of the work, of one session or several pooled (see
+    :func:`count_shift`: ties and zeros are the rule there, and no drift moves them).
     Ranks ignore how far an outlier is (one 3x-slow run cannot hide a real shift, as it does by
     inflating a t test's variance) and assume no distribution. A rank test has a smallest
     attainable p-value (see :func:`min_runs_for`). All values must be > 0 (ValueError otherwise).
@@ -453,10 +528,14 @@ def compare(
     if not 0 < alpha < 0.5:
         raise ValueError(f"alpha must be in (0, 0.5), got {alpha}")
     direction = Direction(direction)
+    floor = 0.0
     if method == SESSIONS:
         sessions = [_as_array(s, "baseline") for s in baseline]
         shift = session_shift(sessions, candidate, direction, alpha, drift)
         pooled, k = np.concatenate(sessions), len(sessions)
+    elif method == COUNTS:
+        shift, floor = count_shift(baseline, candidate, direction, alpha)
+        pooled, k = _as_array(baseline, "baseline"), 1
     elif method == PAIRED:
         shift, pooled, k = paired_shift(baseline, candidate, direction, alpha), _as_array(baseline, "reference"), 1
     elif method == RANK:
@@ -474,7 +553,8 @@ def compare(
     base_median, cand_median = float(np.median(pooled)), float(np.median(cand))
     return Comparison(
         baseline_median=base_median, candidate_median=cand_median,
-        pct_change=percent_change(base_median, cand_median), pct_ci=(bounds[0], bounds[1]),
+        pct_change=percent_change(base_median + (floor if base_median == 0 else 0.0),
+                                  cand_median + (floor if base_median == 0 else 0.0)), pct_ci=(bounds[0], bounds[1]),
         shift_pct=_to_pct(shift.estimate, direction), p_value=min(1.0, p),
         n_baseline=int(pooled.size), n_candidate=int(cand.size), significant=verdict != NOT_SIGNIFICANT,
         verdict=verdict, direction=direction, alpha=alpha, method=method, sessions=k,

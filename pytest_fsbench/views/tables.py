@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..measure import cache_check
 from ..measure.progress import WIDTH, fit
 from ..filesystems import DRIVERS
-from ..metrics import in_summary, params_text, short_test
+from ..metrics import in_summary, is_compared, params_text, short_test
 from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
 from ..store.results import Series
 
@@ -236,14 +236,14 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
 
 def comparison_table(results, alpha: float, width: int = WIDTH) -> list[str]:
     pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.comparisons
-             if in_summary(s.key.metric, s.unit)]
+             if is_compared(s.key.metric, s.unit)]
     return comparison_lines(pairs, alpha, width=width)
 
 
 def paired_table(results, alpha: float, width: int = WIDTH) -> list[str]:
     """Each --paired variant against its reference case, paired by round."""
     pairs = [(short_test(s.key.test), s, cmp) for r in results for s, cmp in r.paired
-             if in_summary(s.key.metric, s.unit)]
+             if is_compared(s.key.metric, s.unit)]
     return comparison_lines(pairs, alpha, base="reference", width=width) if pairs else []
 
 

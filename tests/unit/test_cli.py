@@ -103,7 +103,7 @@ def test_a_bad_rule_is_one_line_naming_the_value(store_path, capsys):
                                f"--store={store_path}")
     assert status == 2 and out == ""
     assert err == ("fsbench compare: --fail-on-regression '5 percent': expected PERCENT or METRIC:PERCENT, "
-                   "e.g. 5% or dd.write:3%\n")
+                   "e.g. 5%, dd.write:3% or work:5% (every count of the work per byte moved)\n")
     status, out, err = execute(capsys, "compare", "1", "2", "--fail-on-regression=dd.wirte:5%",
                                f"--store={store_path}")
     assert status == 2 and len(err.splitlines()) == 1 and "'dd.wirte'" in err and "dd.read, dd.write" in err

@@ -207,14 +207,15 @@ def test_where_the_time_went_and_an_older_session_without_it(tmp_path):
     new = store.start_session("new", {"argv": []}, {})
     row = store.case_row(new, "t", "ext4-single", {}, "dd", {}, "drop", "random", {})
     store.add_run(row, True, "a", 5.0, "drop", [], prepare_seconds=1.0, cache_seconds=0.5, wall_seconds=6.75)
-    store.add_run(row, False, "a", 10.0, "drop", [], prepare_seconds=2.0, cache_seconds=0.5, wall_seconds=12.75)
+    store.add_run(row, False, "a", 10.0, "drop", [], prepare_seconds=2.0, cache_seconds=0.5, wall_seconds=12.75,
+                  count_seconds=0.25)
     store.add_target_times(new, "t", "ext4-single", 3.0, 1.5)
     store.finish_session(new, "complete")
     totals = store.time_totals(new)
     assert {k: v for k, v in totals.items() if k != "session"} == {
         "measured": 10.0, "warm-up runs": 5.0, "preparing": 3.0, "cache policy": 1.0, "building targets": 3.0,
-        "tearing down targets": 1.5, "fsbench in runs": 0.5}
-    assert old["fsbench in runs"] is None
+        "tearing down targets": 1.5, "counting the work": None, "fsbench in runs": 0.25}
+    assert old["fsbench in runs"] is None and old["counting the work"] is None
     # each test's time, for a study's plan: its runs whole (their steps where that was not recorded), its target
     assert store.test_times(new) == [Timing("t", "host", 2, 6.75 + 12.75, 4.5)]
     assert store.test_times(1) == [Timing("t", "host", 1, 30.0, None)]
