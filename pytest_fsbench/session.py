@@ -276,11 +276,12 @@ class FsbenchSession:
         job = slurm_job(os.environ)  # a fleet's session: the Slurm job it ran in (fleet.py finds it by that)
         return manifest if job is None else {**manifest, "slurm_job": job}
 
-    def close(self) -> None:
-        """End of session: close the store, release what the targets needed."""
+    def close(self) -> list[str]:
+        """End of session: close the store, release what the targets needed; what a teardown cut
+        short left, for the user (targets.Targets.close)."""
         if self._store is not None:
             self._store.close()
-        self.targets.close()
+        return self.targets.close()
 
 
 def same_host(store: Store, settings: Settings, current: int, ids: list[int]) -> list[int]:

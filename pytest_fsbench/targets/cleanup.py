@@ -128,7 +128,10 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(execute)
                   if stale(Path(name).name)]
     listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
-    found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
+    backing = {dev: back for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)}
+    found.loops = list(backing)
+    # a session whose state file is gone still names its image directory in its loops' backing files
+    image_dirs |= {Path(back.removesuffix(" (deleted)")).parent for back in backing.values()}
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
     found.scratch = [p for d in image_dirs if d.is_dir() for pattern in ("fsbench-*-scratch", "fsbench-*-storage")
                      for p in sorted(d.glob(pattern)) if stale(p.name)]  # --storage-rate's backing directories
@@ -180,3 +183,21 @@ def remove_leftovers(found: Leftovers, execute: Executor,
         else:
             shutil.rmtree(session_dir, ignore_errors=True)
     return errors
+
+
+def own_leftovers(execute: Executor, token: str, session_dir: Path, image_dir: Path, kinds: Iterable[Leftover],
+                  mountinfo: Path = Path("/proc/self/mountinfo")) -> Leftovers:
+    """What one session still has on the machine once its targets are torn down (none, unless a
+    teardown was cut short or a signal fell between a step and its undo): mounts under its
+    directory, the pools and arrays of the kinds its drivers make, loop devices and images named
+    by its token."""
+    mine = f"fsbench-{token}-"
+    found = Leftovers()
+    if session_dir.exists():
+        found.mounts = mounts_under(session_dir, mountinfo)
+    found.made = [(leftover, name) for leftover in kinds for name in leftover.names(execute)
+                  if Path(name).name.startswith(mine)]
+    listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
+    found.loops = [dev for dev, back in loop_backing_files(listing).items() if Path(back).name.startswith(mine)]
+    found.images = sorted(image_dir.glob(f"{mine}*.img")) if image_dir.is_dir() else []
+    return found

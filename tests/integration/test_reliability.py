@@ -6,6 +6,7 @@ ends with nothing of fsbench's left on the machine."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -259,3 +260,109 @@ def test_kill_9_leaves_staged_data_on_disk_that_cleanup_removes(tmp_path, no_lef
     assert swept.returncode == 0, swept.stdout + swept.stderr
     assert "removing scratch: " in swept.stdout
     assert not list(images.glob("*")), list(images.glob("*"))
+
+
+HELD = """#!/bin/sh
+# {program} as fsbench executes it, held once (when {condition}) until the test lets it go, so that a
+# signal the test sends arrives while fsbench waits for it; then the real {program}
+if [ ! -e "{marks}/{program}.held" ] && {condition}; then
+    echo $$ > "{marks}/{program}.held"
+    while [ ! -e "{marks}/go" ]; do sleep 0.05; done
+fi
+exec {real} "$@"
+"""
+
+HOLD_THE_END = """
+import os, time
+from pathlib import Path
+
+def pytest_sessionfinish(session):
+    Path(os.environ["FSBENCH_MARKS"], "end.held").write_text("")
+    while not Path(os.environ["FSBENCH_MARKS"], "go").exists():
+        time.sleep(0.05)
+"""
+
+
+def holding(tmp_path: Path, program: str, condition: str = "true") -> dict[str, str]:
+    """The environment of a session whose first `program` (a real one, found on PATH) waits for the
+    test's go: a shim of that name ahead on PATH. The shim only waits; the command is the real one."""
+    shims, marks = tmp_path / "shims", tmp_path / "marks"
+    shims.mkdir(exist_ok=True)
+    marks.mkdir(exist_ok=True)
+    real = shutil.which(program)
+    assert real, f"{program} is not installed"
+    shim = shims / program
+    shim.write_text(HELD.format(program=program, condition=condition, marks=marks, real=real))
+    shim.chmod(0o755)
+    return {"PATH": f"{shims}:{os.environ['PATH']}", "FSBENCH_MARKS": str(marks), "PYTHONPATH": str(shims)}
+
+
+def small_dd(tmp_path: Path, *more: str) -> list[str]:
+    return ["benchmarks/test_dd.py", "-k", "write", "--dd-size=4M", "--runs=1", "--warmup=0",
+            f"--image-dir={tmp_path / 'images'}", "--image-size=512M", f"--store={tmp_path / 'fsbench.db'}", *more]
+
+
+def nothing_of(proc: subprocess.Popen, tmp_path: Path) -> None:
+    """Nothing of the session's is left: images, scratch, run directory (mounts and loops: no_leftovers)."""
+    assert not list((tmp_path / "images").glob("*")), list((tmp_path / "images").glob("*"))
+    assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*")), "its run directory is left"
+
+
+@pytest.mark.parametrize("phase, program, extra, status", [
+    ("collection", "mkfs.ext4", ["--fs-opt=ext4:mount=noatime"], None),  # the preflight's target, before the store
+    ("build", "mkfs.ext4", [], "interrupted"),
+    ("measure", "dd", [], "interrupted"),
+    ("teardown", "umount", [], "complete"),  # its only test had passed: the teardown it let finish lacked nothing
+    ("teardown", "losetup", [], "complete"),
+    ("the session's end", None, [], "complete"),
+])
+def test_a_sigterm_in_any_phase_leaves_nothing(tmp_path, no_leftovers, phase, program, extra, status):
+    """A SIGTERM (a CI job cancelled) sent to pytest alone while it waits for a real command of
+    each phase. In a teardown (issue 44: during umount or losetup --detach it left the loop
+    devices and the images) and at the session's end it lets that finish first."""
+    if program is None:
+        env = holding(tmp_path, "true")
+        (tmp_path / "shims" / "hold_the_end.py").write_text(HOLD_THE_END)
+        extra, held = ["-p", "hold_the_end"], tmp_path / "marks" / "end.held"
+    else:
+        env = holding(tmp_path, program, '[ "$1" = "--detach" ]' if program == "losetup" else "true")
+        held = tmp_path / "marks" / f"{program}.held"
+    proc = start(small_dd(tmp_path, "--fs=ext4", *extra), env=env)
+    wait_for(held.exists, proc, f"{phase}: {program or 'the session end'} running")
+    os.kill(proc.pid, signal.SIGTERM)
+    time.sleep(0.5)
+    (tmp_path / "marks" / "go").write_text("")
+    out = proc.communicate(timeout=300)[0]
+    assert "Traceback" not in out and "INTERNALERROR" not in out, out[-3000:]
+    sessions = query(tmp_path / "fsbench.db", "SELECT status FROM sessions")
+    assert sessions == ([(status,)] if status else []), out[-3000:]
+    if phase in ("teardown", "the session's end"):
+        assert "fsbench: SIGTERM: finishing the " in out, out[-3000:]
+    assert proc.returncode == (0 if phase == "the session's end" else pytest.ExitCode.INTERRUPTED), out[-3000:]
+    nothing_of(proc, tmp_path)
+
+
+def test_a_second_sigterm_cuts_a_teardown_short_and_cleanup_removes_the_rest(tmp_path, no_leftovers):
+    """Issue 44: after a teardown cut short, `fsbench cleanup` named the loop devices but not the
+    images (the run directory, which names the image directory, was gone)."""
+    env = holding(tmp_path, "losetup", '[ "$1" = "--detach" ]')
+    proc = start(small_dd(tmp_path, "--fs=btrfs", "--layout=raid1"), env=env)
+    wait_for((tmp_path / "marks" / "losetup.held").exists, proc, "losetup --detach running")
+    os.kill(proc.pid, signal.SIGTERM)
+    time.sleep(0.5)
+    os.kill(proc.pid, signal.SIGTERM)
+    out = proc.communicate(timeout=300)[0]
+    (tmp_path / "marks" / "go").write_text("")
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    assert "SIGTERM again: the teardown of btrfs-raid1" in out, out[-3000:]
+    assert "a teardown was cut short and left " in out and "fsbench cleanup removes them" in out, out[-3000:]
+    images = sorted(p.name for p in (tmp_path / "images").glob("*.img"))
+    assert len(images) == 2, images
+    listed = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "cleanup", "--dry-run"],
+                            capture_output=True, text=True, timeout=300).stdout
+    assert all(f"would remove images: {tmp_path / 'images' / name}" in listed for name in images), listed
+    swept = cleanup()
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    assert not list((tmp_path / "images").glob("*")), list((tmp_path / "images").glob("*"))
+    assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))
