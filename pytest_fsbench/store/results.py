@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .databases import TYPES, check_store_file, check_store_place, connect
-from .facts import ran
+from .facts import ran, runner
 from ..errors import FsbenchError, UsageError
 from ..metrics import Direction, Metric
 
@@ -200,8 +200,20 @@ class Store:
                         (session_id, session_id))
 
     @_guarded
-    def reopen_session(self, session_id: int) -> None:
-        self.db.execute("UPDATE sessions SET status = 'running', finished = NULL WHERE id = ?", (session_id,))
+    def reopen_session(self, session_id: int, seen: dict[str, object], resumer: dict[str, object]) -> dict | None:
+        """Take a session to resume as it was seen (its status and manifest): its status is running
+        again and its manifest names the resuming process (resumer, as `resumed_by`). One
+        statement that matches the row only as it was seen, so of two processes resuming it at
+        once only one takes it (issue 44: both measured, into one sequence of runs). None when
+        taken; else the row's manifest now (whoever took it first)."""
+        manifest = {**seen["manifest"], "resumed_by": resumer}  # type: ignore[dict-item]
+        taken = self.db.execute("UPDATE sessions SET status = 'running', finished = NULL, manifest = ?"
+                                " WHERE id = ? AND status = ? AND manifest = ?",
+                                (canonical(manifest), session_id, seen["status"], canonical(seen["manifest"])))
+        if taken.rowcount == 1:
+            return None
+        row = self.db.execute("SELECT manifest FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return json.loads(row[0]) if row else {}
 
     @_guarded
     def finish_session(self, session_id: int, status: str) -> None:
@@ -329,10 +341,15 @@ class Store:
         """The newest session that did not complete and whose process is gone (is_live(token,
         manifest) tells a session still running elsewhere, which must not be taken over)."""
         rows = self.db.execute("SELECT id, token, manifest FROM sessions WHERE status IN ('interrupted', 'running')"
-                               " ORDER BY id DESC")
+                               " ORDER BY id DESC").fetchall()
         for session_id, token, manifest in rows:
-            if not is_live(token, json.loads(manifest)):
+            seen = json.loads(manifest)
+            if not is_live(token, seen):
                 return int(session_id)
+            if "resumed_by" in seen:  # the last interrupted one, which another process resumes now (issue 44)
+                raise UsageError(f"--resume: session {session_id}, the last interrupted one, is being resumed by "
+                                 f"{runner(seen)}; only one process resumes a session (name another with "
+                                 "--resume=ID: fsbench sessions lists them)")
         raise UsageError(f"--resume: no interrupted session in {self.path}")
 
     @_guarded

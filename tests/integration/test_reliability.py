@@ -287,7 +287,7 @@ def holding(tmp_path: Path, program: str, condition: str = "true") -> dict[str, 
     """The environment of a session whose first `program` (a real one, found on PATH) waits for the
     test's go: a shim of that name ahead on PATH. The shim only waits; the command is the real one."""
     shims, marks = tmp_path / "shims", tmp_path / "marks"
-    shims.mkdir(exist_ok=True)
+    shims.mkdir(parents=True, exist_ok=True)
     marks.mkdir(exist_ok=True)
     real = shutil.which(program)
     assert real, f"{program} is not installed"
@@ -366,3 +366,37 @@ def test_a_second_sigterm_cuts_a_teardown_short_and_cleanup_removes_the_rest(tmp
     assert swept.returncode == 0, swept.stdout + swept.stderr
     assert not list((tmp_path / "images").glob("*")), list((tmp_path / "images").glob("*"))
     assert not list(Path("/run/fsbench").glob(f"{proc.pid}-*"))
+
+
+@pytest.mark.parametrize("resume", ["--resume", "--resume=1"])
+def test_two_processes_resuming_one_session_at_once_one_is_refused(tmp_path, no_leftovers, resume):
+    """Issue 44: both --resume were accepted and measured, and the case ended with 13 runs for
+    --runs=12, runs of two concurrent targets stored as one sequence."""
+    args = [a for a in small_dd(tmp_path, "--fs=ext4") if a != "--runs=1"] + ["--runs=2"]
+    first = start(args, env=holding(tmp_path, "dd"))
+    wait_for((tmp_path / "marks" / "dd.held").exists, first, "the first session's dd")
+    os.kill(first.pid, signal.SIGTERM)
+    (tmp_path / "marks" / "go").write_text("")
+    first.communicate(timeout=300)
+    db = tmp_path / "fsbench.db"
+    assert query(db, "SELECT id, status FROM sessions") == [(1, "interrupted")]
+
+    again = holding(tmp_path / "again", "dd")  # the resume that takes the session holds in its first dd
+    resumes = [start([*args, resume], env=again) for _ in range(2)]
+    held = tmp_path / "again" / "marks" / "dd.held"
+    deadline = time.monotonic() + 180
+    while not held.exists() and time.monotonic() < deadline and any(p.poll() is None for p in resumes):
+        time.sleep(0.1)
+    refused = [p for p in resumes if p.poll() is not None]
+    assert len(refused) == 1, "both resumes run" if not refused else "both ended"
+    [loser], [winner] = refused, [p for p in resumes if p is not refused[0]]
+    out = loser.communicate(timeout=60)[0]
+    (tmp_path / "again" / "marks" / "go").write_text("")
+    won = winner.communicate(timeout=300)[0]
+    assert loser.returncode == pytest.ExitCode.USAGE_ERROR, out[-2000:]
+    errors = [line for line in out.splitlines() if line.startswith("ERROR:")]
+    assert len(errors) == 1 and errors[0].startswith(f"ERROR: {resume}: session 1"), out[-2000:]
+    assert f"pid {winner.pid} on " in errors[0], errors
+    assert winner.returncode == 0, won[-3000:]
+    assert query(db, "SELECT id, status FROM sessions") == [(1, "complete")]
+    assert measured_runs(db) == 2

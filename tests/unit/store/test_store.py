@@ -96,6 +96,30 @@ def test_resume_never_takes_a_live_session(store):
         store.last_unfinished(lambda token, manifest: True)
 
 
+def test_of_two_stores_reopening_one_session_as_they_saw_it_only_one_takes_it(store, tmp_path):
+    session = store.start_session("a", {}, {"process": "1 0.00", "hostname": "h"})
+    store.finish_session(session, "interrupted")
+    other = Store(store.path)
+    try:
+        seen = [s.session_export(session)["session"] for s in (store, other)]  # both read it before either writes
+        assert store.reopen_session(session, seen[0], {"process": "2 5.00", "hostname": "h"}) is None
+        taker = other.reopen_session(session, seen[1], {"process": "3 6.00", "hostname": "h"})
+    finally:
+        other.close()
+    assert taker == {"process": "1 0.00", "hostname": "h", "resumed_by": {"process": "2 5.00", "hostname": "h"}}
+    assert store.status(session) == "running"
+
+
+def test_resume_refuses_the_last_session_while_another_process_resumes_it(store):
+    older = store.start_session("older", {}, {})
+    newer = store.start_session("newer", {}, {})
+    store.finish_session(older, "interrupted")
+    seen = store.session_export(newer)["session"]
+    store.reopen_session(newer, seen, {"process": "7 1.00", "hostname": "h", "at": "2026-01-01T00:00:00+00:00"})
+    with pytest.raises(UsageError, match="session 2, the last interrupted one, is being resumed by pid 7 on h"):
+        store.last_unfinished(lambda token, manifest: "resumed_by" in manifest)
+
+
 def test_unfinished_cases_and_measured_runs(store):
     session = store.start_session("a", {}, {})
     row = case(store, session)
