@@ -567,8 +567,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when != "call":
         return
     session = item.config.stash[SESSION]
+    # a test the store's failure stopped is not finished: --resume runs it again, and its case (which
+    # keeps its runs) makes the ones missing; recorded failed, it was skipped, and the session stayed
+    # interrupted for ever (found with issue 44's store removed mid-session)
+    stopped = session.store_failure is not None and report.failed
     try:
-        session.store.record_test(session.session_id, key, report.outcome)
+        session.store.record_test(session.session_id, key, "interrupted" if stopped else report.outcome)
     except StoreError as exc:
         report.outcome = "failed"
         report.longrepr = f"fsbench could not record this test: {exc}"
@@ -608,5 +612,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for line in verdicts:
             write(line)
     write(tables.time_line({**session.store.time_totals(session.session_id), **session.targets.guest_times()}))
-    write(f"store: {redact(session.settings.store_path)} (session {session.session_id}); "
+    write(f"store: {session.store.path} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

@@ -144,9 +144,12 @@ class FsbenchSession:
         """The one line that stops the session when the store fails mid-session (full, made
         immutable, gone): nothing more could be recorded, so nothing more is measured."""
         if self.store_failure is None:
-            self.store_failure = (f"fsbench: {exc}; the session stops here, as nothing more can be recorded "
-                                  "(runs recorded before are kept); free room on its filesystem or make it "
-                                  "writable, then --resume")
+            if getattr(exc, "remedy", None):  # its file removed: kept elsewhere, said where
+                self.store_failure = f"fsbench: {exc}; the session stops here; {exc.remedy}"
+            else:
+                self.store_failure = (f"fsbench: {exc}; the session stops here, as nothing more can be recorded "
+                                      "(runs recorded before are kept); free room on its filesystem or make it "
+                                      "writable, then --resume")
         return self.store_failure
 
     def open_store(self) -> None:

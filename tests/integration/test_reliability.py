@@ -400,3 +400,35 @@ def test_two_processes_resuming_one_session_at_once_one_is_refused(tmp_path, no_
     assert winner.returncode == 0, won[-3000:]
     assert query(db, "SELECT id, status FROM sessions") == [(1, "complete")]
     assert measured_runs(db) == 2
+
+
+@pytest.mark.parametrize("removed", ["the store's file", "the store's directory"])
+def test_a_store_removed_mid_session_is_noticed_and_its_runs_kept(tmp_path, no_leftovers, removed):
+    """Issue 44: the store deleted mid-session: exit 0, the last line named the store and session,
+    and the file was gone with every run."""
+    results, cwd = tmp_path / "results", tmp_path / "cwd"
+    results.mkdir()
+    cwd.mkdir()
+    db = results / "fsbench.db"
+    args = [str(REPO / "benchmarks" / "test_dd.py"), "--fs=ext4", "--dd-size=4M", "--runs=2", "--warmup=0",
+            f"--image-dir={tmp_path / 'images'}", "--image-size=512M", f"--store={db}"]
+    proc = start(args, cwd=cwd, env=holding(tmp_path, "dd"))
+    wait_for((tmp_path / "marks" / "dd.held").exists, proc, "the first run's dd")
+    if removed == "the store's file":
+        db.unlink()
+    else:
+        shutil.rmtree(results)
+    (tmp_path / "marks" / "go").write_text("")
+    out = proc.communicate(timeout=300)[0]
+    rescued = (results if removed == "the store's file" else cwd) / f"fsbench.rescued-{proc.pid}.db"
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    assert (f"fsbench: result store {db}: its file was removed during the session; everything it held, this "
+            f"session's runs too, is kept in {rescued}; the session stops here; --store={rescued} --resume "
+            "continues it") in out, out[-3000:]
+    assert query(rescued, "SELECT id, status FROM sessions") == [(1, "interrupted")]
+    assert measured_runs(rescued) == 1  # the run measured as the file went is kept too
+    resumed = execute_pytest([*args[:-1], f"--store={rescued}", "--resume"], cwd=cwd)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert query(rescued, "SELECT id, status FROM sessions") == [(1, "complete")], resumed.stdout[-3000:]
+    assert measured_runs(rescued) == 4

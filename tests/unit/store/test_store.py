@@ -322,3 +322,28 @@ def test_a_series_shows_the_options_as_mounted_when_they_were_read(store):
     assert sorted({s.mounted for s in store.series(session)}) == ["compress=zstd", "compress=zstd:3"]
     # as asked, both are one configuration (a baseline stored before mounts were read is not "changed")
     assert {s.options for s in store.series(session)} == {"compress=zstd"}
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_store_file_removed_or_replaced_under_a_session_is_kept_elsewhere_at_the_next_write(tmp_path, how):
+    path = tmp_path / "fsbench.db"
+    store = Store(path)
+    try:
+        session = store.start_session("tok", {}, {})
+        row = case(store, session)
+        store.add_run(row, False, "t0", 1.0, "drop", write(1.0))
+        path.unlink()
+        if how == "replaced":
+            path.write_bytes(b"")
+        with pytest.raises(StoreError, match=f"its file was {how}.* during the session; everything it held, this "
+                                             "session's runs too, is kept in .*fsbench.rescued-") as caught:
+            store.add_run(row, False, "t1", 1.0, "drop", write(2.0))
+        rescued = tmp_path / caught.value.remedy.split()[0].removeprefix("--store=")
+        assert store.path == str(rescued)
+        store.finish_session(session, "interrupted")  # written there from now on
+    finally:
+        store.close()
+    with sqlite3.connect(rescued) as con:
+        assert con.execute("SELECT COUNT(*) FROM runs").fetchone() == (2,)  # the write that noticed it too
+        assert con.execute("SELECT status FROM sessions").fetchone() == ("interrupted",)
+    assert path.exists() == (how == "replaced") and (not path.exists() or path.stat().st_size == 0)
