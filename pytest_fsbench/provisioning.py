@@ -23,7 +23,7 @@ from .kernels.guest import GuestError, GuestFacts, boot_facts, built_in, guest_t
 from .system.host import Host
 from .kernels.kernel import Kernel
 from .targets.mounts import mounts_under
-from .settings import Settings
+from .settings import DEFAULT_IMAGE_DIR, Settings
 from .measure.run import measure_run, release_datasets
 from .system.commands import Executor
 from .system.memory import MemoryLimit
@@ -75,6 +75,11 @@ class Targets:
         self.memory = MemoryLimit(settings.memory, token) if settings.memory else None
         self._workload_limits: dict[int, MemoryLimit] = {}  # a workload's own (bonnie++'s -r), by size
         self._throttled: ThrottledLoopDevices | None = None  # the current case's paced storage (--storage-rate)
+        # the directories of a named --image-dir this session will make, removed at its end when empty (issue 44:
+        # an empty directory was left); never the default one, which every session shares
+        made = settings.image_dir
+        self._made_dirs = ([] if str(made) == DEFAULT_IMAGE_DIR or made.exists()
+                           else [p for p in (made, *made.parents) if not p.exists()])
 
     def provider(self, spec: CaseSpec | None = None) -> DeviceProvider:
         """Where the case's devices come from: --devices, loop images, or loop images on storage
@@ -372,6 +377,9 @@ class Targets:
             shared.release()
         release_datasets(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
+        for directory in self._made_dirs if not left else ():
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only while empty: another session may use it by now
         if left:
             return [f"a teardown was cut short and left {', '.join(left)}; once this session has ended, "
                     f"fsbench cleanup removes them (its state stays in {self.session_dir} for it)"]

@@ -480,7 +480,9 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         kernels=kernels,
         devices=value["--devices"] or (),
         wipe=value["--wipe-devices"],
-        image_dir=value["--image-dir"],
+        # absolute: a relative one was taken where each use stood (issue 44: dd's data set, a link relative
+        # to its own directory, pointed nowhere when run from another directory)
+        image_dir=value["--image-dir"].absolute(),
         image_size=value["--image-size"],
         thresholds=value["--threshold"],
         caches=value["--cache"],

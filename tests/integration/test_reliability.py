@@ -432,3 +432,17 @@ def test_a_store_removed_mid_session_is_noticed_and_its_runs_kept(tmp_path, no_l
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     assert query(rescued, "SELECT id, status FROM sessions") == [(1, "complete")], resumed.stdout[-3000:]
     assert measured_runs(rescued) == 4
+
+
+def test_a_relative_image_dir_from_another_directory(tmp_path, no_leftovers):
+    """Issue 44: run from a directory other than the checkout, a relative --image-dir failed dd
+    (its data set's link is relative to the link's own directory) and left an empty directory."""
+    cwd = tmp_path / "elsewhere"
+    cwd.mkdir()
+    done = execute_pytest([str(REPO / "benchmarks" / "test_dd.py"), "--fs=ext4", "--dd-size=4M", "--runs=1",
+                           "--warmup=0", "--image-dir=relimg/sub", "--image-size=512M",
+                           f"--store={tmp_path / 'fsbench.db'}"], cwd=cwd)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert f"loop images of 512 MiB in {cwd / 'relimg' / 'sub'}" in done.stdout
+    assert "2 passed" in done.stdout
+    assert not list(cwd.iterdir()), "the image directory fsbench made is left, or something in it"
