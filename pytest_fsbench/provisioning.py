@@ -359,8 +359,9 @@ class Targets:
     def close(self) -> list[str]:
         """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
         directories and --memory's control group. A stop signal meanwhile lets it finish. Returns
-        what a teardown cut short by a second signal left, in lines for the user: then the run
-        directory and its state file stay, so that `fsbench cleanup` finds all of it (images too)."""
+        lines for the user: a daemon left running for what else it serves, and what a teardown cut
+        short by a second signal left (then the run directory and its state file stay, so that
+        `fsbench cleanup` finds all of it, images too)."""
         with interrupts.teardown("the session's end (its daemons, scratch and run directory)", deliver=False):
             return self._close()
 
@@ -373,21 +374,20 @@ class Targets:
         for error in self._control_undo.unwind():
             log.warning("removing --control's device: %s", error)
         left = self._left_behind()  # before the daemons go: a pool is destroyed through its daemon
-        for shared in self.daemons.values():
-            shared.release()
+        kept = [line for line in (shared.release() for shared in self.daemons.values()) if line]
         release_datasets(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
         for directory in self._made_dirs if not left else ():
             with contextlib.suppress(OSError):
                 directory.rmdir()  # only while empty: another session may use it by now
         if left:
-            return [f"a teardown was cut short and left {', '.join(left)}; once this session has ended, "
-                    f"fsbench cleanup removes them (its state stays in {self.session_dir} for it)"]
+            return [*kept, f"a teardown was cut short and left {', '.join(left)}; once this session has ended, "
+                           f"fsbench cleanup removes them (its state stays in {self.session_dir} for it)"]
         if self.session_dir.exists() and not mounts_under(self.session_dir):
             shutil.rmtree(self.session_dir, ignore_errors=True)
             with contextlib.suppress(OSError):
                 self.session_dir.parent.rmdir()  # the run root, when no other session has a directory there
-        return []
+        return kept
 
     def _left_behind(self) -> list[str]:
         """What of this session is still on the machine once its targets are torn down: nothing,

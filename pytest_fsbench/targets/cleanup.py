@@ -31,6 +31,12 @@ _NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-")
 DAEMON_ROOTS = tuple(daemon.root for daemon in DAEMONS)
 
 
+def _serving_others(root: Path, execute: Executor) -> list[str]:
+    """What the daemon whose registry is root serves that is not fsbench's (a user's pool)."""
+    declared = {daemon.root: daemon for daemon in DAEMONS}
+    return daemons.served_by_others(declared[root], execute) if root in declared else []
+
+
 def stale(name: str) -> bool:
     """True for an fsbench resource name whose session process is gone."""
     match = _NAME.search(name)
@@ -122,7 +128,8 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     for root in daemon_roots:
         daemon = daemons.started_pid(root)
         if daemon is not None and not daemons.live_users(root):
-            found.daemons.append(daemon)
+            if not _serving_others(root, execute):  # else it is left running for them (issue 44)
+                found.daemons.append(daemon)
         elif daemon is None and root.exists() and not daemons.live_users(root):
             found.registries.append(root)  # its daemon is gone too (killed with its sessions)
     found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(execute)
@@ -164,7 +171,7 @@ def remove_leftovers(found: Leftovers, execute: Executor,
     for root in daemon_roots:
         if root.exists():
             with daemons.locked(root):  # a session may have started using it since it was found
-                daemons.stop_if_unused(root)
+                daemons.stop_if_unused(root, lambda: _serving_others(root, execute))
                 daemons.remove_if_unused(root)
     for image in found.images:
         image.unlink(missing_ok=True)

@@ -17,7 +17,10 @@ from pathlib import Path
 import pytest
 
 from conftest import execute_pytest, sigint_default, sweep
+from pytest_fsbench.filesystems import DAEMONS
 from pytest_fsbench.system import daemons, processes
+from pytest_fsbench.system.commands import execute
+from pytest_fsbench.system.daemons import serialized
 from pytest_fsbench.filesystems.zfs import ZFS_FUSE
 from pytest_fsbench.kernels.probe import probe
 
@@ -446,3 +449,52 @@ def test_a_relative_image_dir_from_another_directory(tmp_path, no_leftovers):
     assert f"loop images of 512 MiB in {cwd / 'relimg' / 'sub'}" in done.stdout
     assert "2 passed" in done.stdout
     assert not list(cwd.iterdir()), "the image directory fsbench made is left, or something in it"
+
+
+HOLD_UNTIL_GO = """
+import os, time
+from pathlib import Path
+
+def test_hold(fsbench_target):
+    Path(os.environ["FSBENCH_READY"]).write_text(str(fsbench_target.mountpoint))
+    while not Path(os.environ["FSBENCH_GO"]).exists():
+        time.sleep(0.1)
+"""
+
+
+@needs_zfs_fuse
+def test_the_zfs_daemon_is_left_running_for_a_pool_that_is_not_fsbench_s(tmp_path, no_leftovers):
+    """Issue 44: when the last fsbench session using zfs-fuse ended, fsbench stopped the daemon
+    while a user's pool was imported in it; that pool's later `zpool destroy` failed."""
+    (tmp_path / "test_hold.py").write_text(HOLD_UNTIL_GO)
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    proc = start(["test_hold.py", "--fs=zfs", *session_args(tmp_path, "s", runs=1)], cwd=tmp_path,
+                 env={"FSBENCH_READY": str(ready), "FSBENCH_GO": str(go)})
+    wait_for(ready.exists, proc, "the session's zfs target")
+    daemon = daemons.started_pid(ZFS_FUSE.root)
+    zpool = serialized(execute, DAEMONS)  # never beside another session's zpool command (it deadlocks zfs-fuse)
+    pool = f"userpool{os.getpid()}"
+    vdev = tmp_path / "user.img"
+    vdev.write_bytes(b"")
+    os.truncate(vdev, 128 << 20)
+    # issue 44: CI's leftover check counted a live session's registry of the shared daemon as left behind
+    checked = subprocess.run([str(REPO / ".ci" / "leftovers")], capture_output=True, text=True, timeout=120)
+    assert str(ZFS_FUSE.root) not in checked.stdout + checked.stderr, checked.stderr
+    try:
+        zpool(["zpool", "create", "-m", "none", pool, str(vdev)])
+        go.write_text("")
+        out = proc.communicate(timeout=300)[0]
+        others = registered_users()  # sessions beside this one keep the daemon up anyway
+        assert proc.returncode == 0, out[-3000:]
+        assert pool in zpool(["zpool", "list", "-H", "-o", "name"], timeout=60).stdout.split(), out[-3000:]
+        if daemon is not None and not others:
+            assert (f"fsbench: the zfs-fuse daemon fsbench started (pid {daemon}) is left running: it also serves "
+                    f"{pool}, which is not fsbench's") in out, out[-3000:]
+            assert processes.alive(daemon)
+    finally:
+        go.write_text("")
+        destroyed = zpool(["zpool", "destroy", pool], check=False, timeout=120)
+    assert destroyed.returncode == 0, destroyed.output  # its daemon still served it
+    swept = cleanup()  # serving fsbench's own pools alone again, an unused daemon fsbench started is stopped
+    assert swept.returncode == 0, swept.stdout + swept.stderr
+    assert daemons.started_pid(ZFS_FUSE.root) is None or registered_users()
