@@ -229,7 +229,7 @@ def _build(spec, driver, provider, execute, session_dir, name, scratch, undo, me
         "commands": [" ".join(argv) for argv in commands],
         "applied": describe(target, execute),
     }
-    mounted = mounted_options(spec.options, target.manifest["applied"])
+    mounted = mounted_options(spec.options, target.manifest["applied"], driver.shows_non_defaults)
     if spec.options and mounted is not None:
         target.manifest["mounted_options"] = mounted
     return target
