@@ -19,7 +19,7 @@ from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
-from .options import APPEND, FLAG, OPTIONAL, Option, check_replaceable
+from .options import APPEND, FLAG, OPTIONAL, Option, check_replaceable, special_kind, unexpanded_home
 from .verdicts.assertions import SessionResults
 from .verdicts.gate import gates_nothing
 from .workloads import WORKLOAD_NAMES
@@ -139,6 +139,12 @@ def check_junitxml(where: str | None, store: Path | str) -> None:
     if not where:
         return
     path = Path(where)
+    kind = special_kind(path)
+    if kind:  # found by issue 44's sweep: pytest opened the FIFO at the session's end and hung there
+        raise UsageError(f"--junitxml={where}: is {kind}, not a file; name a regular file")
+    home = unexpanded_home(where)
+    if home:
+        raise UsageError(f"--junitxml={where}: {home}")
     try:
         check_replaceable(path, "junit", [store], force=True)
         with open(path, "rb") if path.is_file() else contextlib.nullcontext(None) as file:

@@ -25,7 +25,7 @@ from .kernels.kernel import GUEST_MEMORY, HOST, Kernel, check_kernel_mix, compar
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, check_replaceable, directory_for_files
 from .options import file_to_write, given_twice
-from .options import name, path
+from .options import name, path, special_kind
 from .options import percent_below_100, positive, positive_seconds, whole
 from .pts import options as pts_options
 from .pts.profiles import profiles as pts_profiles
@@ -82,7 +82,8 @@ def store_location(text: str, option: str = "--store") -> Path | str:
                          "file's path or a postgresql://USER@HOST/DB URL")
     if not scheme and os.path.exists(text) and not os.path.isfile(text) and not os.path.isdir(text):
         # issue 34: SQLite opened /dev/null and left /dev/null-journal beside it
-        raise UsageError(f"{option}={text}: is no regular file (a device?); name the store's file")
+        raise UsageError(f"{option}={text}: is {special_kind(text) or 'a character device'}, no regular file; "
+                         "name the store's file")
     if is_url(text):
         if redact(text) != text:
             raise UsageError(f"{option}={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "

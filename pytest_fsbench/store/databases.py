@@ -131,6 +131,10 @@ def check_store_place(location: Path | str, option: str = "--store") -> None:
                          f"at least {human_size(MIN_FREE_BYTES)}; free some space or name another {option}")
 
 
+class NoStoreYet(UsageError):
+    """The database holds no fsbench tables yet (a session would make them)."""
+
+
 class StoreMoved(Exception):
     """The store's file was removed or replaced under an open session; rescued: where its content
     (this session's runs with it) was copied, and is written from now on (None: nowhere)."""
@@ -263,7 +267,7 @@ class SqliteDatabase:
             raise UsageError(f"{self.name} is an SQLite database of something else (tables {', '.join(tables[:5])}); "
                              f"name another {self.option}")
         if self.version() == 0 and not create:
-            raise UsageError(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
+            raise NoStoreYet(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
 
     def execute(self, sql: str, args: Sequence[object] = ()):
         return self.connection.execute(sql, args)
@@ -372,7 +376,7 @@ class PostgresDatabase:
             raise UsageError(f"{self.name} holds tables of something else ({', '.join(sorted(tables)[:5])}); "
                              "give fsbench a database (or schema) of its own")
         if "fsbench_schema" not in tables and not create:
-            raise UsageError(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
+            raise NoStoreYet(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
 
     def execute(self, sql: str, args: Sequence[object] = ()):
         return self.connection.execute(sql.replace("?", "%s"), args)
