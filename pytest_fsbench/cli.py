@@ -24,7 +24,7 @@ from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
 from .views.json_export import changes_document, comparison_document, export_session, sessions_document
 from .options import (add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice,
-                      unexpanded_home)
+                      unexpanded_home, write_whole)
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
 from .verdicts.disturbance import busier_baseline
@@ -228,7 +228,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if output is None:
         sys.stdout.write(page)
     else:
-        output.write_text(page)
+        write_whole(output, page)
         print(f"fsbench report: wrote {output} (session {session_id}"
               + (f" against {base_label}" if base_label else "") + ")", file=sys.stderr)
     if figures is not None:
@@ -238,7 +238,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def allowed_pct(text: str) -> float:
-    value = float(text.rstrip("%"))
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:  # found by issue 44's sweep: argparse named the function ('invalid allowed_pct value')
+        raise argparse.ArgumentTypeError(f"{text!r}: give the allowed change as a percent, e.g. 5%") from None
     if not 0 < value < 100:
         raise argparse.ArgumentTypeError(f"{text!r}: give the allowed change as a percent above 0 and below 100")
     return value
@@ -287,6 +290,7 @@ def cmd_study(args: argparse.Namespace) -> int:
                                            subsequent_indent=" " * len(head), break_long_words=False)))
         return 0
     chosen = studies.study(args.name)
+    alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)  # found by issue 44's sweep: checked only after the study ran
     cwd = Path.cwd()
     pytest_args = study_launch.study_args(chosen, args.scale, args.pytest_args, cwd)
     store_path = study_launch.study_store(pytest_args)
@@ -312,11 +316,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     if not new:
         raise FsbenchError(f"pytest ended with status {status} and recorded no session of study {chosen.name} "
                            f"in {store_path}")
-    data = report.report_data(store, max(new), alpha=BY_FLAG["--alpha"].value(args.fsbench_alpha))
+    data = report.report_data(store, max(new), alpha=alpha)
     page = report.render(data, f"fsbench study {chosen.name}: session {max(new)}",
                          study_page.preface(chosen, data, args.scale))
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page)
+    write_whole(output, page)
     found = study_page.verdicts(chosen, data)
     print(f"fsbench study: wrote {output}: " + ", ".join(
         f"{sum(1 for v in found if v.verdict == k)} {k}" for k in studies.VERDICTS))
@@ -336,7 +340,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if output is None:
         print(text)
     else:
-        output.write_text(text + "\n")
+        write_whole(output, text + "\n")
         print(f"fsbench export: wrote {output}")
     return 0
 
@@ -721,4 +725,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pytest_fsbench import console_main
+
+    sys.exit(console_main())

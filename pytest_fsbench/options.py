@@ -221,6 +221,8 @@ def file_to_write(text: str) -> Path:
     kind = special_kind(where)
     if kind:
         raise ValueError(f"is {kind}, not a file; name a regular file")
+    if not where.exists() and where.absolute().parent == Path("/dev"):  # found by issue 44's sweep: -o /dev/sda,
+        raise ValueError("is no device here, and /dev holds devices, not files; name a file elsewhere")  # no disk, made one
     parent = where.parent if str(where.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"the directory {parent} does not exist; make it or name another file")
@@ -233,6 +235,25 @@ def file_to_write(text: str) -> Path:
     except OSError as exc:
         raise ValueError(f"cannot be written ({exc.strerror}); name a file in a writable directory") from None
     return where
+
+
+def write_whole(where: Path, data: str | bytes) -> None:
+    """Write an output whole or not at all: into a new file beside it, renamed over it once
+    written, so a signal or a full disk never leaves half of it (found by issue 44's sweep: Ctrl-C
+    while a report was written). /dev/null is written as it is."""
+    if where.exists() and os.path.samefile(where, os.devnull):
+        where.write_bytes(data if isinstance(data, bytes) else data.encode())
+        return
+    partial = where.with_name(f".{where.name}.{os.getpid()}.partial")
+    try:
+        if isinstance(data, bytes):
+            partial.write_bytes(data)
+        else:
+            partial.write_text(data)
+        os.replace(partial, where)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 #: the first bytes of every SQLite database (a result store, or any other's): never replaced by an output

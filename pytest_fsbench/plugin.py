@@ -19,7 +19,8 @@ from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
-from .options import APPEND, FLAG, OPTIONAL, Option, check_replaceable, special_kind, unexpanded_home
+from .options import (APPEND, FLAG, OPTIONAL, Option, check_replaceable, special_kind, unexpanded_home,
+                      write_whole)
 from .verdicts.assertions import SessionResults
 from .verdicts.gate import gates_nothing
 from .workloads import WORKLOAD_NAMES
@@ -219,7 +220,7 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     try:
         data = report.report_data(fsbench.store, fsbench.session_id, baseline.session_ids if baseline else None,
                                   settings.compare, settings.alpha, fsbench.gate.strictest_pct)
-        settings.report.write_text(report.render(data))
+        write_whole(settings.report, report.render(data))
     except (OSError, StoreError) as exc:
         return [f"the report {settings.report} could not be written: {exc}"]
     if reporter is not None:
@@ -234,6 +235,8 @@ def pytest_keyboard_interrupt(excinfo) -> None:
     the whole process group) must not cut short: it is ignored until fsbench is done (already
     since the first signal; here also after an interrupt raised otherwise)."""
     interrupts.ignore()
+    if interrupts.was_cut_short():  # said when the second signal arrived
+        return
     if interrupts.stopped_after_teardown():  # said when the signal arrived; that teardown is done
         sys.stderr.write("fsbench: interrupted once that teardown finished; nothing more is measured\n")
     elif excinfo.type is not pytest.Session.Interrupted:  # stopped by fsbench itself (the store failed): said so

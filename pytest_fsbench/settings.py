@@ -445,6 +445,10 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
              for o in OPTIONS}
     for flag in ("--fs-opt", "--paired"):
         check_one_spelling(flag, list(get(BY_FLAG[flag])), list(value[flag]))
+    rules = [(t.scope, t.metric, t.op, t.value, t.unit) for t in value["--threshold"]]
+    twice = next((value["--threshold"][i].text for i, rule in enumerate(rules) if rule in rules[:i]), None)
+    if twice:  # found by issue 44's sweep: the same rule twice was checked twice, without a word
+        raise UsageError(f"--threshold {twice!r} is given twice; give each rule once")
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
     labels = compared(kernels)  # host+uml: one kernel per case, no A/B

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..errors import CommandError, UsageError
+from ..options import write_whole
 from ..store.results import Store
 from ..system.commands import execute
 from .export import composite_xml, session_label
@@ -46,14 +47,14 @@ def export(store: Store, session_id: int, output: Path | None, save: str | None 
             raise UsageError(f"PTS already has a result file {name} ({target}); choose another name or pass --force")
         xml = composite_xml(store, session_id, title=name, suffix=suffix)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(xml)
+        write_whole(target, xml)
         print(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
         return 0
     xml = composite_xml(store, session_id, suffix=suffix)
     if output is None:
         sys.stdout.write(xml.decode())
     else:
-        output.write_bytes(xml)
+        write_whole(output, xml)
         print(f"fsbench export: wrote {output}")
     return 0
 

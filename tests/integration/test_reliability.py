@@ -498,3 +498,25 @@ def test_the_zfs_daemon_is_left_running_for_a_pool_that_is_not_fsbench_s(tmp_pat
     swept = cleanup()  # serving fsbench's own pools alone again, an unused daemon fsbench started is stopped
     assert swept.returncode == 0, swept.stdout + swept.stderr
     assert daemons.started_pid(ZFS_FUSE.root) is None or registered_users()
+
+
+@pytest.mark.parametrize("sig, after", [(signal.SIGINT, 0.3), (signal.SIGINT, 1.5), (signal.SIGTERM, 1.5)])
+def test_an_fsbench_command_interrupted_is_one_line_and_leaves_no_half_output(tmp_path, sig, after):
+    """Found by issue 44's sweep: Ctrl-C of `fsbench report` gave a traceback of 30 lines (in its
+    imports, or while drawing), and a signal while the page was written could leave half of it."""
+    from test_usage_errors import saved_baseline
+
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    command = Path(sys.executable).with_name("fsbench")  # the command as installed (.venv/bin/fsbench)
+    proc = subprocess.Popen([str(command), "report", "base", f"--store={store}", "-o", str(tmp_path / "r.html")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
+    time.sleep(after)
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=120)
+    if proc.returncode == 0:
+        pytest.skip(f"the report was written before the signal ({after} s): nothing to interrupt on this machine")
+    name = "Ctrl-C" if sig == signal.SIGINT else "SIGTERM"
+    assert proc.returncode == 130 and err == (f"fsbench report: interrupted ({name}); nothing is left half written: "
+                                              "run it again to finish\n"), err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench.db"]

@@ -198,6 +198,9 @@ def special_files(tmp_path) -> dict[str, str]:
     # issue 44: an empty scope applied the threshold to every case, without a word
     (["--threshold=:dd.write>=1MB/s"], "threshold ':dd.write>=1MB/s': the scope before ':' is empty; name a "
                                        "filesystem or a case"),
+    # found by issue 44's sweep: the same rule twice, checked twice without a word
+    (["--threshold=dd.write>=1MB/s", "--threshold=dd.write >= 1MB/s"],
+     "--threshold 'dd.write >= 1MB/s' is given twice; give each rule once"),
     # issue 44: every IOzone case skipped, exit 0
     (["benchmarks/test_iozone.py", "--iozone-record=64K", "--iozone-file=32K"],
      "--iozone-record=64K is larger than --iozone-file=32K, so no case of test_iozone could run"),
@@ -580,6 +583,11 @@ def empty_session(path: Path, status: str) -> int:
      "a path as written; write "),
     (["sessions", "--store=~/fsbench.db"], "fsbench sessions: --store=~/fsbench.db: the shell did not expand '~'"),
     (["docs", "--write=~/docs"], "fsbench docs: --write=~/docs: the shell did not expand '~'"),
+    # found by issue 44's sweep: a page written as a new file in /dev (no disk there by that name)
+    (["report", "base", "-o", "/dev/fsbench-no-such-disk", "{store}"],
+     "fsbench report: -o /dev/fsbench-no-such-disk: is no device here, and /dev holds devices, not files"),
+    (["report", "base", "--allowed=abc", "-o", "{tmp}/r.html", "{store}"],
+     "fsbench report: argument --allowed: 'abc': give the allowed change as a percent, e.g. 5%"),
     (["report", "base", "--figures=~/figures", "{store}"], "fsbench report: --figures=~/figures: the shell did not "
                                                            "expand '~'"),
 ])
@@ -602,6 +610,8 @@ def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, messag
     (["--max-runs=abc"], "fsbench study: ERROR: --max-runs='abc': give a whole number"),
     (["--max-runs", "3"], "fsbench study: ERROR: --runs 5, --warmup 1, --max-runs 3: need runs >= 1, warmup >= 0 and "
                           "max-runs >= runs"),
+    # found by issue 44's sweep: checked only once the whole study had run
+    (["--plan", "--alpha=2"], "fsbench study: --alpha='2': give a significance level above 0 and below 0.5, e.g. 0.05"),
 ])
 def test_a_study_with_a_bad_pytest_option_stops_before_pytest_runs(tmp_path, args, message):
     done = fsbench("study", "btrfs-options", f"--image-dir={tmp_path / 'images'}", *args, cwd=tmp_path)
