@@ -91,14 +91,76 @@ def fsbench_leftovers(include_live: bool = False) -> list[str]:
     return [item for item in found if include_live or stale(item.split()[-1] + "-")]
 
 
+#: the pids of the sessions (pytest processes) the running test started: what they leave is its to remove
+SESSION_PIDS: set[int] = set()
+_TOKEN = re.compile(r"fsbench-(\d+-[0-9a-f]{4})-")
+RUN_ROOT = Path("/run/fsbench")
+
+
+def tokens_of(tmp_path: Path, pids: set[int]) -> set[str]:
+    """The session tokens (PID-HEX) of what a test made: sessions it started (by pid), and those
+    whose images, loop devices or state name a place under its tmp_path."""
+    tokens = {d.name for d in RUN_ROOT.glob("*-*") if d.name.split("-")[0] in {str(p) for p in pids}}
+    for state_file in RUN_ROOT.glob("*-*/state.json"):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            if str(tmp_path) in str(json.loads(state_file.read_text()).get("image_dir", "")):
+                tokens.add(state_file.parent.name)
+    listing = subprocess.run(["losetup", "--json", "--list"], capture_output=True, text=True, check=False).stdout
+    named = [entry.get("back-file") or "" for entry in json.loads(listing or "{}").get("loopdevices", [])]
+    named += [str(p) for p in tmp_path.rglob("fsbench-*")] if tmp_path.is_dir() else []
+    named += [line.split()[1] for line in Path("/proc/mounts").read_text().splitlines() if "fsbench-" in line]
+    for name in named:
+        match = _TOKEN.search(name)
+        if match and (str(tmp_path) in name or int(match.group(1).split("-")[0]) in pids):
+            tokens.add(match.group(1))
+    return tokens
+
+
+def remove_own_leftovers(tmp_path: Path, pids: set[int]) -> list[str]:
+    """Remove what the test's own sessions, once ended, left on the machine (mounts, pools, loop
+    devices, images, scratch, run directories, guest kernels), as fsbench cleanup would, touching
+    nothing of any other session; what was found."""
+    from pytest_fsbench.targets.cleanup import (_commands, find_leftovers, guest_processes, loop_backing_files,
+                                                remove_leftovers)
+
+    tokens = {t for t in tokens_of(tmp_path, pids) if stale(f"fsbench-{t}-")}
+    if not tokens:
+        return []
+    run = serialized(execute, DAEMONS)
+    found = find_leftovers(run, RUN_ROOT, daemon_roots=())
+
+    def ours(name: object) -> bool:
+        return any(f"fsbench-{t}-" in str(name) for t in tokens)
+
+    backing = loop_backing_files(run(["losetup", "--json", "--list"], check=False, timeout=60).stdout)
+    found.mounts = [m for m in found.mounts if ours(m)]
+    found.made = [(kind, name) for kind, name in found.made if ours(Path(name).name + "-")]  # a pool: fsbench-TOKEN-1
+    found.loops = [dev for dev in found.loops if ours(backing.get(dev, ""))]
+    found.images = [p for p in found.images if ours(p.name)]
+    found.images += [p for p in tmp_path.rglob("fsbench-*.img") if ours(p.name) and p not in found.images]
+    found.scratch = [p for p in found.scratch if ours(p.name)]
+    found.session_dirs = [d for d in found.session_dirs if d.name in tokens]
+    commands = _commands()
+    found.guests = [pid for d in found.session_dirs for pid in guest_processes(d, commands)]
+    found.memory_groups = [g for g in found.memory_groups if ours(g.name)]
+    found.daemons, found.registries, found.unjudged = [], [], []
+    lines = found.lines()
+    remove_leftovers(found, run, daemon_roots=())
+    return lines
+
+
 @pytest.fixture
-def no_leftovers():
-    """Asserts that the test leaves nothing of fsbench's mounted, attached or imported."""
-    before = fsbench_leftovers()
-    assert not before, f"leftovers from an earlier run: {before}"
+def no_leftovers(tmp_path):
+    """Asserts that the test leaves nothing of fsbench's mounted, attached or imported; what its own
+    sessions left is removed even when it fails (never another session's, which may be running or
+    being looked at by its own test beside this one)."""
+    before = set(fsbench_leftovers())
+    SESSION_PIDS.clear()
     yield
-    after = fsbench_leftovers()
-    assert not after, f"left behind: {after}"
+    after = [item for item in fsbench_leftovers() if item not in before]
+    removed = remove_own_leftovers(tmp_path, SESSION_PIDS)
+    SESSION_PIDS.clear()
+    assert not after, f"left behind: {after} (removed: {removed})"
 
 
 def sigint_default() -> None:
@@ -127,9 +189,11 @@ def interrupted_after(seconds: int):
 def start_session(args: list[str], cwd: Path) -> subprocess.Popen:
     """pytest in a child process of its own group (its guest kernels run in groups of their own),
     for a test that kills it: SIGINT at its default, output piped."""
-    return subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=cwd,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
                             preexec_fn=sigint_default)
+    SESSION_PIDS.add(proc.pid)
+    return proc
 
 
 def sweep() -> str:

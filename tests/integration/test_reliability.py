@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import execute_pytest, sigint_default, sweep
+from conftest import SESSION_PIDS, execute_pytest, sigint_default
 from pytest_fsbench.filesystems import DAEMONS
 from pytest_fsbench.system import daemons, processes
 from pytest_fsbench.system.commands import execute
@@ -45,27 +45,32 @@ def start(args: list[str], cwd: Path = REPO, env: dict | None = None) -> subproc
                             env={**os.environ, **(env or {})}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True, preexec_fn=sigint_default)
     STARTED.append(proc)
+    SESSION_PIDS.add(proc.pid)  # what it leaves, no_leftovers removes even when the test fails
     return proc
 
 
 @pytest.fixture(autouse=True)
-def interrupt_what_a_failed_test_started(no_leftovers):
-    """A test that fails while its sessions run interrupts them (as Ctrl-C would), so they tear
-    their targets down before the leftover check (no_leftovers, set up first, checks last)."""
+def end_what_a_failed_test_started(tmp_path, no_leftovers):
+    """A test that fails while its sessions run lets go of every command it holds (so that none
+    waits for ever with a target built), then interrupts them (as Ctrl-C would), so they tear their
+    targets down; one stuck is killed. no_leftovers (set up first, so it checks last) then removes
+    what they left, this test's sessions' only."""
     yield
-    killed = False
+    for marks in tmp_path.rglob("marks"):
+        (marks / "go").touch()
     while STARTED:
         proc = STARTED.pop()
         if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.communicate(timeout=30)
+                continue
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGINT)
             try:
                 proc.communicate(timeout=300)
-            except subprocess.TimeoutExpired:  # stuck (on a hung daemon's mount): killed, then swept
+            except subprocess.TimeoutExpired:  # stuck (on a hung daemon's mount)
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate(timeout=60)
-                killed = True
-    if killed:
-        sweep()
 
 
 def wait_for(predicate, proc: subprocess.Popen, what: str, timeout: float = 180) -> None:
@@ -115,11 +120,16 @@ def test_hold(fsbench_target):
 
 @needs_zfs_fuse
 def test_two_live_sessions_share_the_zfs_daemon_and_cleanup_spares_them(tmp_path, no_leftovers):
-    dd = ["benchmarks/test_dd.py", "--fs=zfs,btrfs", "--layout=single,raid1", "--dd-size=32M"]
-    first = start([*dd, *session_args(tmp_path, "a")])
-    wait_for(lambda: len(registered_users()) == 1, first, "the first session registered on the daemon")
-    second = start([*dd, *session_args(tmp_path, "b")])
-    wait_for(lambda: len(registered_users()) == 2, second, "the second session registered on the daemon")
+    # each measuring session is held in its first write onto its zfs target while a third session
+    # is killed and fsbench cleanup runs (not timed: a fast machine ended them before the third had built)
+    dd = ["benchmarks/test_dd.py", "--fs=zfs", "--dd-size=32M"]
+    onto_target = 'echo "$*" | grep -q "of=/run/fsbench/"'
+    measuring = []
+    for name in ("a", "b"):
+        proc = start([*dd, *session_args(tmp_path, name)], env=holding(tmp_path / name, "dd", onto_target))
+        wait_for((tmp_path / name / "marks" / "dd.held").exists, proc, f"session {name} measuring")
+        assert any(user.startswith(f"{proc.pid}-") for user in registered_users()), registered_users()
+        measuring.append(proc)
 
     # a third session is killed with its zfs target built; cleanup runs while the others measure
     (tmp_path / "c").mkdir()
@@ -130,21 +140,22 @@ def test_two_live_sessions_share_the_zfs_daemon_and_cleanup_spares_them(tmp_path
     wait_for(ready.exists, third, "the third session's target")
     os.killpg(third.pid, signal.SIGKILL)
     third.communicate(timeout=60)
-    assert first.poll() is None and second.poll() is None, "the measuring sessions must still be running"
+    assert all(proc.poll() is None for proc in measuring), "the measuring sessions must still be running"
     swept = cleanup()
     assert swept.returncode == 0, swept.stdout + swept.stderr
     assert f"removing mounts: {ready.read_text()}" in swept.stdout
     assert "daemons:" not in swept.stdout  # the daemon serves two live sessions
 
-    for proc in (first, second):
+    for name, proc in zip("ab", measuring):
+        (tmp_path / name / "marks" / "go").touch()
         out, _ = proc.communicate(timeout=600)
         assert proc.returncode == 0, out[-3000:]
-        assert "8 passed" in out
+        assert "2 passed" in out
     # other fsbench sessions may run on this machine meanwhile: the daemon may serve them, and
     # their run directories are theirs; this test's sessions must have left none
     assert daemons.started_pid(ZFS_FUSE.root) is None or registered_users(), \
         "the daemon fsbench started outlived its last user"
-    assert not [d for proc in (first, second, third) for d in Path("/run/fsbench").glob(f"{proc.pid}-*")]
+    assert not [d for proc in (*measuring, third) for d in Path("/run/fsbench").glob(f"{proc.pid}-*")]
 
 
 DAEMON_DIES = """
