@@ -62,18 +62,19 @@ class Kernel:
             return self._vm_missing()
         if self.path is None or (self.path.is_file() and os.access(self.path, os.X_OK)):
             return None
-        if self.path == DEBIAN_UML:
+        if self.path == DEBIAN_UML and not os.path.lexists(DEBIAN_UML):
             return f"the User-mode Linux kernel {DEBIAN_UML} is not installed (Debian package user-mode-linux)"
-        return f"the UML kernel {self.path} is not an executable file"
+        return f"the UML kernel {self.path} {_not_a_program(self.path)}"
 
     def _vm_missing(self) -> str | None:
         assert self.path is not None
         if self.path.is_file() or self.path.is_dir():
             return None
-        if self.path.parent == BOOT:
+        if self.path.parent == BOOT and not os.path.lexists(self.path):
             return (f"no Debian kernel image in {BOOT} (Debian package linux-image-amd64; ./fsbench.sh setup "
                     "--kernel=vm installs it)")
-        return f"the kernel image {self.path} is not there"
+        what = "is not there" if not os.path.lexists(self.path) else f"is {_kind(self.path)}, not a kernel"
+        return f"the kernel image {self.path} {what}"
 
 
 def debian_kernel(boot: Path = BOOT, modules: Path = Path("/lib/modules")) -> Path:
@@ -108,22 +109,36 @@ def _named(text: str, value: str) -> tuple[str | None, Path]:
 
 
 def _kind(path: Path) -> str:
-    """What an existing path that is neither a file nor a directory is (issue 44: a device or a
-    FIFO was said not to exist)."""
+    """What an existing path that is no regular file is: a directory, a device, a FIFO, a socket, a
+    broken symbolic link (issue 44: a device or a FIFO was said not to exist, and then a directory
+    was said to be a character device)."""
     if path.is_symlink() and not path.exists():
         return "a broken symbolic link"
-    return special_kind(path) or ("a character device" if path.exists() else "no file")
+    if path.is_dir():
+        return "a directory"
+    return special_kind(path) or "a character device"  # special_kind leaves /dev/null out: it is one
+
+
+def _not_a_program(path: Path) -> str:
+    """Why path is no program to run as a UML kernel: 'does not exist', 'is a directory, not an
+    executable file', ... ('' when it is an executable file)."""
+    if not os.path.lexists(path):
+        return "does not exist"
+    if not path.is_file():
+        return f"is {_kind(path)}, not an executable file"
+    return "" if os.access(path, os.X_OK) else "is not an executable file (no x permission)"
 
 
 def _uml_path(text: str, value: str) -> tuple[str | None, Path]:
     name, kernel = _named(text, value)
     if not kernel.is_absolute():
         raise UsageError(f"--kernel={text!r}: give the UML kernel's absolute path, e.g. uml:/src/linux/linux")
-    if not kernel.is_file() or not os.access(kernel, os.X_OK):
-        what = ("does not exist" if not os.path.lexists(kernel) else f"is {_kind(kernel)}, not an executable file"
-                if not kernel.is_file() else "is not an executable file")
-        raise UsageError(f"--kernel={text!r}: {kernel} {what}; build it with 'make ARCH=um' and name the 'linux' "
-                         "program it makes")
+    what = _not_a_program(kernel)
+    if what:
+        built = kernel / "linux"
+        hint = (f"name {built}, the program 'make ARCH=um' made in it" if kernel.is_dir() and built.is_file() else
+                "build it with 'make ARCH=um' and name the 'linux' program it makes")
+        raise UsageError(f"--kernel={text!r}: {kernel} {what}; {hint}")
     problem = not_a_uml_kernel(kernel)
     if problem:
         raise UsageError(f"--kernel={text!r}: {kernel} {problem}; build one with 'make ARCH=um' and name the "
@@ -150,6 +165,13 @@ def not_a_uml_kernel(path: Path) -> str | None:
     return f"is a program but no User-mode Linux kernel (no {UML_BANNER.decode()!r} banner in it)"
 
 
+def _head(path: Path, size: int = 0x10000) -> bytes:
+    """A file's first bytes, where a bzImage keeps its header (found by issue 44's sweep: the whole
+    file was read, a disk image of gigabytes given by mistake included)."""
+    with open(path, "rb") as handle:
+        return handle.read(size)
+
+
 #: where `make` leaves a kernel tree's bootable image
 BUILT_IMAGE = Path("arch/x86/boot/bzImage")
 
@@ -159,7 +181,7 @@ def _vm_path(text: str, value: str) -> tuple[str | None, Path]:
     if not kernel.is_absolute():
         raise UsageError(f"--kernel={text!r}: give the kernel's absolute path, e.g. "
                          "vm:/src/linux/arch/x86/boot/bzImage or vm:/src/linux (its build tree)")
-    if kernel.is_file() and bzimage_release(kernel.read_bytes()[:0x10000]) is None:
+    if kernel.is_file() and bzimage_release(_head(kernel)) is None:
         raise UsageError(f"--kernel={text!r}: {kernel} is not a bzImage; name the arch/x86/boot/bzImage "
                          "'make' builds, or the kernel's build tree")
     if not kernel.is_file() and not kernel.is_dir():

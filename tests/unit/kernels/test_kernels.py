@@ -4,9 +4,9 @@ request channel, finding a killed guest's processes, and --memory under a guest 
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import subprocess
-import os
 from pathlib import Path
 
 import pytest
@@ -110,7 +110,43 @@ def test_a_file_that_is_not_executable_is_no_kernel(tmp_path):
 def test_a_missing_uml_kernel_is_a_reason_not_an_error():
     assert Kernel(HOST).missing() is None
     assert Kernel("uml", UML).missing() is None
-    assert "is not an executable file" in Kernel("uml-x", Path("/no/such/linux")).missing()
+    assert Kernel("uml-x", Path("/no/such/linux")).missing() == "the UML kernel /no/such/linux does not exist"
+
+
+def test_a_kernel_path_that_exists_but_is_no_kernel_says_what_it_is(tmp_path):
+    """Issue 44: a device or a FIFO given as a kernel was said not to exist (and then a directory
+    was said to be a character device)."""
+    fifo, tree, link = tmp_path / "fifo", tmp_path / "tree", tmp_path / "link"
+    os.mkfifo(fifo)
+    tree.mkdir()
+    link.symlink_to(tmp_path / "gone")
+    for text, message in [
+        (f"uml:{fifo}", f"{fifo} is a FIFO (a named pipe), not an executable file; build it with 'make ARCH=um'"),
+        (f"vm:{fifo}", f"{fifo} is a FIFO (a named pipe), not a kernel; name a bzImage or a kernel build tree"),
+        ("uml:/dev/null", "/dev/null is a character device, not an executable file"),
+        ("vm:/dev/zero", "/dev/zero is a character device, not a kernel"),
+        (f"uml:{tmp_path}", f"{tmp_path} is a directory, not an executable file; build it with 'make ARCH=um'"),
+        (f"uml:{link}", f"{link} is a broken symbolic link, not an executable file"),
+        (f"vm:{link}", f"{link} is a broken symbolic link, not a kernel"),
+    ]:
+        with pytest.raises(UsageError) as error:
+            parse_kernels(text)
+        assert message in str(error.value), (text, str(error.value))
+    (tree / "linux").write_bytes(b"")  # a UML build tree: the program it made is named
+    with pytest.raises(UsageError, match=f"{tree} is a directory, not an executable file; name {tree}/linux, the "
+                                         "program 'make ARCH=um' made in it"):
+        parse_kernels(f"uml:{tree}")
+    assert Kernel("uml-x", fifo).missing() == f"the UML kernel {fifo} is a FIFO (a named pipe), not an executable file"
+    assert Kernel("vm-x", fifo, vm=True).missing() == f"the kernel image {fifo} is a FIFO (a named pipe), not a kernel"
+
+
+def test_a_large_file_is_not_read_whole_to_tell_it_is_no_bzimage(tmp_path):
+    """Found by issue 44's sweep: vm:FILE read the whole file (a disk image given by mistake)."""
+    image = tmp_path / "disk.img"
+    with open(image, "wb") as handle:
+        handle.truncate(1 << 40)  # sparse: 1 TiB would not fit in memory
+    with pytest.raises(UsageError, match=f"{image} is not a bzImage"):
+        parse_kernels(f"vm:{image}")
 
 
 def test_guest_cases_are_named_by_their_kernel():
