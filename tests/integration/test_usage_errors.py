@@ -128,7 +128,7 @@ def usage_error(args: list[str], tmp_path: Path, cwd: Path = REPO) -> str:
                                          "workload writes to it; leave ro out"),
     (["--pts-binary=/nonexistent"], "--pts-binary='/nonexistent': /nonexistent is no executable file; name the "
                                     "phoronix-test-suite launcher"),
-    (["--store=/dev/full"], "--store=/dev/full: is no regular file (a device?); name the store's file"),
+    (["--store=/dev/full"], "--store=/dev/full: is a character device, no regular file; name the store's file"),
     # issue 34, found by the sweep: File name too long, as an INTERNALERROR
     (["--image-dir=" + "x" * 300], "a name in it is longer than the 255 bytes a file name may have"),
     (["--store=/tmp/" + "x" * 300 + "/fsbench.db"], "a name in it is longer than the 255 bytes"),
@@ -278,10 +278,10 @@ def test_a_vm_kernel_directory_that_holds_no_built_kernel(tmp_path):
 def test_a_device_for_a_store_leaves_no_journal_beside_it(tmp_path):
     """Issue 34: refused, but /dev/null-journal was left behind."""
     existed = Path("/dev/null-journal").exists()
-    assert usage_error(["--store=/dev/null"], tmp_path).endswith("--store=/dev/null: is no regular file (a device?); "
-                                                                 "name the store's file")
+    assert usage_error(["--store=/dev/null"], tmp_path).endswith("--store=/dev/null: is a character device, no "
+                                                                 "regular file; name the store's file")
     assert one_line_error(fsbench("push", "1", f"--store={tmp_path / 'x.db'}", "--to=/dev/null")).startswith(
-        "fsbench push: --to=/dev/null: is no regular file")
+        "fsbench push: --to=/dev/null: is a character device, no regular file")
     assert Path("/dev/null-journal").exists() == existed
 
 
@@ -500,8 +500,14 @@ def test_export_to_pts_without_pts(tmp_path):
     error = one_line_error(fsbench("export", "base", "--format", "pts", "--pts-save", "mine",
                                    f"--store={tmp_path / 'fsbench.db'}",
                                    env={"FSBENCH_PTS": str(tmp_path / "no-pts"), "PTS_USER_PATH_OVERRIDE": str(home)}))
-    assert "phoronix-test-suite not found" in error
+    # issue 44: the launcher given (here in $FSBENCH_PTS) is named, not only PATH's absence
+    assert f"$FSBENCH_PTS={tmp_path / 'no-pts'}: no executable file there; name the phoronix-test-suite launcher" \
+        in error, error
     assert not home.exists()
+    error = one_line_error(fsbench("export", "base", "--format", "pts", "--pts-save", "mine",
+                                   f"--store={tmp_path / 'fsbench.db'}", env={"FSBENCH_PTS": "", "PATH": "/usr/bin:/bin",
+                                                                              "PTS_USER_PATH_OVERRIDE": str(home)}))
+    assert "phoronix-test-suite not found on PATH" in error, error
 
 
 @pytest.mark.root
