@@ -100,6 +100,10 @@ ALL_WORK = "work"
 #: the work per byte the workload moved, which ALL_WORK gates
 WORK_PER_BYTE = ("work.write_amp", "work.read_amp", "work.requests_per_mb", "work.flushes_per_gb",
                  "work.commits_per_gb")
+#: how prose names each count of the work per byte moved
+WORK_NAMES = {"work.write_amp": "device bytes per byte written", "work.read_amp": "device bytes per byte read",
+              "work.requests_per_mb": "requests per MB", "work.flushes_per_gb": "flushes per GB",
+              "work.commits_per_gb": "commits per GB"}
 #: the key of a case's manifest that says where its work was counted
 WORK_COUNTED = "work_counted"
 #: --control's reference: the machine's direct-I/O write speed just before each run

@@ -284,6 +284,10 @@ class Filesystem:
         """Its commit counter's kind (commit_counter, as this implementation has it)."""
         return self.commit_counter
 
+    def commits_not_counted(self) -> str:
+        """Why no commit of it is counted, when commits_counted() names no counter."""
+        return f"{self.name} keeps no count of its commits that fsbench reads"
+
     def describe_argvs(self, spec: CaseSpec, ctx: BuildContext) -> dict[str, Argv]:
         """Commands whose output records the options as actually applied (for the manifest)."""
         return {}

@@ -262,6 +262,10 @@ class Zfs(Filesystem):
         """OpenZFS's transaction groups (its kstat); zfs-fuse keeps no count fsbench can read."""
         return "zfs-txgs" if self.impl == "openzfs" else ""
 
+    def commits_not_counted(self) -> str:
+        return ("zfs-fuse keeps no count of its transaction groups that fsbench can read (OpenZFS's kstat "
+                "txgs does: --kernel=vm)")
+
     def compression_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
         """The dataset's compressratio, when the case compresses (asking zfs-fuse costs about as
         much as a short run)."""

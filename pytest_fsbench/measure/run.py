@@ -167,7 +167,7 @@ def _phases(workload: Workload) -> list[Workload]:
 def work_place(target: Target, kernel: str) -> work.Place:
     """Where the target's work is counted: its member devices, its filesystem's commit counter."""
     return work.place_of(target.member_devices(), target.driver.commits_counted(), str(target.mountpoint),
-                         target.context.name, kernel)
+                         target.context.name, kernel, target.driver.commits_not_counted())
 
 
 def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path,
