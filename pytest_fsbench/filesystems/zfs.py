@@ -252,7 +252,7 @@ class Zfs(Filesystem):
         """Export and import the pool: the ARC does not obey drop_caches."""
         return [("zpool", "export", ctx.name), self.mount_argv(spec, ctx)]
 
-    def settle_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+    def settle_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
         """OpenZFS: `zpool sync`, which waits for the pool's open transaction group to reach the
         disks. zfs-fuse has no such command (nor a syncfs of its FUSE mount): a run's fsync commits
         its writes there, and what a run leaves unsynced lands at the pool's next transaction group."""

@@ -180,7 +180,11 @@ def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: 
     completed = execute(phase.argv(workdir, scratch), timeout=phase.timeout)
     after = monitor.snapshot(devices, under, serving)
     start = time.monotonic()
-    execute(list(target.driver.settle_argv(target.spec, target.context)), timeout=phase.timeout)
+    settle = target.driver.settle_argv(target.spec, target.context)
+    if settle is None:
+        work.syncfs(str(target.mountpoint))
+    else:
+        execute(list(settle), timeout=phase.timeout)
     settled = work.read_counters(place)
     return PhaseResult(completed, phase.parse(completed.output), before, after, (counted, settled),
                        time.monotonic() - start)

@@ -11,6 +11,7 @@ disks, never the host's image files. Parsers are pure, the readers read files on
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -113,6 +114,21 @@ class Place:
         else:
             found["commits"] = f"not counted: {self.no_commits}"
         return found
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def syncfs(path: str) -> None:
+    """syncfs(2) of the filesystem path is on: its dirty data and metadata written, its journal
+    committed (Python's os has sync and fsync, not syncfs). OSError when the kernel refuses it."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        if _LIBC.syncfs(fd) != 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"syncfs of {path}: {os.strerror(error)}")
+    finally:
+        os.close(fd)
 
 
 def device_name(path: str) -> str:

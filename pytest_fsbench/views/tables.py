@@ -58,8 +58,12 @@ def unstack(lines: Sequence[str]) -> list[str]:
 
 
 def same_in_every_row(header: Sequence[str], rows: Sequence[Sequence[str]], names: Sequence[str]) -> list[int]:
-    """The columns among names whose cell is the same in every row."""
-    return [i for i, name in enumerate(header) if name in names and rows and len({row[i] for row in rows}) == 1]
+    """The columns among names whose cell is the same in every row (params: in every row that has
+    some; a count of the work has none, and was measured with its case's)."""
+    def cells(i: int, name: str) -> set[str]:
+        return {row[i] for row in rows if row[i] or name != "params"}
+
+    return [i for i, name in enumerate(header) if name in names and rows and len(cells(i, name)) == 1]
 
 
 def without(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[int]):
@@ -162,7 +166,7 @@ def work_text(series: list[Series]) -> str:
     for name, letter in (("work.flushes_per_gb", "f"), ("work.commits_per_gb", "c")):
         value = _median(series, name)
         if value is not None:
-            parts.append(f"{plain(value)}{letter}")
+            parts.append((f"{value:.0f}" if value >= 10 else f"{value:.2g}") + letter)
     return " ".join(parts)
 
 
@@ -263,12 +267,13 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
         part for line in work_changes(pairs) for part in fit(line, width)]
 
 
-def change_text(cmp: Comparison) -> str:
-    """A change as a person reads it at a glance: +98%, -31%, x12 (three times or more), new (from 0)."""
+def change_text(cmp: Comparison, times: bool = True) -> str:
+    """A change as a person reads it at a glance: +98%, -31%; with times, a count's three times or
+    more as x12 (or /12), and one from 0 as new."""
     if cmp.baseline_median == 0:
         return "new" if cmp.candidate_median > 0 else "+0%"
     ratio = cmp.candidate_median / cmp.baseline_median
-    if ratio >= 3 or 0 < ratio <= 1 / 3:
+    if times and (ratio >= 3 or 0 < ratio <= 1 / 3):
         times = ratio if ratio >= 3 else 1 / ratio
         return ("x" if ratio >= 3 else "/") + (f"{times:.0f}" if times >= 10 else f"{times:.1f}")
     return f"{cmp.shift_pct:+.0f}%"
@@ -288,7 +293,7 @@ def work_changes(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[str]:
         counts = [(s, c) for s, c in found if s.key.metric in WORK_NAMES]
         if not speed or not counts:
             continue
-        speeds = ", ".join(f"{s.key.metric} {change_text(c)} ({c.verdict})" for s, c in speed)
+        speeds = ", ".join(f"{s.key.metric} {change_text(c, times=False)} ({c.verdict})" for s, c in speed)
         moved = [f"{WORK_NAMES[s.key.metric]} {change_text(c)} ({c.verdict})" for s, c in counts if c.significant]
         lines.append(f"{case}: {speeds}; the work: {', '.join(moved) if moved else 'unchanged'}")
     return lines

@@ -299,12 +299,16 @@ def saved_baseline(path: Path, name: str, runs: int, token: str = "fixture-1234"
 
 
 def test_a_gate_that_can_never_fire_is_refused(tmp_path):
+    """Runs compared with runs (--drift=baseline: one baseline session compared run by run; by default
+    the gate compares session medians on the drift, which any difference large enough can pass)."""
     saved_baseline(tmp_path / "fsbench.db", "base", runs=2)
-    message = usage_error(["--runs=2", "--gate-mode=fixed", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    message = usage_error(["--runs=2", "--gate-mode=fixed", "--compare=base", "--fail-on-regression=5%",
+                           "--drift=baseline"], tmp_path)
     assert "with 2 baseline runs and at most 2 new runs a change can never be significant at --alpha=0.05" in message
     assert "it needs at least 5 new runs" in message  # one-sided: 1/C(7, 5) = 0.048
     # sequential: the last look (--max-runs) counts, at the level each look is tested at
-    message = usage_error(["--runs=2", "--max-runs=4", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    message = usage_error(["--runs=2", "--max-runs=4", "--compare=base", "--fail-on-regression=5%",
+                           "--drift=baseline"], tmp_path)
     assert "with 2 baseline runs and at most 4 new runs a change can never be significant" in message
 
 
