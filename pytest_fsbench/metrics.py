@@ -49,6 +49,9 @@ UNITS: dict[str, tuple[str, float]] = {
     "KiB/s": ("throughput", 1.024e-3), "GiB/s": ("throughput", 1073.741824),
     "s": ("time", 1.0), "ms": ("time", 1e-3), "us": ("time", 1e-6), "min": ("time", 60.0),
     "ops/s": ("rate", 1.0), "IOPS": ("rate", 1.0), "%": ("percent", 1.0),
+    # the work a run did (measure/work.py): bytes, requests and commits, and the same per byte moved
+    "MB": ("bytes", 1.0), "GB": ("bytes", 1000.0), "req": ("requests", 1.0), "commits": ("commits", 1.0),
+    "x": ("bytes per byte", 1.0), "req/MB": ("requests per MB", 1.0), "/GB": ("events per GB", 1.0),
 }
 
 

@@ -57,7 +57,16 @@ def check_measurable(rule: RegressionRule, known: Sequence[MetricSpec]) -> None:
     nothing and pass)."""
     if rule.metric is not None and rule.metric != ALL_WORK and not any(spec.matches(rule.metric) for spec in known):
         raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no workload measures a metric "
-                         f"{rule.metric!r}; metrics are {', '.join(spec.shown for spec in known)}")
+                         f"{rule.metric!r}; {metrics_like(rule.metric, known)}")
+
+
+def metrics_like(name: str, known: Sequence[MetricSpec]) -> str:
+    """The metrics of the same kind as a name no workload measures (work.bogus: the work's), or every
+    one: what a user reads to spell it right."""
+    kind = name.partition(".")[0] + "."
+    same = [spec.shown for spec in known if spec.shown.startswith(kind)]
+    return (f"its metrics are {', '.join(same)}" if same
+            else f"metrics are {', '.join(spec.shown for spec in known)}")
 
 
 def check_one_rule_each(rules: Sequence[RegressionRule]) -> None:
@@ -379,6 +388,11 @@ def check_compared(rules: Sequence[RegressionRule], metrics: set[str]) -> None:
     for rule in rules:
         if rule.metric == ALL_WORK and metrics & set(WORK_PER_BYTE):
             continue
+        if rule.metric is not None and (rule.metric == ALL_WORK or is_count(rule.metric)) and rule.metric not in metrics:
+            raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: the sessions compare no "
+                             "count of the work per byte moved (a session recorded before fsbench counted the work "
+                             "has none, and a workload that says no bytes moved has only its raw counts); gate the "
+                             "figures, or compare sessions that counted it")
         if rule.metric is not None and rule.metric not in metrics:
             compared = ", ".join(sorted(metrics)) or "none"
             raise UsageError(f"--fail-on-regression={rule.metric}:{rule.threshold_pct:g}%: no compared "
@@ -641,6 +655,12 @@ class Gate:
         if not self.rules or self.baseline is None or not tests:
             return None
         theirs = sorted({key.test for key in self.baseline.series()})
+        if self.gates_counts and not any(key.metric in WORK_PER_BYTE for key in self.baseline.series()):
+            named = ", ".join(f"{r.metric}:{r.threshold_pct:g}%" for r in self.rules
+                              if r.metric == ALL_WORK or (r.metric and is_count(r.metric)))
+            return (f"--fail-on-regression={named} with --compare={compare_name}: the baseline holds no count of the "
+                    "work per byte moved (it was recorded before fsbench counted the work, or its workloads say no "
+                    "bytes moved), so the rule would gate nothing; --save a new baseline, or gate the figures")
         if set(tests) & set(theirs):
             return None
         sessions = ", ".join(map(str, self.baseline.session_ids))
@@ -666,8 +686,20 @@ class Gate:
 
     def ungated(self, judged: Sequence[tuple[str, list[Series], Judgement]], compare_name: str | None) -> list[str]:
         """A gate that compared nothing gated nothing: one line naming what did not match (a
-        changed case or size has no samples in the baseline). judged: (case id, series, judgement)."""
-        if not self.rules or not judged or any(j.comparisons or j.paired for _, _, j in judged):
+        changed case or size has no samples in the baseline). judged: (case id, series, judgement).
+        A rule on the work that gated no count gated nothing either (a baseline recorded before fsbench
+        counted the work, or workloads that say no bytes moved)."""
+        if not self.rules or not judged:
+            return []
+        compared = [(s, c) for _, _, j in judged for s, c in [*j.comparisons, *j.paired]]
+        if compared and self.gates_counts and not any(
+                is_count(s.key.metric) and self.rule_for(s.key.metric) for s, _ in compared):
+            named = ", ".join(f"{r.metric}:{r.threshold_pct:g}%" for r in self.rules
+                              if r.metric == ALL_WORK or (r.metric and is_count(r.metric)))
+            return [f"--fail-on-regression={named} gated nothing: no case compared a count of the work it names "
+                    "(a baseline recorded before fsbench counted the work has none, and a workload that says no "
+                    "bytes moved has only its raw counts: work.written, work.flushes, ...)"]
+        if compared:
             return []
         if self.baseline is None:
             return ["--fail-on-regression gated nothing: no --paired variant finished its rounds beside its case"]

@@ -312,6 +312,19 @@ def test_a_gate_that_can_never_fire_is_refused(tmp_path):
     assert "with 2 baseline runs and at most 4 new runs a change can never be significant" in message
 
 
+def test_a_rule_on_the_work_against_a_baseline_without_counts_is_refused(tmp_path):
+    """Issue 41: a baseline recorded before fsbench counted the work holds no count, so work:5% would
+    gate nothing after measuring everything; a misspelt count names the work's metrics only."""
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=10)
+    message = usage_error(["-k", "write", "--fs=ext4", "--compare=base", "--fail-on-regression=work:5%"], tmp_path)
+    assert message.startswith("ERROR: --fail-on-regression=work:5% with --compare=base: the baseline holds no count of "
+                              "the work per byte moved"), message
+    message = usage_error(["--compare=base", "--fail-on-regression=work.flush_per_gb:5%"], tmp_path)
+    assert message.endswith("no workload measures a metric 'work.flush_per_gb'; its metrics are work.written|read, "
+                            "work.write_requests|read_requests, work.flushes|discards, work.commits, "
+                            "work.write_amp|read_amp, work.requests_per_mb, work.flushes_per_gb|commits_per_gb"), message
+
+
 def test_paired_rounds_that_can_never_differ_are_refused(tmp_path):
     message = usage_error(["--fs=btrfs", "--paired=btrfs:compress-force=zstd", "--runs=4"], tmp_path)
     assert message.endswith("--paired with --runs=4 rounds can never show a significant difference at --alpha=0.05; "

@@ -189,3 +189,18 @@ def test_a_count_is_judged_whatever_the_load(tmp_path):
     assert worse.lines[1].startswith("ext4-single regression: work.flushes_per_gb 22.35 -> 223.5 /GB +900.0% ")
     assert worse.failed == [False, True]
     assert gate.decided(store.series(more)) and gate.looks_sequentially  # counts decide, run by run
+
+
+def test_a_rule_on_the_work_that_gated_no_count_gated_nothing(tmp_path):
+    """A baseline with figures and no counts: the figures are compared, work:5% gates nothing, and
+    the session says so (a rule that never applied is no pass)."""
+    store = Store(tmp_path / "fsbench.db")
+    base = session(store, BASE, [2.0] * 10, "t-base")
+    new = session(store, BASE, [2.0] * 10, "t-new")
+    gate = Gate((RegressionRule(None, 5.0), RegressionRule("work", 5.0)), Baseline(store, "base", [base]))
+    series = store.series(new)
+    judgement = gate.judge(series, [], {})
+    [line] = gate.ungated([("ext4-single", series, judgement)], "base")
+    assert line.startswith("--fail-on-regression=work:5% gated nothing: no case compared a count of the work it names")
+    assert gate.unmatched([TEST], "base").startswith("--fail-on-regression=work:5% with --compare=base: the baseline "
+                                                     "holds no count of the work per byte moved")
