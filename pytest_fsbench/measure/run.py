@@ -259,6 +259,9 @@ def measure_run(workload: Workload, target: Target, execute: Executor, cache: st
     metrics += monitor.disk_metrics(results[0].before, results[-1].after, intervals)
     metrics += monitor.others_disk(intervals)
     figures = [m for r in results for m in r.metrics]
-    metrics += work.work_metrics([r.work for r in results], *work.moved_bytes(figures))
-    return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds,
-                       sum(r.count_seconds for r in results), place.record())
+    counted = work.work_metrics([r.work for r in results], *work.moved_bytes(figures))
+    where = place.record() if counted else {
+        "devices": f"not counted: no stat of {', '.join(place.devices) or 'a member device'} could be read under "
+                   "/sys/block", "commits": "not counted"}
+    return Measurement(metrics + counted + ratio, _combined(results), done, prepare_seconds, cache_seconds,
+                       sum(r.count_seconds for r in results), where)

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import CommandError
 from ..metrics import MB, Direction, Metric
 from .cache_check import io_parts
 
@@ -121,12 +122,15 @@ _LIBC = ctypes.CDLL(None, use_errno=True)
 
 def syncfs(path: str) -> None:
     """syncfs(2) of the filesystem path is on: its dirty data and metadata written, its journal
-    committed (Python's os has sync and fsync, not syncfs). OSError when the kernel refuses it."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    committed (Python's os has sync and fsync, not syncfs). A CommandError, as a command's, when the
+    kernel refuses it (the filesystem failed its writes, or the mount is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise CommandError(["syncfs", path], None, "", f"cannot open it: {exc.strerror}") from None
     try:
         if _LIBC.syncfs(fd) != 0:
-            error = ctypes.get_errno()
-            raise OSError(error, f"syncfs of {path}: {os.strerror(error)}")
+            raise CommandError(["syncfs", path], None, "", os.strerror(ctypes.get_errno()))
     finally:
         os.close(fd)
 

@@ -139,3 +139,11 @@ def test_a_real_block_device_is_counted():
     assert set(first.devices[names[0]]) >= set(work.BLOCK_STAT_FIELDS[:11])
     assert all(second.devices[names[0]][k] >= v for k, v in first.devices[names[0]].items() if k != "in_flight")
     assert place.record()["devices"] == f"the host's block devices {names[0]} (/sys/block/DEV/stat)"
+
+
+def test_a_syncfs_the_kernel_refuses_is_a_commands_failure(tmp_path):
+    from pytest_fsbench.errors import CommandError
+
+    work.syncfs(str(tmp_path))  # a directory of a mounted filesystem: fine
+    with pytest.raises(CommandError, match=r"^syncfs .*missing: cannot open it: No such file or directory$"):
+        work.syncfs(str(tmp_path / "missing"))
