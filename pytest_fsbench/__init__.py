@@ -65,3 +65,29 @@ class _FormerPaths(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 if not any(isinstance(finder, _FormerPaths) for finder in sys.meta_path):
     sys.meta_path.append(_FormerPaths())
+
+
+def console_main() -> int:
+    """The `fsbench` command (cli.main). A Ctrl-C, SIGTERM or SIGHUP at any moment of it, its
+    modules' import included, ends it in one line, not a traceback, with no output left half
+    written (found by issue 44's sweep). `fsbench study` leaves SIGTERM and SIGHUP as they are:
+    its pytest session, a child, handles its own (a terminal's Ctrl-C reaches both)."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    words = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
+    command = words[0] if words else ""
+    if command != "study":
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, stop)
+    try:
+        from .cli import main
+
+        return main()
+    except KeyboardInterrupt as exc:
+        name = str(exc) or "Ctrl-C"
+        sys.stderr.write(f"fsbench{' ' + command if command else ''}: interrupted ({name}); nothing is left half "
+                         "written: run it again to finish\n")
+        return 130

@@ -23,7 +23,8 @@ from .studies import launch as study_launch
 from .errors import FsbenchError, UsageError
 from .pts import commands as pts_commands
 from .views.json_export import changes_document, comparison_document, export_session, sessions_document
-from .options import add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice
+from .options import (add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice,
+                      unexpanded_home, write_whole)
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
 from .verdicts.disturbance import busier_baseline
@@ -79,16 +80,21 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
                          f"(sessions use {RUN_ROOT}, the default)")
     execute_serialized = serialized(execute, DAEMONS)  # live sessions' daemons serve them too
     found = find_leftovers(execute_serialized, run_root)
+    for directory in found.unjudged:
+        print(f"fsbench cleanup: left alone {directory}: neither its state file nor its name (fsbench's are PID-HEX) "
+              "tells which session it is, so whether that session still runs cannot be told; look inside and remove "
+              "it by hand once no fsbench session uses it", file=sys.stderr)
     if found.empty():
-        print("fsbench cleanup: nothing left behind by earlier runs")
-        return 0
+        if not found.unjudged:
+            print("fsbench cleanup: nothing left behind by earlier runs")
+        return 1 if found.unjudged else 0
     print("\n".join(f"{'would remove' if args.dry_run else 'removing'} {line}" for line in found.lines()))
     if args.dry_run:
-        return 0
+        return 1 if found.unjudged else 0
     errors = remove_leftovers(found, execute_serialized)
     for error in errors:
         print(f"fsbench cleanup: could not remove: {error}", file=sys.stderr)
-    return 1 if errors else 0
+    return 1 if errors or found.unjudged else 0
 
 
 def open_store(args: argparse.Namespace) -> Store:
@@ -223,7 +229,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if output is None:
         sys.stdout.write(page)
     else:
-        output.write_text(page)
+        write_whole(output, page)
         print(f"fsbench report: wrote {output} (session {session_id}"
               + (f" against {base_label}" if base_label else "") + ")", file=sys.stderr)
     if figures is not None:
@@ -233,7 +239,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def allowed_pct(text: str) -> float:
-    value = float(text.rstrip("%"))
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:  # found by issue 44's sweep: argparse named the function ('invalid allowed_pct value')
+        raise argparse.ArgumentTypeError(f"{text!r}: give the allowed change as a percent, e.g. 5%") from None
     if not 0 < value < 100:
         raise argparse.ArgumentTypeError(f"{text!r}: give the allowed change as a percent above 0 and below 100")
     return value
@@ -282,6 +291,7 @@ def cmd_study(args: argparse.Namespace) -> int:
                                            subsequent_indent=" " * len(head), break_long_words=False)))
         return 0
     chosen = studies.study(args.name)
+    alpha = BY_FLAG["--alpha"].value(args.fsbench_alpha)  # found by issue 44's sweep: checked only after the study ran
     cwd = Path.cwd()
     pytest_args = study_launch.study_args(chosen, args.scale, args.pytest_args, cwd)
     store_path = study_launch.study_store(pytest_args)
@@ -307,11 +317,11 @@ def cmd_study(args: argparse.Namespace) -> int:
     if not new:
         raise FsbenchError(f"pytest ended with status {status} and recorded no session of study {chosen.name} "
                            f"in {store_path}")
-    data = report.report_data(store, max(new), alpha=BY_FLAG["--alpha"].value(args.fsbench_alpha))
+    data = report.report_data(store, max(new), alpha=alpha)
     page = report.render(data, f"fsbench study {chosen.name}: session {max(new)}",
                          study_page.preface(chosen, data, args.scale))
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(page)
+    write_whole(output, page)
     found = study_page.verdicts(chosen, data)
     print(f"fsbench study: wrote {output}: " + ", ".join(
         f"{sum(1 for v in found if v.verdict == k)} {k}" for k in studies.VERDICTS))
@@ -331,7 +341,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if output is None:
         print(text)
     else:
-        output.write_text(text + "\n")
+        write_whole(output, text + "\n")
         print(f"fsbench export: wrote {output}")
     return 0
 
@@ -346,12 +356,15 @@ def cmd_docs(args: argparse.Namespace) -> int:
         print("\n".join(docs.reference_pages().values()), end="")
         return 0
     if not args.write.is_dir():
-        raise UsageError(f"fsbench docs --write={args.write}: not a directory; name the site's pages' directory "
+        raise UsageError(f"--write={args.write}: not a directory; name the site's pages' directory "
                          "(docs, beside mkdocs.yml)")
+    if not (args.write.absolute().parent / "mkdocs.yml").is_file():  # issue 44: any empty directory was written
+        raise UsageError(f"--write={args.write}: no mkdocs.yml beside it, so it is no site's pages' "
+                         "directory; name the docs directory of an fsbench checkout (beside its mkdocs.yml)")
     try:
         written = docs.write_pages(args.write, docs.generated_pages(args.write / docs.LAYERS_FILE))
     except OSError as exc:
-        raise UsageError(f"fsbench docs --write={args.write}: {exc}") from None
+        raise UsageError(f"--write={args.write}: {exc}") from None
     print(f"fsbench docs: {', '.join(written) or 'nothing'} rewritten in {args.write}"
           f"{'' if written else ': every generated page is current'}")
     return 0
@@ -435,7 +448,8 @@ def cmd_changes(args: argparse.Namespace) -> int:
     from .views import change_points
     host = changes.chosen_host(args.host, args.all_hosts)
     max_p = changes.max_pvalue(args.max_pvalue)
-    figure = change_points.figure_path(args.figure) if args.figure else None
+    figure = (change_points.figure_path(args.figure, BY_FLAG["--store"].value(args.fsbench_store))
+              if args.figure else None)
     store = open_store(args)
     found = changes.analyse(store, host, max_p)
     if args.json:
@@ -679,6 +693,19 @@ def check_once(command: argparse.ArgumentParser, argv: list[str]) -> None:
         raise UsageError(twice)
 
 
+def check_home(argv: list[str]) -> None:
+    """A value whose '~' the shell left alone (after '=' it expands none) is a usage error naming
+    it, never a directory named '~' (issue 44); pytest's options of a study are the plugin's to
+    check, with the same words."""
+    for arg in argv:
+        if arg == "--":
+            break
+        flag, eq, value = arg.partition("=")
+        home = unexpanded_home(value) if eq and flag.startswith("-") else None
+        if home:
+            raise UsageError(f"{flag}={value}: {home}")
+
+
 def main(argv: list[str] | None = None) -> int:
     cli = parser()
     args, extra = cli.parse_known_args(argv)
@@ -688,6 +715,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         check_once(args.command_parser, sys.argv[1:] if argv is None else argv)
         check_given(args.command_parser, args)
+        check_home(sys.argv[1:] if argv is None else argv)
         return args.func(args)
     except UsageError as exc:
         print(f"fsbench {args.command}: {exc}", file=sys.stderr)
@@ -698,4 +726,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from pytest_fsbench import console_main
+
+    sys.exit(console_main())

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .case import LAYOUT_DEVICES, CaseSpec
-from .store.databases import check_store_place, is_new_store
+from .store.databases import NoStoreYet, check_store_place, is_new_store
 from .errors import FsbenchError, UsageError
 from .filesystems import FILESYSTEMS, driver
 from .filesystems import base as fs_base
@@ -186,10 +186,13 @@ def store_line(location: Path | str, shown: str) -> tuple[str, bool]:
         if not exists:
             check_store_place(location)
             return f"store: {shown}: not made yet; the first session makes it there", True
-        if is_new_store(location):
+        if isinstance(location, Path) and is_new_store(location):
             check_store_place(location)
             return f"store: {shown}: a new store (no tables yet); the first session makes its tables there", True
-        store = Store(location, create=False)
+        try:
+            store = Store(location, create=False)
+        except NoStoreYet:  # a server's database without fsbench's tables (issue 44: an AttributeError)
+            return f"store: {shown}: a new store (no tables yet); the first session makes its tables there", True
         try:
             count, read_only = len(store.sessions()), store.db.read_only
         finally:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .errors import CommandError, FsbenchError, UsageError
 from .metrics import short_test
+from .options import write_whole
 from .store.databases import is_url, redact
 from .store.results import Store
 from .system.commands import Executor
@@ -521,7 +522,7 @@ def write_report(result: FleetResult, path: Path, title: str) -> None:
 
     header, rows = fleet_rows(result.sessions)
     nodes = [[n.node, n.job_id, n.state, n.session, n.problem or "", n.output] for n in result.nodes]
-    path.write_text(fleet_page.page(title, nodes, [not n.passed for n in result.nodes], header, rows,
+    write_whole(path, fleet_page.page(title, nodes, [not n.passed for n in result.nodes], header, rows,
                                     history_lines(result.history)[1:]))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -47,6 +48,9 @@ class Option:
         is never "off": leaving the option out is (issue 23: --devices= used loop images)."""
         if not text.strip():
             raise UsageError(f"{self.flag}={text!r}: give a value or leave the option out")
+        home = unexpanded_home(text) if self.path or self.flag == "--kernel" else None
+        if home:
+            raise UsageError(f"{self.flag}={text}: {home}")
         try:
             return self.parse(text)
         except UsageError:
@@ -163,9 +167,43 @@ def name(text: str) -> str:
 NAME_MAX, PATH_MAX = 255, 4095
 
 
+def special_kind(where: Path | str) -> str | None:
+    """What a path that exists is when it is no regular file, directory or /dev/null ("a FIFO (a
+    named pipe)", "a socket", "a block device", "a character device"); None otherwise. Writing to a
+    FIFO blocks until something reads it, a block device would be overwritten (issue 44: an output
+    at one hung, or wrote onto a loop device)."""
+    try:
+        mode = os.stat(where).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or os.path.samefile(where, os.devnull):
+        return None
+    return ("a FIFO (a named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a block device" if stat.S_ISBLK(mode) else "a character device" if stat.S_ISCHR(mode)
+            else "no regular file")
+
+
+def unexpanded_home(text: str) -> str | None:
+    """Why a path's '~' was taken as a name (None when it has none): the shell expands it only at
+    a word's start, not after '=' (issue 44: --image-dir=~/x made a directory named '~')."""
+    if "://" in text:
+        return None
+    for part in re.split(r"[,:=]", text):
+        if part.startswith("~"):
+            home = part.split("/")[0]
+            written = os.path.expanduser(home)
+            hint = f"write {written} instead of {home}" if written != home else "write the home directory out"
+            return (f"the shell did not expand {home!r} (it does not after '='), and fsbench takes a path as "
+                    f"written; {hint}")
+    return None
+
+
 def path(text: str) -> Path:
     if not text.strip():
         raise ValueError("give a path")
+    home = unexpanded_home(text)
+    if home:
+        raise ValueError(home)
     if len(os.fsencode(text)) > PATH_MAX or any(len(os.fsencode(part)) > NAME_MAX for part in Path(text).parts):
         # issue 34: File name too long, as an INTERNALERROR
         raise ValueError(f"a name in it is longer than the {NAME_MAX} bytes a file name may have; give a shorter one")
@@ -180,6 +218,11 @@ def file_to_write(text: str) -> Path:
     where = path(text)
     if where.is_dir():
         raise ValueError("is a directory; name the file to write")
+    kind = special_kind(where)
+    if kind:
+        raise ValueError(f"is {kind}, not a file; name a regular file")
+    if not where.exists() and where.absolute().parent == Path("/dev"):  # found by issue 44's sweep: -o /dev/sda,
+        raise ValueError("is no device here, and /dev holds devices, not files; name a file elsewhere")  # no disk, made one
     parent = where.parent if str(where.parent) else Path(".")
     if not parent.is_dir():
         raise ValueError(f"the directory {parent} does not exist; make it or name another file")
@@ -192,6 +235,25 @@ def file_to_write(text: str) -> Path:
     except OSError as exc:
         raise ValueError(f"cannot be written ({exc.strerror}); name a file in a writable directory") from None
     return where
+
+
+def write_whole(where: Path, data: str | bytes) -> None:
+    """Write an output whole or not at all: into a new file beside it, renamed over it once
+    written, so a signal or a full disk never leaves half of it (found by issue 44's sweep: Ctrl-C
+    while a report was written). /dev/null is written as it is."""
+    if where.exists() and os.path.samefile(where, os.devnull):
+        where.write_bytes(data if isinstance(data, bytes) else data.encode())
+        return
+    partial = where.with_name(f".{where.name}.{os.getpid()}.partial")
+    try:
+        if isinstance(data, bytes):
+            partial.write_bytes(data)
+        else:
+            partial.write_text(data)
+        os.replace(partial, where)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 #: the first bytes of every SQLite database (a result store, or any other's): never replaced by an output

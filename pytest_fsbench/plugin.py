@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import signal
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +19,8 @@ from .bench import Bench, case_key
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
-from .options import APPEND, FLAG, OPTIONAL, Option, check_replaceable
+from .options import (APPEND, FLAG, OPTIONAL, Option, check_replaceable, special_kind, unexpanded_home,
+                      write_whole)
 from .verdicts.assertions import SessionResults
 from .verdicts.gate import gates_nothing
 from .workloads import WORKLOAD_NAMES
@@ -29,6 +28,7 @@ from .session import FsbenchSession
 from .settings import CONTROL_MB, OPTIONS, Conditions, Settings, settings_from
 from .store.databases import redact
 from .store.results import StoreError, check_store_place
+from .system import interrupts
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
@@ -39,6 +39,7 @@ SESSION = pytest.StashKey[FsbenchSession]()
 OLD_HANDLERS = pytest.StashKey[dict]()
 REPORTED = pytest.StashKey[set]()
 PROGRESS = pytest.StashKey[progress.Progress]()
+COLLECTED = pytest.StashKey[bool]()  # set once collection (and the checks after it) finished
 #: the columns fsbench's lines of prose may take: the terminal's width, at most 120 (issue 35)
 COLUMNS = pytest.StashKey[int]()
 
@@ -126,6 +127,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[REPORTED] = set()
     config.stash[COLUMNS] = progress.terminal_width()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
+    config.pluginmanager.register(SessionEnd(), "fsbench-session-end")
     config.pluginmanager.register(CaseLines(config, lambda: session.results, config.stash[COLUMNS],
                                             lambda: session.targets.booting_seconds), "fsbench-case-lines")
     _install_signal_handlers(config)
@@ -138,6 +140,12 @@ def check_junitxml(where: str | None, store: Path | str) -> None:
     if not where:
         return
     path = Path(where)
+    kind = special_kind(path)
+    if kind:  # found by issue 44's sweep: pytest opened the FIFO at the session's end and hung there
+        raise UsageError(f"--junitxml={where}: is {kind}, not a file; name a regular file")
+    home = unexpanded_home(where)
+    if home:
+        raise UsageError(f"--junitxml={where}: {home}")
     try:
         check_replaceable(path, "junit", [store], force=True)
         with open(path, "rb") if path.is_file() else contextlib.nullcontext(None) as file:
@@ -149,30 +157,17 @@ def check_junitxml(where: str | None, store: Path | str) -> None:
                          "new file")
 
 
-#: the signals that stop a session as Ctrl-C does
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-
-
-def _stop(signum: int, frame: object) -> None:
-    """The first stop signal unwinds like Ctrl-C, so every target is torn down; every further one
-    is ignored from this moment on. Ignoring them only once pytest reports the interrupt was
-    too late (issue 23): a second signal 0.05-0.3 s after the first cut pytest's report of it,
-    the teardown or the scratch's removal short, with a chained traceback of up to 240 lines."""
-    _ignore_stop_signals()
-    raise KeyboardInterrupt() if signum == signal.SIGINT else KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
-
-
-def _ignore_stop_signals() -> None:
-    """Ignored, not handled: the teardown's commands (umount, losetup) inherit it, so a terminal's
-    second Ctrl-C, sent to the whole process group, cannot kill them either."""
-    for sig in STOP_SIGNALS:
-        signal.signal(sig, signal.SIG_IGN)
-
-
 def _install_signal_handlers(config: pytest.Config) -> None:
-    if threading.current_thread() is not threading.main_thread():
-        return
-    config.stash[OLD_HANDLERS] = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    """The stop signals stop the session as interrupts.py says: like Ctrl-C, every target torn
+    down, a teardown under way finished first."""
+    capture = config.pluginmanager.get_plugin("capturemanager")
+
+    def say(line: str) -> None:  # past pytest's capture of standard error, which holds it during a test
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            sys.stderr.write(f"\n{line}\n")
+            sys.stderr.flush()
+
+    config.stash[OLD_HANDLERS] = interrupts.install(say)
 
 
 @pytest.hookimpl(trylast=True)  # after pytest's own sessionfinish has torn every target down
@@ -185,9 +180,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     collected = {case_key(item.nodeid) for item in session.items if is_case(item)}
     left = collected - session.config.stash[REPORTED] - fsbench.finished_tests
+    # interrupted once every collected test reported (a signal in the last one's teardown, which it
+    # let finish: issue 44), the session lacks nothing: it is complete
+    interrupted = exitstatus == pytest.ExitCode.INTERRUPTED and (bool(left) or COLLECTED not in session.config.stash)
     try:
-        problems = fsbench.finish(interrupted=exitstatus == pytest.ExitCode.INTERRUPTED, tests_left=len(left),
-                                  failed=session.testsfailed)
+        problems = fsbench.finish(interrupted=interrupted, tests_left=len(left), failed=session.testsfailed)
     except StoreError as exc:
         problems = [f"the session's end could not be recorded ({exc}): session {fsbench.session_id} stays 'running' "
                     "in the store; once the store can be written again, --resume continues it (a session left "
@@ -223,7 +220,7 @@ def write_report(fsbench: FsbenchSession, reporter) -> list[str]:
     try:
         data = report.report_data(fsbench.store, fsbench.session_id, baseline.session_ids if baseline else None,
                                   settings.compare, settings.alpha, fsbench.gate.strictest_pct)
-        settings.report.write_text(report.render(data))
+        write_whole(settings.report, report.render(data))
     except (OSError, StoreError) as exc:
         return [f"the report {settings.report} could not be written: {exc}"]
     if reporter is not None:
@@ -237,18 +234,26 @@ def pytest_keyboard_interrupt(excinfo) -> None:
     session recorded as interrupted, which a second one (pressed again, or a terminal's sent to
     the whole process group) must not cut short: it is ignored until fsbench is done (already
     since the first signal; here also after an interrupt raised otherwise)."""
-    if threading.current_thread() is threading.main_thread():
-        _ignore_stop_signals()
-    if excinfo.type is not pytest.Session.Interrupted:  # stopped by fsbench itself (the store failed): said so
+    interrupts.ignore()
+    if interrupts.was_cut_short():  # said when the second signal arrived
+        return
+    if interrupts.stopped_after_teardown():  # said when the signal arrived; that teardown is done
+        sys.stderr.write("fsbench: interrupted once that teardown finished; nothing more is measured\n")
+    elif excinfo.type is not pytest.Session.Interrupted:  # stopped by fsbench itself (the store failed): said so
         sys.stderr.write("fsbench: interrupted; tearing the targets down (Ctrl-C again is ignored until done)\n")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION, None)
     if session is not None:
-        session.close()  # the scratch's removal too, before a signal may interrupt again
-    for sig, handler in config.stash.get(OLD_HANDLERS, {}).items():
-        signal.signal(sig, handler)
+        try:
+            left = session.close()  # the scratch's removal too, which a signal lets finish
+        except KeyboardInterrupt:  # a second signal cut it short
+            left = ["the session's end was cut short; once this session has ended, fsbench cleanup removes what "
+                    "it left"]
+        for line in left:
+            sys.stderr.write(f"fsbench: {line}\n")
+    interrupts.restore(config.stash.get(OLD_HANDLERS, {}))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -293,6 +298,25 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     if session.resumed:
         lines.append(f"fsbench: resuming session {session.session_id}; {len(session.finished_tests)} tests already done")
     return [part for line in lines for part in progress.fit(line, config.stash[COLUMNS])]
+
+
+class SessionEnd:
+    """The session's end (its record in the store, its report, pytest's summary), wrapped
+    outermost; registered as its own plugin, as the module has its own pytest_sessionfinish."""
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Iterator[None]:
+        """A stop signal meanwhile lets it finish; a second cuts it short in one line, and the
+        targets' daemons, scratch and run directory are still released (pytest_unconfigure; issue
+        44: a signal there skipped it and left them)."""
+        try:
+            with interrupts.teardown("the session's end (its record in the store and its report)", deliver=False):
+                return (yield)
+        except KeyboardInterrupt:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+            sys.stderr.write("\nfsbench: the session's end was cut short (its report or summary may be missing; "
+                             "its runs are in the store)\n")
+            return None
 
 
 class Rounds:
@@ -453,6 +477,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
                 fsbench.open_store()
         except UsageError as exc:
             raise pytest.UsageError(str(exc)) from None
+    session.config.stash[COLLECTED] = True
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if not fsbench.settings.device_infos or reporter is None:
         return
@@ -553,8 +578,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when != "call":
         return
     session = item.config.stash[SESSION]
+    # a test the store's failure stopped is not finished: --resume runs it again, and its case (which
+    # keeps its runs) makes the ones missing; recorded failed, it was skipped, and the session stayed
+    # interrupted for ever (found with issue 44's store removed mid-session)
+    stopped = session.store_failure is not None and report.failed
     try:
-        session.store.record_test(session.session_id, key, report.outcome)
+        session.store.record_test(session.session_id, key, "interrupted" if stopped else report.outcome)
     except StoreError as exc:
         report.outcome = "failed"
         report.longrepr = f"fsbench could not record this test: {exc}"
@@ -594,5 +623,5 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for line in verdicts:
             write(line)
     write(tables.time_line({**session.store.time_totals(session.session_id), **session.targets.guest_times()}))
-    write(f"store: {redact(session.settings.store_path)} (session {session.session_id}); "
+    write(f"store: {session.store.path} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

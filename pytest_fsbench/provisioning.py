@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .system import processes
+from .system import interrupts, processes
 from .case import CaseSpec
 from .system.daemons import SharedDaemon
 from .targets.devices import BlockDevices, DeviceProvider, LoopDevices, ThrottledLoopDevices
@@ -23,12 +23,13 @@ from .kernels.guest import GuestError, GuestFacts, boot_facts, built_in, guest_t
 from .system.host import Host
 from .kernels.kernel import Kernel
 from .targets.mounts import mounts_under
-from .settings import Settings
+from .settings import DEFAULT_IMAGE_DIR, Settings
 from .measure.run import measure_run, release_datasets
 from .system.commands import Executor
 from .system.memory import MemoryLimit
 from .errors import CommandError, UsageError
 from .targets.target import Target, build_target
+from .targets.cleanup import own_leftovers, remove_leftovers
 from .targets.undo import UndoStack
 from .kernels.vm import VmGuest, vm_manifest, vm_missing
 
@@ -65,7 +66,8 @@ class Targets:
         self._guest_facts: dict[str, GuestFacts] = {}
         self._boot_failures: dict[str, GuestError] = {}
         self._control: str | None = None
-        self._control_undo = UndoStack(execute)
+        self._control_undo = UndoStack(execute, "the removal of --control's device")
+        self._kinds: set = set()  # the kinds of things outside the run directory its targets made (pools, arrays)
         self._kernel_manifests: dict[str, dict[str, object]] = {}
         self._vms: dict[str, VmGuest] = {}
         self._booting = 0.0  # the session's time waiting for virtual machines to boot
@@ -73,6 +75,11 @@ class Targets:
         self.memory = MemoryLimit(settings.memory, token) if settings.memory else None
         self._workload_limits: dict[int, MemoryLimit] = {}  # a workload's own (bonnie++'s -r), by size
         self._throttled: ThrottledLoopDevices | None = None  # the current case's paced storage (--storage-rate)
+        # the directories of a named --image-dir this session will make, removed at its end when empty (issue 44:
+        # an empty directory was left); never the default one, which every session shares
+        made = settings.image_dir
+        self._made_dirs = ([] if str(made) == DEFAULT_IMAGE_DIR or made.exists()
+                           else [p for p in (made, *made.parents) if not p.exists()])
 
     def provider(self, spec: CaseSpec | None = None) -> DeviceProvider:
         """Where the case's devices come from: --devices, loop images, or loop images on storage
@@ -313,6 +320,7 @@ class Targets:
         daemons = self.daemons_of(spec)
         for shared in daemons:
             shared.ensure()
+        self._kinds.update(driver(spec.fs, self.host).leftovers)
         with build_target(spec, driver(spec.fs, self.host), self.provider(spec), self.execute, self.session_dir, name,
                           self.scratch, measure=measure_run) as target:
             target.manifest["host"] = host_manifest
@@ -330,6 +338,7 @@ class Targets:
         self._count += 1
         for shared in self.daemons_of(spec):
             shared.ensure()
+        self._kinds.update(driver(spec.fs, self.host).leftovers)
         provider = LoopDevices(self.settings.image_dir, PREFLIGHT_IMAGE, self.execute)
         try:
             with build_target(spec, driver(spec.fs, self.host), provider, self.execute, self.session_dir,
@@ -347,21 +356,48 @@ class Targets:
             self._workload_limits[workload_limit] = MemoryLimit(workload_limit, f"{self.token}-{workload_limit >> 20}M")
         return self._workload_limits[workload_limit]
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
         """Release the daemons (each stopped if nobody else uses it), remove the scratch and run
-        directories and --memory's control group."""
+        directories and --memory's control group. A stop signal meanwhile lets it finish. Returns
+        lines for the user: a daemon left running for what else it serves, and what a teardown cut
+        short by a second signal left (then the run directory and its state file stay, so that
+        `fsbench cleanup` finds all of it, images too)."""
+        with interrupts.teardown("the session's end (its daemons, scratch and run directory)", deliver=False):
+            return self._close()
+
+    def _close(self) -> list[str]:
         for limit in (self.memory, *self._workload_limits.values()):
             if limit is not None:
                 limit.close()
         for guest in self._vms.values():
             guest.stop()
-        for shared in self.daemons.values():
-            shared.release()
         for error in self._control_undo.unwind():
             log.warning("removing --control's device: %s", error)
+        left = self._left_behind()  # before the daemons go: a pool is destroyed through its daemon
+        kept = [line for line in (shared.release() for shared in self.daemons.values()) if line]
         release_datasets(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
+        for directory in self._made_dirs if not left else ():
+            with contextlib.suppress(OSError):
+                directory.rmdir()  # only while empty: another session may use it by now
+        if left:
+            return [*kept, f"a teardown was cut short and left {', '.join(left)}; once this session has ended, "
+                           f"fsbench cleanup removes them (its state stays in {self.session_dir} for it)"]
         if self.session_dir.exists() and not mounts_under(self.session_dir):
             shutil.rmtree(self.session_dir, ignore_errors=True)
             with contextlib.suppress(OSError):
                 self.session_dir.parent.rmdir()  # the run root, when no other session has a directory there
+        return kept
+
+    def _left_behind(self) -> list[str]:
+        """What of this session is still on the machine once its targets are torn down: nothing,
+        unless a teardown was cut short (then it is left for fsbench cleanup) or a signal fell
+        between a step and its undo (then it is removed here)."""
+        if not self._count and self._control is None:
+            return []  # nothing was built
+        found = own_leftovers(self.execute, self.token, self.session_dir, self.settings.image_dir, self._kinds)
+        if not found.empty() and not interrupts.was_cut_short():
+            for error in remove_leftovers(found, self.execute, daemon_roots=()):
+                log.warning("removing what the session left: %s", error)
+            found = own_leftovers(self.execute, self.token, self.session_dir, self.settings.image_dir, self._kinds)
+        return found.lines()

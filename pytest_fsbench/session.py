@@ -22,7 +22,7 @@ from .verdicts.baseline import Baseline
 from .verdicts.disturbance import load_of
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
-from .store.facts import STUDY, case_options, check_emulation, emulations, selection
+from .store.facts import STUDY, case_options, check_emulation, emulations, runner, selection
 from .workloads import PARAMS as WORKLOAD_PARAMS
 from .verdicts.gate import Gate
 from .store.databases import redact_args
@@ -58,7 +58,10 @@ def cpu_model() -> str:
 
 def session_is_live(token: str, manifest: dict) -> bool:
     """Whether the session that wrote this row still runs (on this machine: its process lives;
-    a session of another machine is taken as live)."""
+    a session of another machine is taken as live): the process that resumed it last, if one did."""
+    resumer = manifest.get("resumed_by")
+    if isinstance(resumer, dict):
+        manifest = resumer
     if manifest.get("hostname", platform.node()) != platform.node():
         return True
     process = manifest.get("process")
@@ -90,12 +93,14 @@ def session_request(settings: Settings, environ: Mapping[str, str]) -> dict[str,
     return request
 
 
-def resume_problem(session_id: int, status: str, live: bool, stored: Sequence[str], argv: Sequence[str]) -> str | None:
+def resume_problem(session_id: int, status: str, live: bool, stored: Sequence[str], argv: Sequence[str],
+                   manifest: dict | None = None) -> str | None:
     """Why --resume cannot take this session, or None: only an interrupted session (or one left
     running by a process that is gone), with the same cases and options."""
     if status not in ("interrupted", "running") or (status == "running" and live):
-        why = "is still running" if status == "running" else f"is {status}"
-        return f"--resume={session_id}: session {session_id} {why}; only an interrupted session can be resumed"
+        why = f"is still running ({runner(manifest or {})})" if status == "running" else f"is {status}"
+        return (f"--resume={session_id}: session {session_id} {why}; only an interrupted session can be resumed, "
+                "by one process at a time")
     before, now = case_options(stored), case_options(argv)
     if before != now:
         gone = [w for w in before if w not in now]
@@ -139,9 +144,12 @@ class FsbenchSession:
         """The one line that stops the session when the store fails mid-session (full, made
         immutable, gone): nothing more could be recorded, so nothing more is measured."""
         if self.store_failure is None:
-            self.store_failure = (f"fsbench: {exc}; the session stops here, as nothing more can be recorded "
-                                  "(runs recorded before are kept); free room on its filesystem or make it "
-                                  "writable, then --resume")
+            if getattr(exc, "remedy", None):  # its file removed: kept elsewhere, said where
+                self.store_failure = f"fsbench: {exc}; the session stops here; {exc.remedy}"
+            else:
+                self.store_failure = (f"fsbench: {exc}; the session stops here, as nothing more can be recorded "
+                                      "(runs recorded before are kept); free room on its filesystem or make it "
+                                      "writable, then --resume")
         return self.store_failure
 
     def open_store(self) -> None:
@@ -158,10 +166,14 @@ class FsbenchSession:
                 stored = store.session_export(self._session_id)["session"]
                 problem = resume_problem(self._session_id, stored["status"],
                                          session_is_live(stored["token"], stored["manifest"]),
-                                         stored["args"].get("argv", []), redact_args(settings.args))
+                                         stored["args"].get("argv", []), redact_args(settings.args), stored["manifest"])
                 if problem:
                     raise UsageError(problem)
-                store.reopen_session(self._session_id)
+                taken = store.reopen_session(self._session_id, stored, {**self.resumer(), "at": self.started})
+                if taken is not None:  # another process took it between our reading and our writing
+                    flag = "--resume" if settings.resume == "last" else f"--resume={settings.resume}"
+                    raise UsageError(f"{flag}: session {self._session_id} was taken by another process just now "
+                                     f"({runner(taken)}); only one process resumes a session")
                 self.finished_tests = store.finished_tests(self._session_id)
             else:
                 self._session_id = store.start_session(self.token, session_request(settings, os.environ),
@@ -266,6 +278,10 @@ class FsbenchSession:
         """A freshly built, mounted target for the case (a context manager)."""
         return self.targets.target(spec, self.host_manifest())
 
+    def resumer(self) -> dict[str, object]:
+        """What a resumed session's row says of the process that resumes it (session_is_live)."""
+        return {"process": processes.identity(), "hostname": platform.node()}
+
     def host_manifest(self) -> dict[str, object]:
         manifest = {
             "hostname": platform.node(), "kernel": self.host.kernel, "ram_bytes": self.host.ram_bytes,
@@ -276,11 +292,12 @@ class FsbenchSession:
         job = slurm_job(os.environ)  # a fleet's session: the Slurm job it ran in (fleet.py finds it by that)
         return manifest if job is None else {**manifest, "slurm_job": job}
 
-    def close(self) -> None:
-        """End of session: close the store, release what the targets needed."""
+    def close(self) -> list[str]:
+        """End of session: close the store, release what the targets needed; what a teardown cut
+        short left, for the user (targets.Targets.close)."""
         if self._store is not None:
             self._store.close()
-        self.targets.close()
+        return self.targets.close()
 
 
 def same_host(store: Store, settings: Settings, current: int, ids: list[int]) -> list[int]:

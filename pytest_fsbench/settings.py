@@ -25,7 +25,7 @@ from .kernels.kernel import GUEST_MEMORY, HOST, Kernel, check_kernel_mix, compar
 from .errors import UsageError
 from .options import APPEND, FLAG, OPTIONAL, VALUE, Option, alpha, check_replaceable, directory_for_files
 from .options import file_to_write, given_twice
-from .options import name, path
+from .options import name, path, special_kind
 from .options import percent_below_100, positive, positive_seconds, whole
 from .pts import options as pts_options
 from .pts.profiles import profiles as pts_profiles
@@ -88,7 +88,8 @@ def store_location(text: str, option: str = "--store") -> Path | str:
                          "file's path or a postgresql://USER@HOST/DB URL")
     if not scheme and os.path.exists(text) and not os.path.isfile(text) and not os.path.isdir(text):
         # issue 34: SQLite opened /dev/null and left /dev/null-journal beside it
-        raise UsageError(f"{option}={text}: is no regular file (a device?); name the store's file")
+        raise UsageError(f"{option}={text}: is {special_kind(text) or 'a character device'}, no regular file; "
+                         "name the store's file")
     if is_url(text):
         if redact(text) != text:
             raise UsageError(f"{option}={redact(text)}: put the password in PGPASSFILE (or ~/.pgpass), PGPASSWORD or "
@@ -451,6 +452,10 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
              for o in OPTIONS}
     for flag in ("--fs-opt", "--paired"):
         check_one_spelling(flag, list(get(BY_FLAG[flag])), list(value[flag]))
+    rules = [(t.scope, t.metric, t.op, t.value, t.unit) for t in value["--threshold"]]
+    twice = next((value["--threshold"][i].text for i, rule in enumerate(rules) if rule in rules[:i]), None)
+    if twice:  # found by issue 44's sweep: the same rule twice was checked twice, without a word
+        raise UsageError(f"--threshold {twice!r} is given twice; give each rule once")
     filesystems, layouts = value["--fs"], value["--layout"]
     kernels = value["--kernel"]
     labels = compared(kernels)  # host+uml: one kernel per case, no A/B
@@ -488,7 +493,9 @@ def settings_from(get: Callable[[Option], Any], base: Path, args: tuple[str, ...
         kernels=kernels,
         devices=value["--devices"] or (),
         wipe=value["--wipe-devices"],
-        image_dir=value["--image-dir"],
+        # absolute: a relative one was taken where each use stood (issue 44: dd's data set, a link relative
+        # to its own directory, pointed nowhere when run from another directory)
+        image_dir=value["--image-dir"].absolute(),
         image_size=value["--image-size"],
         thresholds=value["--threshold"],
         caches=value["--cache"],

@@ -96,11 +96,37 @@ def mount_options(value: str) -> None:
         raise ValueError("ro mounts the target read-only, and every workload writes to it; leave ro out")
 
 
-def mounted_options(options: tuple[tuple[str, str], ...], applied: dict[str, str]) -> dict[str, str] | None:
+#: what the kernel shows for every mount unless told otherwise (the VFS's defaults)
+VFS_DEFAULTS = ("rw", "relatime")
+
+
+def _flag(item: str) -> str:
+    """A mount option's name without its value or its 'no': nodioread_nolock -> dioread_nolock."""
+    name = item.partition("=")[0]
+    return name[2:] if name.startswith("no") and len(name) > 2 else name
+
+
+def mounted_list(asked: str, kernel: dict[str, str], non_defaults: bool) -> str:
+    """A mount= list as the kernel applied it: each item as the kernel reports it, its 'no' form
+    included (issue 44: dioread_nolock under data=journal runs as nodioread_nolock, and was stored
+    as asked); an item it does not report, as asked. non_defaults: the filesystem shows only the
+    options that differ from its defaults (ext2/3/4), so every other one it shows was brought by
+    the asked ones (data=journal brings nodelalloc), and is added."""
+    by_flag = {_flag(item): item for item in kernel.values()}
+    items = [kernel.get(item.partition("=")[0]) or by_flag.get(_flag(item), item) for item in asked.split(",")]
+    if non_defaults:
+        named = {_flag(item) for item in items}
+        items += [item for item in kernel.values() if item not in VFS_DEFAULTS and _flag(item) not in named]
+    return ",".join(items)
+
+
+def mounted_options(options: tuple[tuple[str, str], ...], applied: dict[str, str],
+                    non_defaults: bool = False) -> dict[str, str] | None:
     """The case's options as the kernel applied them (issue 34: btrfs compress=zstd runs as
     zstd:3, and was stored as asked): each one the mount's OPTIONS column (findmnt's line in
     applied["mount"]) or the dataset's properties (`zfs get -H -o property,value,source` in
-    applied["properties"]) reports, in their words; a mount= list item by item; an option
+    applied["properties"]) reports, in their words; a mount= list item by item (mounted_list;
+    non_defaults: the filesystem shows only options that differ from its defaults); an option
     neither reports (mkfs=, ashift, a pool's log, compress=no) as asked. None when neither was
     read."""
     mount, properties = applied.get("mount", ""), applied.get("properties", "")
@@ -117,7 +143,7 @@ def mounted_options(options: tuple[tuple[str, str], ...], applied: dict[str, str
     found = {}
     for key, value in options:
         if key == "mount":
-            found[key] = ",".join(kernel.get(item.partition("=")[0], item) for item in value.split(","))
+            found[key] = mounted_list(value, kernel, non_defaults)
         elif key in zfs:
             found[key] = zfs[key]
         elif key in kernel:
@@ -191,6 +217,9 @@ class Filesystem:
     #: the kernel's count of its commits that a run's work counts (measure.work.COMMIT_COUNTERS: jbd2,
     #: xfs-log, btrfs, zfs-txgs), "" for none
     commit_counter: ClassVar[str] = ""
+    #: its mount options line shows only what differs from its defaults (ext2/3/4), so every option
+    #: it shows beyond the asked ones was brought by them (mounted_list)
+    shows_non_defaults: ClassVar[bool] = False
 
     @classmethod
     def for_host(cls, host: Host | None) -> "Filesystem":

@@ -13,6 +13,7 @@ from .kernelfs import MdBackedFilesystem
 @dataclass(frozen=True)
 class Ext2(MdBackedFilesystem):
     name: ClassVar[str] = "ext2"
+    shows_non_defaults: ClassVar[bool] = True
     kernel_name: ClassVar[str] = "ext2"
     rank: ClassVar[int] = 10
     tools: ClassVar[dict[str, str]] = {"mkfs.ext2": "e2fsprogs"}

@@ -13,6 +13,7 @@ from .kernelfs import MdBackedFilesystem
 @dataclass(frozen=True)
 class Ext3(MdBackedFilesystem):
     name: ClassVar[str] = "ext3"
+    shows_non_defaults: ClassVar[bool] = True
     kernel_name: ClassVar[str] = "ext3"
     commit_counter: ClassVar[str] = "jbd2"
     rank: ClassVar[int] = 11

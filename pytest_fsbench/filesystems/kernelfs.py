@@ -53,6 +53,7 @@ class Ext4(MdBackedFilesystem):
     rank: ClassVar[int] = 0
     kernel_name: ClassVar[str] = "ext4"
     commit_counter: ClassVar[str] = "jbd2"
+    shows_non_defaults: ClassVar[bool] = True
     tools: ClassVar[dict[str, str]] = {"mkfs.ext4": "e2fsprogs"}
     # lazy init would keep writing inode tables and the journal in the background after
     # mount, and that I/O would be counted against the benchmark

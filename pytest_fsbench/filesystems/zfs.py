@@ -40,7 +40,7 @@ POOL_PROPERTIES = ("ashift",)
 #: every pool's mount then waits for ever
 ZFS_FUSE = Daemon("zfs-fuse", start=("zfs-fuse", "--pidfile", PIDFILE, "--no-kstat-mount"),
                   answers=("zpool", "list", "-H"), loses="the pool", serializes=("zpool", "zfs"),
-                  directories=("/var/lock",))
+                  directories=("/var/lock",), serves=("zpool", "list", "-H", "-o", "name"))
 
 
 def _recordsize(value: str) -> None:

@@ -35,6 +35,7 @@ from ..targets.devices import Device, loop_images
 from ..targets.target import stored_spec
 from ..errors import FsbenchError
 from ..filesystems import Filesystem, driver
+from ..system import interrupts
 from ..system.host import Host
 from .kernel import GUEST_MEMORY, Kernel
 from ..measure.run import dataset_files, empty_page_cache
@@ -418,17 +419,20 @@ def built_in(guest, spec: CaseSpec, image_dir: Path, image_size: int, name: str,
                                                    timeout=build_timeout)
         target = GuestTarget(spec, driver(spec.fs, guest.facts.host), guest, Path(mountpoint), tuple(devices),
                              manifest, scratch)
+        what = f"the teardown of {spec.id} ({name}) in the guest"
         try:
             yield target
         except BaseException as exc:
             if guest.lost is None:
                 try:
-                    guest.call("teardown", timeout=600)
+                    with interrupts.teardown(what):
+                        guest.call("teardown", timeout=600)
                 except FsbenchError as error:
                     exc.add_note(f"teardown of {spec.id} in the guest also failed: {error}")
             raise
         if guest.lost is None:
-            guest.call("teardown", timeout=600)
+            with interrupts.teardown(what):  # a stop signal lets it finish (issue 44)
+                guest.call("teardown", timeout=600)
     finally:
         if guest.lost is not None:
             for image in loop_images(image_dir, name, spec.devices_needed):

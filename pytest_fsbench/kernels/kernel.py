@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UsageError
+from ..options import special_kind
 from ..sizes import parse_size
 from ..system.host import DEBIAN_UML
 
@@ -106,13 +107,23 @@ def _named(text: str, value: str) -> tuple[str | None, Path]:
     return name, Path(path)
 
 
+def _kind(path: Path) -> str:
+    """What an existing path that is neither a file nor a directory is (issue 44: a device or a
+    FIFO was said not to exist)."""
+    if path.is_symlink() and not path.exists():
+        return "a broken symbolic link"
+    return special_kind(path) or ("a character device" if path.exists() else "no file")
+
+
 def _uml_path(text: str, value: str) -> tuple[str | None, Path]:
     name, kernel = _named(text, value)
     if not kernel.is_absolute():
         raise UsageError(f"--kernel={text!r}: give the UML kernel's absolute path, e.g. uml:/src/linux/linux")
     if not kernel.is_file() or not os.access(kernel, os.X_OK):
-        raise UsageError(f"--kernel={text!r}: {kernel} is not an executable file; build it with "
-                         "'make ARCH=um' and name the 'linux' program it makes")
+        what = ("does not exist" if not os.path.lexists(kernel) else f"is {_kind(kernel)}, not an executable file"
+                if not kernel.is_file() else "is not an executable file")
+        raise UsageError(f"--kernel={text!r}: {kernel} {what}; build it with 'make ARCH=um' and name the 'linux' "
+                         "program it makes")
     problem = not_a_uml_kernel(kernel)
     if problem:
         raise UsageError(f"--kernel={text!r}: {kernel} {problem}; build one with 'make ARCH=um' and name the "
@@ -152,7 +163,8 @@ def _vm_path(text: str, value: str) -> tuple[str | None, Path]:
         raise UsageError(f"--kernel={text!r}: {kernel} is not a bzImage; name the arch/x86/boot/bzImage "
                          "'make' builds, or the kernel's build tree")
     if not kernel.is_file() and not kernel.is_dir():
-        raise UsageError(f"--kernel={text!r}: {kernel} does not exist; name a bzImage or a kernel build tree")
+        what = "does not exist" if not os.path.lexists(kernel) else f"is {_kind(kernel)}, not a kernel"
+        raise UsageError(f"--kernel={text!r}: {kernel} {what}; name a bzImage or a kernel build tree")
     if kernel.is_dir() and not (kernel / BUILT_IMAGE).is_file():  # issue 34: QEMU's "Is a directory", as a traceback
         raise UsageError(f"--kernel={text!r}: {kernel} is a directory but no built kernel tree (no {BUILT_IMAGE} in "
                          "it); run make there first, or name a bzImage")

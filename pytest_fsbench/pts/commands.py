@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 from ..errors import CommandError, UsageError
+from ..options import write_whole
 from ..store.results import Store
 from ..system.commands import execute
 from .export import composite_xml, session_label
-from .launcher import MISSING_REASON, check_result_name, find_pts, result_file, user_path
+from .launcher import check_result_name, find_pts, missing_reason, result_file, user_path
 from .profiles import base_profiles, profiles, suites
 
 
@@ -29,7 +30,7 @@ def check_export_options(pts_format: bool, save: str | None, suffix: str | None,
         raise UsageError("--force replaces an existing PTS result file of --pts-save NAME or an -o FILE, and "
                          "neither is given; add one or leave --force out")
     if save and find_pts(None) is None:
-        raise UsageError(f"--pts-save {save}: {MISSING_REASON}")
+        raise UsageError(f"--pts-save {save}: {missing_reason()}")
 
 
 def export(store: Store, session_id: int, output: Path | None, save: str | None = None, force: bool = False,
@@ -46,14 +47,14 @@ def export(store: Store, session_id: int, output: Path | None, save: str | None 
             raise UsageError(f"PTS already has a result file {name} ({target}); choose another name or pass --force")
         xml = composite_xml(store, session_id, title=name, suffix=suffix)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(xml)
+        write_whole(target, xml)
         print(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
         return 0
     xml = composite_xml(store, session_id, suffix=suffix)
     if output is None:
         sys.stdout.write(xml.decode())
     else:
-        output.write_bytes(xml)
+        write_whole(output, xml)
         print(f"fsbench export: wrote {output}")
     return 0
 
@@ -62,7 +63,7 @@ def upload(result: str, binary: str | None) -> int:
     """PTS's upload-result of the saved result file named result; 1 when PTS reports no upload."""
     launcher = find_pts(binary)
     if launcher is None:
-        raise UsageError(MISSING_REASON)
+        raise UsageError(missing_reason(binary))
     name = check_result_name(result)
     if not result_file(name, user_path()).exists():
         raise UsageError(f"PTS has no result file {name} in {user_path() / 'test-results'}; "

@@ -32,6 +32,16 @@ MISSING_REASON = (
 _NAME = re.compile(r"(?=.{2,126}$)[a-z0-9]+(-[a-z0-9]+)*")
 
 
+def missing_reason(explicit: str | None = None) -> str:
+    """Why no launcher was found, naming the one given when it is no executable file (issue 44:
+    upload --pts-binary=/nonexistent never named the path)."""
+    for given, name in ((explicit, "--pts-binary"), (os.environ.get(BINARY_ENV), f"${BINARY_ENV}")):
+        if given:
+            return (f"{name}={given}: no executable file there; name the phoronix-test-suite launcher (its source "
+                    f"release's ./phoronix-test-suite){', or leave it out to use PATH' if name.startswith('$') else ''}")
+    return MISSING_REASON
+
+
 def find_pts(explicit: str | None = None) -> str | None:
     """The launcher: explicit path, else $FSBENCH_PTS, else PATH's phoronix-test-suite."""
     for candidate in (explicit, os.environ.get(BINARY_ENV)):

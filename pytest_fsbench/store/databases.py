@@ -131,6 +131,25 @@ def check_store_place(location: Path | str, option: str = "--store") -> None:
                          f"at least {human_size(MIN_FREE_BYTES)}; free some space or name another {option}")
 
 
+class NoStoreYet(UsageError):
+    """The database holds no fsbench tables yet (a session would make them)."""
+
+
+class StoreMoved(Exception):
+    """The store's file was removed or replaced under an open session; rescued: where its content
+    (this session's runs with it) was copied, and is written from now on (None: nowhere)."""
+
+    def __init__(self, message: str, rescued: Path | None) -> None:
+        super().__init__(message)
+        self.rescued = rescued
+
+
+def file_identity(path: Path) -> tuple[int, int]:
+    """(device, inode) of a file: another file at the same path has another one."""
+    info = os.stat(path)
+    return info.st_dev, info.st_ino
+
+
 class SqliteDatabase:
     dialect = "sqlite"
     errors: tuple[type[Exception], ...] = (sqlite3.Error,)
@@ -149,6 +168,7 @@ class SqliteDatabase:
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
             self.connection = self._connect(path)
+            self._file = file_identity(path)  # the file opened: a store removed or replaced is noticed
         except (OSError, sqlite3.Error) as exc:
             raise UsageError(f"{option}={path}: cannot open it ({exc}); name a writable place") from None
         try:
@@ -164,6 +184,56 @@ class SqliteDatabase:
         except UsageError:
             self.connection.close()
             raise
+
+    def check_in_place(self) -> None:
+        """Before a write: the store's file must still be the one opened. One removed (or replaced by
+        another file) under the session took every run written since with it when the session
+        closed (issue 44: exit 0, the file gone); its content, still open here, is copied to a new
+        file beside it (or in the current or temporary directory), which this connection writes
+        from then on, and StoreMoved says where it is."""
+        if self.read_only:
+            return
+        try:
+            now = file_identity(Path(self.name))
+        except OSError:
+            now = None
+        if now == self._file:
+            return
+        lost = self.name
+        rescued = self._rescue()
+        how = "was removed" if now is None else "was replaced by another file"
+        if rescued is None:
+            raise StoreMoved(f"result store {lost}: its file {how} during the session, and no copy of it could be "
+                             "written (neither beside it nor in the current or temporary directory)", None)
+        raise StoreMoved(f"result store {lost}: its file {how} during the session; everything it held, this "
+                         f"session's runs too, is kept in {rescued}", rescued)
+
+    def _rescue(self) -> Path | None:
+        """Copy the open database to a new file and write there from now on; its path, or None."""
+        original = Path(self.name)
+        for directory in (original.parent, Path.cwd(), Path(tempfile.gettempdir())):
+            target = directory / f"{original.stem}.rescued-{os.getpid()}{original.suffix or '.db'}"
+            try:
+                with open(target, "xb"):
+                    pass
+                copy = sqlite3.connect(target)
+                try:
+                    self.connection.backup(copy)
+                finally:
+                    copy.close()
+            except (OSError, sqlite3.Error):
+                with contextlib.suppress(OSError):
+                    if target.exists() and target.stat().st_size == 0:
+                        target.unlink()
+                continue
+            self.connection.close()
+            self.connection = sqlite3.connect(target, isolation_level=None, timeout=30)
+            self.connection.execute("PRAGMA foreign_keys = ON")
+            self.connection.execute("PRAGMA journal_mode = WAL")
+            self.name = str(target)
+            self._file = file_identity(target)
+            return target
+        return None
 
     def _connect(self, path: Path) -> sqlite3.Connection:
         """Autocommit. Read-only (issue 23: a store on a read-only mount could not even be
@@ -197,7 +267,7 @@ class SqliteDatabase:
             raise UsageError(f"{self.name} is an SQLite database of something else (tables {', '.join(tables[:5])}); "
                              f"name another {self.option}")
         if self.version() == 0 and not create:
-            raise UsageError(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
+            raise NoStoreYet(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
 
     def execute(self, sql: str, args: Sequence[object] = ()):
         return self.connection.execute(sql, args)
@@ -271,6 +341,9 @@ class PostgresDatabase:
     dialect = "postgresql"
     read_only = False
 
+    def check_in_place(self) -> None:
+        """A server's store is the server's: a dropped database fails the next statement."""
+
     def reserve_room(self) -> None:
         """A server keeps its own room."""
 
@@ -303,7 +376,7 @@ class PostgresDatabase:
             raise UsageError(f"{self.name} holds tables of something else ({', '.join(sorted(tables)[:5])}); "
                              "give fsbench a database (or schema) of its own")
         if "fsbench_schema" not in tables and not create:
-            raise UsageError(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
+            raise NoStoreYet(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
 
     def execute(self, sql: str, args: Sequence[object] = ()):
         return self.connection.execute(sql.replace("?", "%s"), args)

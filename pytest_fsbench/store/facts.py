@@ -20,6 +20,16 @@ def study_marker(name: str, scale: str) -> str:
     return f"{name} --scale={scale}"
 
 
+def runner(manifest: dict) -> str:
+    """Who runs a session, from its row's manifest: 'pid N on HOST' of the process that resumed it
+    last (and since when), else of the one that started it."""
+    resumer = manifest.get("resumed_by")
+    who = resumer if isinstance(resumer, dict) else manifest
+    pid = str(who.get("process", "")).split(" ")[0] or "?"
+    since = f", resuming it since {who['at']}" if isinstance(resumer, dict) and who.get("at") else ""
+    return f"pid {pid} on {who.get('hostname', '?')}{since}"
+
+
 def emulation(manifest: dict[str, object]) -> str | None:
     """How a case's numbers were made, from its manifest: 'emulated' (a virtual machine under
     TCG), 'kvm' (one under KVM), or None (the host's kernel, a UML guest)."""

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .databases import TYPES, check_store_file, check_store_place, connect
-from .facts import ran
+from .databases import TYPES, StoreMoved, check_store_file, check_store_place, connect
+from .facts import ran, runner
 from ..errors import FsbenchError, UsageError
 from ..metrics import Direction, Metric
 
@@ -84,7 +84,12 @@ MIGRATIONS: tuple[str, ...] = (
 
 
 class StoreError(FsbenchError):
-    """The result store failed while in use (disk full, I/O error, a lock held too long)."""
+    """The result store failed while in use (disk full, I/O error, a lock held too long, its file
+    removed); remedy: what the user does then, where it is not the usual (free room, --resume)."""
+
+    def __init__(self, message: str, remedy: str | None = None) -> None:
+        super().__init__(message)
+        self.remedy = remedy
 
 
 def _guarded(method: Callable) -> Callable:
@@ -96,6 +101,27 @@ def _guarded(method: Callable) -> Callable:
             return method(self, *args, **kwargs)
         except self.db.errors as exc:
             raise StoreError(f"result store {self.path}: {' '.join(str(exc).split())}") from exc
+
+    return wrapper
+
+
+def _writing(method: Callable) -> Callable:
+    """A write: first the store must still be the file that was opened (databases.check_in_place);
+    one removed or replaced is a StoreError saying where its content was kept, this write with it,
+    and written from then on."""
+
+    @functools.wraps(method)
+    def wrapper(self: "Store", *args, **kwargs):
+        try:
+            self.db.check_in_place()
+        except StoreMoved as exc:
+            self.path = self.db.name
+            if exc.rescued is None:
+                raise StoreError(str(exc)) from None
+            method(self, *args, **kwargs)  # what was being written is kept with the rest
+            raise StoreError(str(exc), f"--store={exc.rescued} --resume continues it (or move that file back to "
+                                       "where the store was, then --resume)") from None
+        return method(self, *args, **kwargs)
 
     return wrapper
 
@@ -187,6 +213,7 @@ class Store:
     # --- sessions ------------------------------------------------------------------------------
 
     @_guarded
+    @_writing
     def start_session(self, token: str, args: dict[str, object], manifest: dict[str, object]) -> int:
         row = self.db.execute(
             "INSERT INTO sessions (token, started, status, args, manifest) VALUES (?, ?, 'running', ?, ?) RETURNING id",
@@ -194,16 +221,31 @@ class Store:
         return int(row[0])
 
     @_guarded
+    @_writing
     def discard_session(self, session_id: int) -> None:
         """Forget a session that recorded nothing (refused before its first case)."""
         self.db.execute("DELETE FROM sessions WHERE id = ? AND NOT EXISTS (SELECT 1 FROM cases WHERE session_id = ?)",
                         (session_id, session_id))
 
     @_guarded
-    def reopen_session(self, session_id: int) -> None:
-        self.db.execute("UPDATE sessions SET status = 'running', finished = NULL WHERE id = ?", (session_id,))
+    @_writing
+    def reopen_session(self, session_id: int, seen: dict[str, object], resumer: dict[str, object]) -> dict | None:
+        """Take a session to resume as it was seen (its status and manifest): its status is running
+        again and its manifest names the resuming process (resumer, as `resumed_by`). One
+        statement that matches the row only as it was seen, so of two processes resuming it at
+        once only one takes it (issue 44: both measured, into one sequence of runs). None when
+        taken; else the row's manifest now (whoever took it first)."""
+        manifest = {**seen["manifest"], "resumed_by": resumer}  # type: ignore[dict-item]
+        taken = self.db.execute("UPDATE sessions SET status = 'running', finished = NULL, manifest = ?"
+                                " WHERE id = ? AND status = ? AND manifest = ?",
+                                (canonical(manifest), session_id, seen["status"], canonical(seen["manifest"])))
+        if taken.rowcount == 1:
+            return None
+        row = self.db.execute("SELECT manifest FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return json.loads(row[0]) if row else {}
 
     @_guarded
+    @_writing
     def finish_session(self, session_id: int, status: str) -> None:
         self.db.execute("UPDATE sessions SET status = ?, finished = ? WHERE id = ?", (status, now(), session_id))
 
@@ -329,10 +371,15 @@ class Store:
         """The newest session that did not complete and whose process is gone (is_live(token,
         manifest) tells a session still running elsewhere, which must not be taken over)."""
         rows = self.db.execute("SELECT id, token, manifest FROM sessions WHERE status IN ('interrupted', 'running')"
-                               " ORDER BY id DESC")
+                               " ORDER BY id DESC").fetchall()
         for session_id, token, manifest in rows:
-            if not is_live(token, json.loads(manifest)):
+            seen = json.loads(manifest)
+            if not is_live(token, seen):
                 return int(session_id)
+            if "resumed_by" in seen:  # the last interrupted one, which another process resumes now (issue 44)
+                raise UsageError(f"--resume: session {session_id}, the last interrupted one, is being resumed by "
+                                 f"{runner(seen)}; only one process resumes a session (name another with "
+                                 "--resume=ID: fsbench sessions lists them)")
         raise UsageError(f"--resume: no interrupted session in {self.path}")
 
     @_guarded
@@ -360,6 +407,7 @@ class Store:
         return [row[0] for row in rows]
 
     @_guarded
+    @_writing
     def save_baseline(self, name: str, session_id: int) -> None:
         """Add the session to baseline name (made if new); the name then also resolves to it."""
         with self.db.transaction():
@@ -385,6 +433,7 @@ class Store:
         return found
 
     @_guarded
+    @_writing
     def drop_baseline(self, name: str) -> int:
         """Forget baseline name (its sessions stay); how many sessions it held."""
         with self.db.transaction():
@@ -402,6 +451,7 @@ class Store:
     # --- cases and runs ----------------------------------------------------------------------------
 
     @_guarded
+    @_writing
     def case_row(self, session_id: int, test: str, case_id: str, spec: dict[str, object], workload: str,
                  workload_params: dict[str, str], cache: str, data: str, manifest: dict[str, object]) -> int:
         """The row of this case in this session, created if new (a resumed case keeps its runs)."""
@@ -417,6 +467,7 @@ class Store:
         return int(row[0])
 
     @_guarded
+    @_writing
     def add_run(self, case_row: int, warmup: bool, started: str, seconds: float, cache_applied: str,
                 metrics: Iterable[Metric], prepare_seconds: float | None = None,
                 cache_seconds: float | None = None, wall_seconds: float | None = None,
@@ -436,6 +487,7 @@ class Store:
                 [(run_id, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
 
     @_guarded
+    @_writing
     def finish_case(self, case_row: int, status: str, stopped_by: str | None,
                     manifest: dict[str, object] | None = None) -> None:
         """The case's status and what stopped its runs; the target's manifest as it ended (what
@@ -445,6 +497,7 @@ class Store:
             self.db.execute("UPDATE cases SET manifest = ? WHERE id = ?", (canonical(manifest), case_row))
 
     @_guarded
+    @_writing
     def record_test(self, session_id: int, test: str, outcome: str) -> None:
         self.db.execute("INSERT INTO tests (session_id, test, outcome) VALUES (?, ?, ?) "
                         "ON CONFLICT(session_id, test) DO UPDATE SET outcome = excluded.outcome",
@@ -487,6 +540,7 @@ class Store:
                 for key, (case_id, unit, direction, spec, values) in grouped.items()]
 
     @_guarded
+    @_writing
     def add_target_times(self, session_id: int, test: str, case_id: str, build_seconds: float,
                          teardown_seconds: float) -> None:
         self.db.execute("INSERT INTO targets (session_id, test, case_id, build_seconds, teardown_seconds)"

@@ -23,7 +23,7 @@ import fcntl
 import os
 import shutil
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +49,9 @@ class Daemon:
     #: directories it needs that a booted system makes (a fresh /run, in a container or a chroot,
     #: has no /run/lock, and zfs-fuse exits 1 without it, saying why to syslog only)
     directories: tuple[str, ...] = ()
+    #: lists what it serves (zfs-fuse: the imported pools), a name a word: one that serves anything not
+    #: fsbench's (a name without fsbench's prefix, a user's pool) is not stopped
+    serves: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -178,11 +181,35 @@ def started_pid(root: Path) -> int | None:
     return int(identity.split()[0]) if processes.identity_alive(identity) else None
 
 
-def stop_if_unused(root: Path) -> int | None:
-    """With the lock held: stop the daemon fsbench started when no live session uses it.
-    Returns the pid stopped."""
+#: the prefix of every name fsbench gives what it makes (fsbench-<token>-...)
+OWN_PREFIX = "fsbench-"
+
+
+def served_by_others(daemon: Daemon, execute: Executor) -> list[str]:
+    """What the daemon serves that is not fsbench's (a user's pool imported in it), as its `serves`
+    command lists it; nothing when it declares none, or cannot tell (it then serves nobody well)."""
+    if not daemon.serves:
+        return []
+    try:
+        done = execute(list(daemon.serves), check=False, timeout=60)
+    except CommandError:
+        return []
+    return [] if done.returncode != 0 else [name for name in done.stdout.split() if not name.startswith(OWN_PREFIX)]
+
+
+def kept_for_others(program: str, pid: int, others: list[str]) -> str:
+    """The line that says why fsbench leaves running a daemon it started."""
+    return (f"the {program} daemon fsbench started (pid {pid}) is left running: it also serves "
+            f"{', '.join(others)}, which {'is' if len(others) == 1 else 'are'} not fsbench's; once "
+            f"{'that is' if len(others) == 1 else 'those are'} exported or destroyed, fsbench cleanup stops it")
+
+
+def stop_if_unused(root: Path, others: Callable[[], list[str]] = list) -> int | None:
+    """With the lock held: stop the daemon fsbench started when no live session uses it and it
+    serves nothing but fsbench's own (others(): what else it serves; issue 44: a user's pool
+    imported in it was left unusable). Returns the pid stopped."""
     pid = started_pid(root)
-    if live_users(root, prune=True) or pid is None:
+    if live_users(root, prune=True) or pid is None or others():
         return None
     processes.stop(pid, root.name)
     (root / "daemon").unlink(missing_ok=True)
@@ -237,13 +264,16 @@ class SharedDaemon:
     def answers(self) -> bool:
         return daemon_answers(self.daemon, self.execute)
 
-    def release(self) -> None:
+    def release(self) -> str | None:
         """This session is done with the daemon; stop it if fsbench started it and nobody else
-        uses it."""
+        uses it, unless it serves something not fsbench's: then the line that says so."""
         if not self.registered:
-            return
+            return None
         with locked(self.root):
             (self.root / "users" / self.token).unlink(missing_ok=True)
             self.registered = False
-            stop_if_unused(self.root)
+            pid = started_pid(self.root)
+            others = served_by_others(self.daemon, self.execute) if pid and not live_users(self.root) else []
+            stop_if_unused(self.root, lambda: others)
             remove_if_unused(self.root)
+        return kept_for_others(self.daemon.program, pid, others) if pid and others else None

@@ -31,6 +31,12 @@ _NAME = re.compile(r"fsbench-(\d+)-[0-9a-f]{4}-")
 DAEMON_ROOTS = tuple(daemon.root for daemon in DAEMONS)
 
 
+def _serving_others(root: Path, execute: Executor) -> list[str]:
+    """What the daemon whose registry is root serves that is not fsbench's (a user's pool)."""
+    declared = {daemon.root: daemon for daemon in DAEMONS}
+    return daemons.served_by_others(declared[root], execute) if root in declared else []
+
+
 def stale(name: str) -> bool:
     """True for an fsbench resource name whose session process is gone."""
     match = _NAME.search(name)
@@ -77,13 +83,18 @@ class Leftovers:
     registries: list[Path] = field(default_factory=list)  # a daemon's registry nobody uses any more
     memory_groups: list[Path] = field(default_factory=list)  # --memory's control groups
     session_dirs: list[Path] = field(default_factory=list)
+    #: directories in the run directory whose session cannot be told (a damaged state file, a name that is
+    #: no session's): never removed, said (issue 44: "nothing left behind" while one stayed)
+    unjudged: list[Path] = field(default_factory=list)
 
     def empty(self) -> bool:
-        return not any(vars(self).values())
+        return not any(items for kind, items in vars(self).items() if kind != "unjudged")
 
     def lines(self) -> list[str]:
         lines = []
         for kind, items in vars(self).items():
+            if kind == "unjudged":
+                continue
             if kind == "made":
                 lines += [f"{leftover.kind}: {name}" for leftover, name in items]
             else:
@@ -108,11 +119,16 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     found = Leftovers()
     image_dirs = {Path("/var/tmp/fsbench")}
     commands = None
-    for state_file in sorted(run_root.glob("*/state.json")):
-        state = session_state(state_file)
+    registries = {Path(root) for root in daemon_roots} | {run_root / daemon.program for daemon in DAEMONS}
+    for session_dir in sorted(p for p in run_root.iterdir() if p.is_dir()) if run_root.is_dir() else []:
+        if session_dir in registries:
+            continue
+        state = session_state(session_dir / "state.json")  # a session killed before writing it: its name
+        if not state.get("process") and not str(state.get("pid", "")).isdigit():
+            found.unjudged.append(session_dir)
+            continue
         if session_alive(state):
             continue
-        session_dir = state_file.parent
         if isinstance(state.get("image_dir"), str):
             image_dirs.add(Path(state["image_dir"]))
         found.mounts += mounts_under(session_dir, mountinfo)
@@ -122,13 +138,17 @@ def find_leftovers(execute: Executor, run_root: Path, mountinfo: Path = Path("/p
     for root in daemon_roots:
         daemon = daemons.started_pid(root)
         if daemon is not None and not daemons.live_users(root):
-            found.daemons.append(daemon)
+            if not _serving_others(root, execute):  # else it is left running for them (issue 44)
+                found.daemons.append(daemon)
         elif daemon is None and root.exists() and not daemons.live_users(root):
             found.registries.append(root)  # its daemon is gone too (killed with its sessions)
     found.made = [(leftover, name) for leftover in LEFTOVERS for name in leftover.names(execute)
                   if stale(Path(name).name)]
     listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
-    found.loops = [dev for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)]
+    backing = {dev: back for dev, back in loop_backing_files(listing).items() if stale(Path(back).name)}
+    found.loops = list(backing)
+    # a session whose state file is gone still names its image directory in its loops' backing files
+    image_dirs |= {Path(back.removesuffix(" (deleted)")).parent for back in backing.values()}
     found.images = [p for d in image_dirs if d.is_dir() for p in sorted(d.glob("fsbench-*.img")) if stale(p.name)]
     found.scratch = [p for d in image_dirs if d.is_dir() for pattern in ("fsbench-*-scratch", "fsbench-*-storage")
                      for p in sorted(d.glob(pattern)) if stale(p.name)]  # --storage-rate's backing directories
@@ -161,7 +181,7 @@ def remove_leftovers(found: Leftovers, execute: Executor,
     for root in daemon_roots:
         if root.exists():
             with daemons.locked(root):  # a session may have started using it since it was found
-                daemons.stop_if_unused(root)
+                daemons.stop_if_unused(root, lambda: _serving_others(root, execute))
                 daemons.remove_if_unused(root)
     for image in found.images:
         image.unlink(missing_ok=True)
@@ -180,3 +200,21 @@ def remove_leftovers(found: Leftovers, execute: Executor,
         else:
             shutil.rmtree(session_dir, ignore_errors=True)
     return errors
+
+
+def own_leftovers(execute: Executor, token: str, session_dir: Path, image_dir: Path, kinds: Iterable[Leftover],
+                  mountinfo: Path = Path("/proc/self/mountinfo")) -> Leftovers:
+    """What one session still has on the machine once its targets are torn down (none, unless a
+    teardown was cut short or a signal fell between a step and its undo): mounts under its
+    directory, the pools and arrays of the kinds its drivers make, loop devices and images named
+    by its token."""
+    mine = f"fsbench-{token}-"
+    found = Leftovers()
+    if session_dir.exists():
+        found.mounts = mounts_under(session_dir, mountinfo)
+    found.made = [(leftover, name) for leftover in kinds for name in leftover.names(execute)
+                  if Path(name).name.startswith(mine)]
+    listing = execute(["losetup", "--json", "--list"], check=False, timeout=60).stdout
+    found.loops = [dev for dev, back in loop_backing_files(listing).items() if Path(back).name.startswith(mine)]
+    found.images = sorted(image_dir.glob(f"{mine}*.img")) if image_dir.is_dir() else []
+    return found

@@ -181,7 +181,7 @@ def build_target(
 ) -> Iterator[Target]:
     """Yield a mounted target whose runs `measure` measures (measurement.measure_run); on exit (also on
     error or Ctrl-C) undo everything that was done."""
-    undo = UndoStack(execute)
+    undo = UndoStack(execute, f"the teardown of {spec.id} ({name})")
     try:
         yield _build(spec, driver, provider, execute, session_dir, name, scratch, undo, measure)
     except BaseException as exc:
@@ -229,7 +229,7 @@ def _build(spec, driver, provider, execute, session_dir, name, scratch, undo, me
         "commands": [" ".join(argv) for argv in commands],
         "applied": describe(target, execute),
     }
-    mounted = mounted_options(spec.options, target.manifest["applied"])
+    mounted = mounted_options(spec.options, target.manifest["applied"], driver.shows_non_defaults)
     if spec.options and mounted is not None:
         target.manifest["mounted_options"] = mounted
     return target

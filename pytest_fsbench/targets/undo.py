@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import CommandError, FsbenchError
+from ..system import interrupts
 from ..system.commands import Executor
 from ..system.processes import openers
 
@@ -71,8 +72,9 @@ def execute_with_retries(execute: Executor, argv: list[str], gone: tuple[str, ..
 
 
 class UndoStack:
-    def __init__(self, execute: Executor) -> None:
+    def __init__(self, execute: Executor, what: str = "a teardown") -> None:
         self._execute = execute
+        self.what = what  # its words in the line a stop signal during its unwinding prints
         self._items: list[tuple[Undo, bool, tuple[str, ...]]] = []
 
     def push(self, *items: Undo, best_effort: bool = False, gone: tuple[str, ...] = ()) -> None:
@@ -82,7 +84,12 @@ class UndoStack:
         self._items.extend((item, best_effort, gone) for item in reversed(items))
 
     def unwind(self) -> list[str]:
-        """Undo everything, newest first. Returns the errors (each undo is still tried)."""
+        """Undo everything, newest first. Returns the errors (each undo is still tried). A first
+        stop signal meanwhile lets it finish, then interrupts (interrupts.teardown)."""
+        with interrupts.teardown(self.what):
+            return self._unwind()
+
+    def _unwind(self) -> list[str]:
         errors = []
         while self._items:
             item, best_effort, gone = self._items.pop()

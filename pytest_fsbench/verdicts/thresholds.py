@@ -68,6 +68,9 @@ def parse_threshold(text: str) -> Threshold:
                          "once per rule, in the ini file one per line)")
     if not match:
         raise UsageError(f"threshold {text!r}: expected [SCOPE:]METRIC>=VALUE[UNIT] or <=, {example}")
+    if _ and not scope.strip():  # issue 44: ':dd.write>=1MB/s' applied to every case, without a word
+        raise UsageError(f"threshold {text!r}: the scope before ':' is empty; name a filesystem or a case "
+                         f"(btrfs:..., btrfs-raid1:...), or leave the ':' out to apply it to every case")
     unit = match.group("unit") or None
     if unit is not None and unit not in UNITS:
         raise UsageError(f"threshold {text!r}: unknown unit {unit!r}; use one of {', '.join(UNITS)}")

@@ -14,11 +14,13 @@ from matplotlib.figure import Figure
 from ..errors import UsageError
 from ..verdicts.changes import MIN_SESSIONS, Analysis, ChangePoint, History
 from . import figures
-from ..options import check_replaceable
+from ..options import check_replaceable, file_to_write
 
 
-def figure_path(text: str) -> Path:
-    """--figure's file, checked before anything is read: its suffix chooses the format."""
+def figure_path(text: str, store: Path | str | None = None) -> Path:
+    """--figure's file, checked before anything is read (written to now, as every output is:
+    issue 44, one in a read-only directory was accepted when no figure was drawn), never the
+    store: its suffix chooses the format."""
     path = Path(text)
     if path.suffix[1:] not in figures.FORMATS:
         raise UsageError(f"--figure {text}: name a .svg or .png file (its suffix chooses the format)")
@@ -26,7 +28,8 @@ def figure_path(text: str) -> Path:
         raise UsageError(f"--figure {text}: the directory {path.parent} does not exist; make it or name "
                          "another file")
     try:
-        check_replaceable(path, "figure")
+        path = file_to_write(text)
+        check_replaceable(path, "figure", [store] if isinstance(store, Path) else [])
     except ValueError as exc:
         raise UsageError(f"--figure {text}: {exc}") from None
     return path

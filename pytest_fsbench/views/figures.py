@@ -7,6 +7,7 @@ can find the median a box plot drew and check it against the store's."""
 from __future__ import annotations
 
 import io
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -239,5 +240,11 @@ def save(fig: Figure, path: Path, fmt: str) -> Path:
         raise ValueError(f"figure format {fmt!r}: choose {' or '.join(FORMATS)}")
     target = path.parent / f"{path.name}.{fmt}"
     mark = {"Date": None, "Creator": output_mark("figure")} if fmt == "svg" else {"Software": output_mark("figure")}
-    fig.savefig(target, format=fmt, dpi=150, metadata=mark)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:  # whole or not at all (options.write_whole)
+        fig.savefig(partial, format=fmt, dpi=150, metadata=mark)
+        os.replace(partial, target)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return target

@@ -164,3 +164,16 @@ def test_a_password_in_the_url_is_refused_without_being_shown(tmp_path):
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "hunter2" not in done.stdout + done.stderr
     assert "--store=postgresql://fsbench@127.0.0.1/fsbench: put the password in PGPASSFILE" in done.stderr
+
+
+def test_doctor_reads_a_server_s_store(postgres_server):
+    """Issue 44: fsbench doctor --store=postgresql://... gave AttributeError: 'str' object has no
+    attribute 'is_file'."""
+    url = postgres_server.new_database()
+    done = fsbench("doctor", "--kernel=host", f"--store={url}")
+    assert "Traceback" not in done.stderr, done.stderr
+    assert (f"store: {url}: a new store (no tables yet); the first session makes its tables there"
+            in " ".join(done.stdout.split())), done.stdout
+    Store(url).close()  # a session's first use makes its tables
+    done = fsbench("doctor", "--kernel=host", f"--store={url}")
+    assert f"store: {url}: 0 sessions; sessions write into it" in " ".join(done.stdout.split()), done.stdout

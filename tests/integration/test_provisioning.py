@@ -101,3 +101,26 @@ def test_zfs_cache_eviction_keeps_the_data(session, no_leftovers):
         target.evict_caches(execute)
         assert (target.mountpoint / "kept").read_text() == "still here"
         assert subprocess.run(["zpool", "list", target.context.name], capture_output=True).returncode == 0
+
+
+def test_mount_options_are_stored_and_exported_as_the_kernel_applied_them(tmp_path, no_leftovers):
+    """Issue 44: ext4:mount=data=journal,dioread_nolock ran as nodioread_nolock,nodelalloc,data=journal,
+    and the export's mounted_options said data=journal,dioread_nolock."""
+    import sys
+
+    from conftest import execute_pytest
+
+    repo = Path(__file__).resolve().parents[2]
+    store = tmp_path / "fsbench.db"
+    done = execute_pytest(["benchmarks/test_dd.py", "-k", "write", "--fs=ext4",
+                           "--fs-opt=ext4:mount=data=journal,dioread_nolock", "--dd-size=4M", "--runs=1",
+                           "--warmup=0", f"--image-dir={tmp_path / 'images'}", "--image-size=512M",
+                           f"--store={store}"], cwd=repo)
+    assert done.returncode == 0, done.stdout[-3000:]
+    exported = subprocess.run([sys.executable, "-m", "pytest_fsbench.cli", "export", "last", f"--store={store}"],
+                              capture_output=True, text=True, check=True).stdout
+    manifest = json.loads(exported)["benchmarks"][0]["extra_info"]["manifest"]
+    kernel = manifest["applied"]["mount"].split()[-1].split(",")
+    mounted = manifest["mounted_options"]["mount"].split(",")
+    assert "nodioread_nolock" in kernel and "dioread_nolock" not in mounted  # as the kernel applied it, not as asked
+    assert set(mounted) == set(kernel) - {"rw", "relatime"}

@@ -165,6 +165,55 @@ def test_bad_value_is_one_line_before_anything_is_built(tmp_path, args, message)
     assert message in usage_error(args, tmp_path)
 
 
+@pytest.fixture
+def special_files(tmp_path) -> dict[str, str]:
+    """A FIFO and a socket, as a user's shell or another program leaves them."""
+    import socket
+
+    fifo, sock = tmp_path / "fifo", tmp_path / "sock"
+    os.mkfifo(fifo)
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(sock))
+    yield {"fifo": str(fifo), "socket": str(sock)}
+    listener.close()
+
+
+@pytest.mark.parametrize("args, message", [
+    # issue 44: an output at a special file blocked (a FIFO opened for writing waits for a reader)
+    (["--report={fifo}"], "--report='{fifo}': is a FIFO (a named pipe), not a file; name a regular file"),
+    (["--report={socket}"], "--report='{socket}': is a socket, not a file; name a regular file"),
+    (["--report=/dev/zero"], "--report='/dev/zero': is a character device, not a file; name a regular file"),
+    (["--junitxml={fifo}"], "--junitxml={fifo}: is a FIFO (a named pipe), not a file; name a regular file"),
+    (["--store={fifo}"], "--store={fifo}: is a FIFO (a named pipe), no regular file; name the store's file"),
+    # issue 44: a kernel path that exists but is no kernel was said not to exist
+    (["--kernel=vm:{fifo}"], "--kernel='vm:{fifo}': {fifo} is a FIFO (a named pipe), not a kernel; name a bzImage"),
+    (["--kernel=uml:/dev/null"], "--kernel='uml:/dev/null': /dev/null is a character device, not an executable file"),
+    # issue 44: a '~' the shell did not expand (it does not after '=') was taken as a directory's name
+    (["--image-dir=~/fsbench-images"], "--image-dir=~/fsbench-images: the shell did not expand '~' (it does not "
+                                       "after '='), and fsbench takes a path as written; write "),
+    (["--store=~/fsbench.db"], "--store=~/fsbench.db: the shell did not expand '~'"),
+    (["--report=~/report.html"], "--report=~/report.html: the shell did not expand '~'"),
+    (["--junitxml=~/junit.xml"], "--junitxml=~/junit.xml: the shell did not expand '~'"),
+    (["--kernel=uml:~/linux/linux"], "--kernel=uml:~/linux/linux: the shell did not expand '~'"),
+    # issue 44: an empty scope applied the threshold to every case, without a word
+    (["--threshold=:dd.write>=1MB/s"], "threshold ':dd.write>=1MB/s': the scope before ':' is empty; name a "
+                                       "filesystem or a case"),
+    # found by issue 44's sweep: the same rule twice, checked twice without a word
+    (["--threshold=dd.write>=1MB/s", "--threshold=dd.write >= 1MB/s"],
+     "--threshold 'dd.write >= 1MB/s' is given twice; give each rule once"),
+    # issue 44: every IOzone case skipped, exit 0
+    (["benchmarks/test_iozone.py", "--iozone-record=64K", "--iozone-file=32K"],
+     "--iozone-record=64K is larger than --iozone-file=32K, so no case of test_iozone could run"),
+    (["benchmarks/test_iozone.py", "-k", "throughput", "--iozone-record=64K", "--iozone-file=128K",
+      "--iozone-processes=4"], "--iozone-record=64K is larger than each process's file (--iozone-file=128K shared "
+                               "by --iozone-processes=4), so no case of test_iozone_throughput could run"),
+])
+def test_a_special_file_an_unexpanded_home_or_an_impossible_value_is_one_line(tmp_path, special_files, args,
+                                                                               message):
+    line = usage_error([arg.format(**special_files) for arg in args], tmp_path)
+    assert message.format(**special_files) in line, line
+
+
 def zfs_fuse_only() -> str | None:
     from pytest_fsbench.kernels.probe import probe
 
@@ -537,6 +586,27 @@ def empty_session(path: Path, status: str) -> int:
     # found by the sweep: "none that match", exit 0
     (["sessions", "--since=2026-02-01", "--until=2026-01-01", "{store}"],
      "fsbench sessions: --since 2026-02-01T00:00:00+00:00 is not before --until 2026-01-01T00:00:00+00:00"),
+    # issue 44: the path given was never named; an output's place was not checked; any directory was a site's
+    (["upload", "result", "--pts-binary={tmp}/nonexistent"],
+     "fsbench upload: --pts-binary={tmp}/nonexistent: no executable file there; name the phoronix-test-suite "
+     "launcher"),
+    (["changes", "--figure=/proc/changes.svg", "{store}"],
+     "fsbench changes: --figure /proc/changes.svg: cannot be written (No such file or directory)"),
+    (["docs", "--write={tmp}"], "fsbench docs: --write={tmp}: no mkdocs.yml beside it, so it is no site's pages' "
+                                "directory"),
+    # issue 44: a '~' the shell did not expand (after '=') was taken as a name
+    (["report", "base", "--output=~/report.html", "{store}"],
+     "fsbench report: --output=~/report.html: the shell did not expand '~' (it does not after '='), and fsbench takes "
+     "a path as written; write "),
+    (["sessions", "--store=~/fsbench.db"], "fsbench sessions: --store=~/fsbench.db: the shell did not expand '~'"),
+    (["docs", "--write=~/docs"], "fsbench docs: --write=~/docs: the shell did not expand '~'"),
+    # found by issue 44's sweep: a page written as a new file in /dev (no disk there by that name)
+    (["report", "base", "-o", "/dev/fsbench-no-such-disk", "{store}"],
+     "fsbench report: -o /dev/fsbench-no-such-disk: is no device here, and /dev holds devices, not files"),
+    (["report", "base", "--allowed=abc", "-o", "{tmp}/r.html", "{store}"],
+     "fsbench report: argument --allowed: 'abc': give the allowed change as a percent, e.g. 5%"),
+    (["report", "base", "--figures=~/figures", "{store}"], "fsbench report: --figures=~/figures: the shell did not "
+                                                           "expand '~'"),
 ])
 def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, message):
     store = tmp_path / "fsbench.db"
@@ -557,6 +627,8 @@ def test_a_command_refuses_in_one_line_and_leaves_nothing(tmp_path, args, messag
     (["--max-runs=abc"], "fsbench study: ERROR: --max-runs='abc': give a whole number"),
     (["--max-runs", "3"], "fsbench study: ERROR: --runs 5, --warmup 1, --max-runs 3: need runs >= 1, warmup >= 0 and "
                           "max-runs >= runs"),
+    # found by issue 44's sweep: checked only once the whole study had run
+    (["--plan", "--alpha=2"], "fsbench study: --alpha='2': give a significance level above 0 and below 0.5, e.g. 0.05"),
 ])
 def test_a_study_with_a_bad_pytest_option_stops_before_pytest_runs(tmp_path, args, message):
     done = fsbench("study", "btrfs-options", f"--image-dir={tmp_path / 'images'}", *args, cwd=tmp_path)
@@ -1025,3 +1097,31 @@ def test_until_ci_case_mistakes_are_refused_before_building(tmp_path, given, exp
                                    ["--until-ci-case=test_dd_write[ext4-single-1M]=5%"])
     message = usage_error(args, tmp_path)
     assert message == expected if expected.startswith("ERROR") else expected in message, message
+
+
+@pytest.mark.parametrize("command", [["report", "base", "-o", "{fifo}"], ["export", "base", "-o", "{fifo}"],
+                                     ["changes", "--figure={fifo}.svg"]])
+def test_a_command_s_output_at_a_fifo_is_refused_at_once(tmp_path, special_files, command):
+    """Issue 44: blocked before anything was written, then a traceback on Ctrl-C."""
+    if command[0] == "changes":
+        os.mkfifo(special_files["fifo"] + ".svg")
+    store = tmp_path / "fsbench.db"
+    saved_baseline(store, "base", runs=6)
+    done = fsbench(*(arg.format(**special_files) for arg in command), f"--store={store}")
+    assert "is a FIFO (a named pipe), not a file; name a regular file" in one_line_error(done)
+
+
+@pytest.mark.root
+def test_cleanup_says_what_it_leaves_alone(tmp_path):
+    """Issue 44: a run directory with a damaged state file and a name that is no session's: "nothing
+    left behind", and it stayed."""
+    odd = tmp_path / "notes"
+    odd.mkdir()
+    (odd / "state.json").write_text('{"image_dir": ')
+    done = fsbench("cleanup", f"--run-root={tmp_path}")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "nothing left behind" not in done.stdout
+    assert done.stderr.strip() == (f"fsbench cleanup: left alone {odd}: neither its state file nor its name (fsbench's "
+                                   "are PID-HEX) tells which session it is, so whether that session still runs cannot "
+                                   "be told; look inside and remove it by hand once no fsbench session uses it")
+    assert odd.exists()

@@ -44,3 +44,14 @@ def test_zfs_properties_from_zfs_get():
 def test_nothing_read_is_no_record():
     assert mounted_options((("compress", "zstd"),), {"mount": "unavailable: findmnt: exit status 1"}) is None
     assert mounted_options((("recordsize", "64K"),), {}) is None
+
+
+def test_an_option_the_kernel_turned_off_and_what_it_brought_are_stored_as_the_kernel_shows_them():
+    """Issue 44: ext4 mount=data=journal,dioread_nolock ran as nodioread_nolock,nodelalloc,data=journal
+    and was stored as asked."""
+    applied = {"mount": read("findmnt/ext4-data-journal-dioread-nolock.txt")}
+    assert mounted_options((("mount", "data=journal,dioread_nolock"),), applied, non_defaults=True) == {
+        "mount": "data=journal,nodioread_nolock,nodelalloc"}
+    # a filesystem that shows its defaults too: what it brought cannot be told from them, the asked as applied
+    assert mounted_options((("mount", "data=journal,dioread_nolock"),), applied) == {
+        "mount": "data=journal,nodioread_nolock"}

@@ -82,7 +82,7 @@ def test_a_program_that_is_no_uml_kernel_is_refused(tmp_path):
     ("vmm", "unknown kernel .vmm.; choose host, uml"),
     ("uml:", "unknown kernel 'uml:'"),
     ("uml:relative/linux", "give the UML kernel's absolute path"),
-    ("uml:/no/such/linux", "/no/such/linux is not an executable file; build it with 'make ARCH=um'"),
+    ("uml:/no/such/linux", "/no/such/linux does not exist; build it with 'make ARCH=um'"),
     (f"uml:a/b={UML}", "the name 'a/b' must be letters"),
     (f"uml:x={UML},uml:x={UML}", "two kernels are both named 'uml-x'; name them apart"),
     ("uml,uml", "two kernels are both named 'uml'"),
@@ -91,7 +91,7 @@ def test_a_program_that_is_no_uml_kernel_is_refused(tmp_path):
     ("host+host", "after host\\+ name a guest kernel: host\\+uml, host\\+uml:PATH"),
     ("host+", "after host\\+ name a guest kernel"),
     ("host+umlx", "unknown kernel 'umlx'"),
-    ("host+uml:/no/such/linux", "/no/such/linux is not an executable file"),
+    ("host+uml:/no/such/linux", "/no/such/linux does not exist"),
 ])
 def test_bad_kernels_are_one_line_usage_errors(text, message):
     with pytest.raises(UsageError, match=message) as error:

@@ -96,6 +96,30 @@ def test_resume_never_takes_a_live_session(store):
         store.last_unfinished(lambda token, manifest: True)
 
 
+def test_of_two_stores_reopening_one_session_as_they_saw_it_only_one_takes_it(store, tmp_path):
+    session = store.start_session("a", {}, {"process": "1 0.00", "hostname": "h"})
+    store.finish_session(session, "interrupted")
+    other = Store(store.path)
+    try:
+        seen = [s.session_export(session)["session"] for s in (store, other)]  # both read it before either writes
+        assert store.reopen_session(session, seen[0], {"process": "2 5.00", "hostname": "h"}) is None
+        taker = other.reopen_session(session, seen[1], {"process": "3 6.00", "hostname": "h"})
+    finally:
+        other.close()
+    assert taker == {"process": "1 0.00", "hostname": "h", "resumed_by": {"process": "2 5.00", "hostname": "h"}}
+    assert store.status(session) == "running"
+
+
+def test_resume_refuses_the_last_session_while_another_process_resumes_it(store):
+    older = store.start_session("older", {}, {})
+    newer = store.start_session("newer", {}, {})
+    store.finish_session(older, "interrupted")
+    seen = store.session_export(newer)["session"]
+    store.reopen_session(newer, seen, {"process": "7 1.00", "hostname": "h", "at": "2026-01-01T00:00:00+00:00"})
+    with pytest.raises(UsageError, match="session 2, the last interrupted one, is being resumed by pid 7 on h"):
+        store.last_unfinished(lambda token, manifest: "resumed_by" in manifest)
+
+
 def test_unfinished_cases_and_measured_runs(store):
     session = store.start_session("a", {}, {})
     row = case(store, session)
@@ -298,3 +322,28 @@ def test_a_series_shows_the_options_as_mounted_when_they_were_read(store):
     assert sorted({s.mounted for s in store.series(session)}) == ["compress=zstd", "compress=zstd:3"]
     # as asked, both are one configuration (a baseline stored before mounts were read is not "changed")
     assert {s.options for s in store.series(session)} == {"compress=zstd"}
+
+
+@pytest.mark.parametrize("how", ["removed", "replaced"])
+def test_a_store_file_removed_or_replaced_under_a_session_is_kept_elsewhere_at_the_next_write(tmp_path, how):
+    path = tmp_path / "fsbench.db"
+    store = Store(path)
+    try:
+        session = store.start_session("tok", {}, {})
+        row = case(store, session)
+        store.add_run(row, False, "t0", 1.0, "drop", write(1.0))
+        path.unlink()
+        if how == "replaced":
+            path.write_bytes(b"")
+        with pytest.raises(StoreError, match=f"its file was {how}.* during the session; everything it held, this "
+                                             "session's runs too, is kept in .*fsbench.rescued-") as caught:
+            store.add_run(row, False, "t1", 1.0, "drop", write(2.0))
+        rescued = tmp_path / caught.value.remedy.split()[0].removeprefix("--store=")
+        assert store.path == str(rescued)
+        store.finish_session(session, "interrupted")  # written there from now on
+    finally:
+        store.close()
+    with sqlite3.connect(rescued) as con:
+        assert con.execute("SELECT COUNT(*) FROM runs").fetchone() == (2,)  # the write that noticed it too
+        assert con.execute("SELECT status FROM sessions").fetchone() == ("interrupted",)
+    assert path.exists() == (how == "replaced") and (not path.exists() or path.stat().st_size == 0)
