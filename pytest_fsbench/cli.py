@@ -28,7 +28,7 @@ from .options import (add_to_argparse, check_replaceable, directory_for_files, f
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
 from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
 from .verdicts.disturbance import busier_baseline
-from .verdicts.gate import (COUNT_NOTE, WITHIN, busier_baseline_message, check_compared, disturbed_message,
+from .verdicts.gate import (WITHIN, busier_baseline_message, check_compared, count_note, disturbed_message,
                             gate_message, outcomes, rule_for, verdict)
 from .store.databases import is_url, redact
 from .store.facts import ran_text, study_marker
@@ -175,7 +175,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 print("\n".join(fit(busier_baseline_message(s.case_id, s.key.metric, s.key.params, s.unit,
                                                             outcome.comparison, outcome.busier), width)))
                 continue
-            note = COUNT_NOTE if is_count(s.key.metric) else f"; {outcome.busier}" if outcome.busier else ""
+            note = (count_note(rule, s.key.metric) if is_count(s.key.metric)
+                    else f"; {outcome.busier}" if outcome.busier else "")
             print("\n".join(fit(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
                                              "a new session with --runs") + note, width)))
     print("\n".join(fit(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}", width)))

@@ -31,6 +31,7 @@ from .system.commands import Executor
 from .verdicts import changes
 from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
 from .views.change_points import change_lines
+from .views.tables import work_text
 
 #: the exit status the batch script gives when the node has no fsbench (a shell's "command not found")
 NOT_INSTALLED = 127
@@ -319,6 +320,7 @@ class SessionOutcome:
     status: str  # complete, interrupted, running (its process died with it), failed, empty
     tests: dict[str, str] = field(default_factory=dict)  # test -> passed, failed, skipped
     gates: dict[str, list[tuple[str, bool]]] = field(default_factory=dict)  # test -> (verdict, failed)
+    work: dict[str, str] = field(default_factory=dict)  # test -> its work per byte moved (tables.work_text)
 
     def count(self, outcome: str) -> int:
         return sum(1 for o in self.tests.values() if o == outcome)
@@ -353,8 +355,12 @@ def session_outcome(store: Store, session_id: int) -> SessionOutcome:
     for case in exported["cases"]:
         for entry in case["manifest"].get("gate", []):
             gates.setdefault(case["test"], []).append((verdict_of(entry["line"]), bool(entry["failed"])))
+    by_test: dict[str, list] = {}
+    for series in store.series(session_id):
+        by_test.setdefault(series.key.test, []).append(series)
+    work = {test: text for test, found in by_test.items() if (text := work_text(found))}
     return SessionOutcome(session_id, session["manifest"].get("hostname", ""), session["status"],
-                          store.test_outcomes(session_id), gates)
+                          store.test_outcomes(session_id), gates, work)
 
 
 def job_key(cluster: str, job_id: str) -> str:
@@ -432,11 +438,12 @@ def node_result(node: str, job_id: str, job: Job | None, session: SessionOutcome
     return NodeResult(node, job_id, state, said, problem, output, passed)
 
 
-def cell(outcome: str | None, verdicts: Sequence[tuple[str, bool]]) -> str:
-    """One host's word on one case: the test's outcome, and the gate's verdicts."""
+def cell(outcome: str | None, verdicts: Sequence[tuple[str, bool]], work: str = "") -> str:
+    """One host's word on one case: the test's outcome, the gate's verdicts, and the work it did (the
+    same case on two hosts of one kind does the same work)."""
     if outcome is None:
         return "-"
-    return " ".join([outcome, *(v for v, _ in verdicts)])
+    return " ".join([outcome, *(v for v, _ in verdicts)]) + (f"; work {work}" if work else "")
 
 
 def fleet_rows(sessions: Sequence[SessionOutcome]) -> tuple[list[str], list[list[str]]]:
@@ -444,7 +451,7 @@ def fleet_rows(sessions: Sequence[SessionOutcome]) -> tuple[list[str], list[list
     verdicts ('-': not run there); no rows when no session reported a test."""
     tests = sorted({t for s in sessions for t in s.tests})
     header = ["case", *(s.host or f"session {s.id}" for s in sessions)]
-    return header, [[short_test(t), *(cell(s.tests.get(t), s.gates.get(t, [])) for s in sessions)]
+    return header, [[short_test(t), *(cell(s.tests.get(t), s.gates.get(t, []), s.work.get(t, "")) for s in sessions)]
                     for t in tests]
 
 

@@ -49,6 +49,9 @@ UNITS: dict[str, tuple[str, float]] = {
     "KiB/s": ("throughput", 1.024e-3), "GiB/s": ("throughput", 1073.741824),
     "s": ("time", 1.0), "ms": ("time", 1e-3), "us": ("time", 1e-6), "min": ("time", 60.0),
     "ops/s": ("rate", 1.0), "IOPS": ("rate", 1.0), "%": ("percent", 1.0),
+    # the work a run did (measure/work.py): bytes, requests and commits, and the same per byte moved
+    "MB": ("bytes", 1.0), "GB": ("bytes", 1000.0), "req": ("requests", 1.0), "commits": ("commits", 1.0),
+    "x": ("bytes per byte", 1.0), "req/MB": ("requests per MB", 1.0), "/GB": ("events per GB", 1.0),
 }
 
 
@@ -100,6 +103,10 @@ ALL_WORK = "work"
 #: the work per byte the workload moved, which ALL_WORK gates
 WORK_PER_BYTE = ("work.write_amp", "work.read_amp", "work.requests_per_mb", "work.flushes_per_gb",
                  "work.commits_per_gb")
+#: how prose names each count of the work per byte moved
+WORK_NAMES = {"work.write_amp": "device bytes per byte written", "work.read_amp": "device bytes per byte read",
+              "work.requests_per_mb": "requests per MB", "work.flushes_per_gb": "flushes per GB",
+              "work.commits_per_gb": "commits per GB"}
 #: the key of a case's manifest that says where its work was counted
 WORK_COUNTED = "work_counted"
 #: --control's reference: the machine's direct-I/O write speed just before each run

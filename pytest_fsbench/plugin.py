@@ -274,8 +274,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         how = (f"{len(sessions)} sessions ({', '.join(map(str, sessions))}): gate on their spread" if len(sessions) > 1
                else f"session {session.baseline.newest}")
         if session.baseline.drift is not None and session.baseline.across_sessions:
+            whose = ("the drift between sessions assumed until this machine's history tells"
+                     if session.baseline.drift.assumed else "this machine's drift between sessions")
             how = (f"{len(sessions)} session{'s' * (len(sessions) > 1)} ({', '.join(map(str, sessions))}): gate on "
-                   "this machine's drift between sessions")
+                   f"{whose}")
         elif session.gate.active and len(sessions) == 1:
             how += f", {s.gate_mode} gate" + (f" looking at {', '.join(map(str, s.repeat.looks))} runs"
                                               if s.repeat.sequential else "")

@@ -328,7 +328,7 @@ def resolve_baseline(store: Store, settings: Settings, current: int) -> Baseline
     calm = load_of(s for i in ids for s in store.series(i))  # the baseline's: the drift leaves busier sessions out
     # the machine's drift, assumed until its history tells (issue 41: a one-session baseline compared run
     # by run failed 37-44 % of unchanged sessions that drifted by 10-24 %)
-    machine = (drift.with_prior(drift.history(store, store.hosts([current])[current], exclude=[current], calm=calm))
+    machine = (drift.for_gate(store, store.hosts([current])[current], exclude=[current], calm=calm)
                if settings.drift == "machine" else None)
     baseline = baseline_from_settings(store, settings, ids, machine)
     baseline.check()

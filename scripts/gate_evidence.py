@@ -3,6 +3,7 @@ slower, through the plugin's own decision path. Not a pytest test.
 
     .venv/bin/python scripts/gate_evidence.py --simulate [--trials 4000] [--jobs 2] [--scenario paired]
     .venv/bin/python scripts/gate_evidence.py --simulate --fitted DIR --trials 2000
+    .venv/bin/python scripts/gate_evidence.py --simulate --defaults --trials 20000
     .venv/bin/python scripts/gate_evidence.py --real DIR [--cycles 8] [--until HH:MM]
     .venv/bin/python scripts/gate_evidence.py --judge DIR
     .venv/bin/python scripts/gate_evidence.py --changes DIR
@@ -97,7 +98,7 @@ from pytest_fsbench.session import baseline_from_settings, gate_for  # noqa: E40
 from pytest_fsbench.verdicts.gate import RegressionRule  # noqa: E402
 from pytest_fsbench.metrics import Direction  # noqa: E402
 from pytest_fsbench.verdicts.repeat import RepeatPolicy, stop_reason  # noqa: E402
-from pytest_fsbench.settings import OPTIONS, Settings  # noqa: E402
+from pytest_fsbench.settings import OPTIONS, PAIRED_ROUNDS, Settings  # noqa: E402
 from pytest_fsbench.verdicts.stats import PAIRED, SESSIONS, compare  # noqa: E402
 from pytest_fsbench.store.results import Series, SeriesKey, SessionRow  # noqa: E402
 
@@ -288,7 +289,7 @@ def trial(rng: np.random.Generator, row: Row, policy: RepeatPolicy, rule: Regres
         store = MachineStore([figures for figures, _ in drawn], [c for _, c in drawn] if row.control else None)
         (new, *_), new_control = session(1 + row.change, most)
         new_control = new_control if row.control else None
-        machine = drift.from_store(store, HOST) if row.drift == "machine" else None
+        machine = drift.for_gate(store, HOST) if row.drift == "machine" else None
         baseline = baseline_from_settings(store, settings, list(range(held - row.baseline_sessions, held)), machine)
         runs = measured(settings, baseline, new, new_control)
         cmp = baseline.comparison(as_series(new[:runs]), None if new_control is None else new_control[:runs])
@@ -355,6 +356,20 @@ def worlds() -> list[Row]:
              for sd in (0.05, 0.10) for change in (0.0, -0.10)]
     rows += [Row("paired", 0.10, change, rounds, offset_sd=0.10) for rounds in (10, 20)
              for change in (0.0, -0.05, -0.10)]
+    return rows
+
+
+def default_worlds() -> list[Row]:
+    """Issue 41's goals, the defaults as shipped (--drift=machine: this machine's history, assumed until
+    it tells; --paired: its default rounds): unchanged sessions fail at most 5 % with or without history,
+    sessions drifting by up to 24 %; the paired comparison catches -10 % at least 90 %."""
+    runs, rounds = shipped("--runs"), PAIRED_ROUNDS
+    rows = []
+    for history in (0, HISTORY, 12):
+        for k in (1, 3):
+            rows += [Row("across-sessions", 0.10, change, runs, offset_sd=sd, baseline_sessions=k, drift="machine",
+                         history=max(history, k)) for sd in (0.0, 0.10, 0.24) for change in (0.0, -0.10, -0.20, -0.50)]
+    rows += [Row("paired", 0.10, change, n, offset_sd=0.10) for n in (10, rounds) for change in (0.0, -0.05, -0.10)]
     return rows
 
 
@@ -429,6 +444,9 @@ def table(results: list[dict]) -> list[str]:
 
 def main_simulate(args: argparse.Namespace) -> int:
     rows = grid(args.trials, tuple(args.scenario or SCENARIOS))
+    if args.defaults:
+        rows = [replace(world, mode=mode, trials=args.trials) for world in default_worlds()
+                for mode in ("default", "sign-off")]
     if args.fitted:
         cv, sd, count = fitted(Path(args.fitted))
         print(f"noise fitted to the {count} quiet real sessions of {args.fitted}: runs' CV {cv:.1%} (median of "
@@ -730,7 +748,7 @@ def judged(store, base_id: int, new_id: int, config: dict, host: str, rule_on: b
     # the drift a session would know: the store's complete sessions before this one
     later = [s.id for s in store.sessions() if s.id >= new_id]
     calm = load_of(store.series(base_id))  # as session.resolve_baseline: busier sessions leave the drift
-    machine = drift.from_store(store, host, exclude=later, calm=calm) if config["drift"] == "machine" else None
+    machine = drift.for_gate(store, host, exclude=later, calm=calm) if config["drift"] == "machine" else None
     baseline = baseline_from_settings(store, settings, [base_id], machine)
     gate_ = gate_for(settings, baseline)
     if not rule_on:
@@ -927,6 +945,8 @@ def main() -> int:
     parser.add_argument("--scenario", choices=SCENARIOS, action="append", help="--simulate: only these scenarios")
     parser.add_argument("--fitted", metavar="DIR", help="--simulate: only the goals' rows and rows of the noise "
                         "the real sessions of --real DIR showed")
+    parser.add_argument("--defaults", action="store_true", help="--simulate: only the rows of the shipped defaults "
+                        "across sessions (the assumed drift, the machine's history) and of --paired's rounds")
     parser.add_argument("--runs", type=int, default=6, help="--real: rounds per trial")
     parser.add_argument("--effect", type=float, default=10.0,
                         help="--real: B writes 100/(100 - EFFECT) times the bytes it reports: about -EFFECT %%")

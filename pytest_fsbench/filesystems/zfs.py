@@ -252,7 +252,7 @@ class Zfs(Filesystem):
         """Export and import the pool: the ARC does not obey drop_caches."""
         return [("zpool", "export", ctx.name), self.mount_argv(spec, ctx)]
 
-    def settle_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv:
+    def settle_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
         """OpenZFS: `zpool sync`, which waits for the pool's open transaction group to reach the
         disks. zfs-fuse has no such command (nor a syncfs of its FUSE mount): a run's fsync commits
         its writes there, and what a run leaves unsynced lands at the pool's next transaction group."""
@@ -261,6 +261,10 @@ class Zfs(Filesystem):
     def commits_counted(self) -> str:
         """OpenZFS's transaction groups (its kstat); zfs-fuse keeps no count fsbench can read."""
         return "zfs-txgs" if self.impl == "openzfs" else ""
+
+    def commits_not_counted(self) -> str:
+        return ("zfs-fuse keeps no count of its transaction groups that fsbench can read (OpenZFS's kstat "
+                "txgs does: --kernel=vm)")
 
     def compression_argv(self, spec: CaseSpec, ctx: BuildContext) -> Argv | None:
         """The dataset's compressratio, when the case compresses (asking zfs-fuse costs about as

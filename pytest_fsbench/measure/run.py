@@ -167,7 +167,7 @@ def _phases(workload: Workload) -> list[Workload]:
 def work_place(target: Target, kernel: str) -> work.Place:
     """Where the target's work is counted: its member devices, its filesystem's commit counter."""
     return work.place_of(target.member_devices(), target.driver.commits_counted(), str(target.mountpoint),
-                         target.context.name, kernel)
+                         target.context.name, kernel, target.driver.commits_not_counted())
 
 
 def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: Path, scratch: Path,
@@ -180,7 +180,11 @@ def _measure_phase(phase: Workload, target: Target, execute: Executor, workdir: 
     completed = execute(phase.argv(workdir, scratch), timeout=phase.timeout)
     after = monitor.snapshot(devices, under, serving)
     start = time.monotonic()
-    execute(list(target.driver.settle_argv(target.spec, target.context)), timeout=phase.timeout)
+    settle = target.driver.settle_argv(target.spec, target.context)
+    if settle is None:
+        work.syncfs(str(target.mountpoint))
+    else:
+        execute(list(settle), timeout=phase.timeout)
     settled = work.read_counters(place)
     return PhaseResult(completed, phase.parse(completed.output), before, after, (counted, settled),
                        time.monotonic() - start)
@@ -255,6 +259,9 @@ def measure_run(workload: Workload, target: Target, execute: Executor, cache: st
     metrics += monitor.disk_metrics(results[0].before, results[-1].after, intervals)
     metrics += monitor.others_disk(intervals)
     figures = [m for r in results for m in r.metrics]
-    metrics += work.work_metrics([r.work for r in results], *work.moved_bytes(figures))
-    return Measurement(metrics + ratio, _combined(results), done, prepare_seconds, cache_seconds,
-                       sum(r.count_seconds for r in results), place.record())
+    counted = work.work_metrics([r.work for r in results], *work.moved_bytes(figures))
+    where = place.record() if counted else {
+        "devices": f"not counted: no stat of {', '.join(place.devices) or 'a member device'} could be read under "
+                   "/sys/block", "commits": "not counted"}
+    return Measurement(metrics + counted + ratio, _combined(results), done, prepare_seconds, cache_seconds,
+                       sum(r.count_seconds for r in results), where)

@@ -11,12 +11,14 @@ disks, never the host's image files. Parsers are pure, the readers read files on
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import CommandError
 from ..metrics import MB, Direction, Metric
 from .cache_check import io_parts
 
@@ -99,6 +101,7 @@ class Place:
     commits: tuple[str, Path] | None = None  # (kind of COMMIT_COUNTERS, its file)
     no_commits: str = ""  # why nothing counts commits here
     kernel: str = "host"
+    journal_less: bool = False  # a journaling filesystem made without its journal: no commits, counted as 0
 
     def record(self) -> dict[str, str]:
         """Where the counts came from, as a case's manifest keeps it and the views say it."""
@@ -107,9 +110,29 @@ class Place:
                             "(/sys/block/DEV/stat)"}
         if self.commits is not None:
             found["commits"] = f"{COMMIT_COUNTERS[self.commits[0]]} ({self.commits[1]})"
+        elif self.journal_less:
+            found["commits"] = f"none: {self.no_commits}"
         else:
             found["commits"] = f"not counted: {self.no_commits}"
         return found
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def syncfs(path: str) -> None:
+    """syncfs(2) of the filesystem path is on: its dirty data and metadata written, its journal
+    committed (Python's os has sync and fsync, not syncfs). A CommandError, as a command's, when the
+    kernel refuses it (the filesystem failed its writes, or the mount is gone)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise CommandError(["syncfs", path], None, "", f"cannot open it: {exc.strerror}") from None
+    try:
+        if _LIBC.syncfs(fd) != 0:
+            raise CommandError(["syncfs", path], None, "", os.strerror(ctypes.get_errno()))
+    finally:
+        os.close(fd)
 
 
 def device_name(path: str) -> str:
@@ -128,14 +151,21 @@ def mount_device(mountpoint: str, sys_dev: Path = Path("/sys/dev/block")) -> str
     return node.resolve().name if node.exists() else None
 
 
+#: what commit_file says of an ext4 or ext3 made without a journal (-O ^has_journal): it commits nothing
+NO_JOURNAL = "the filesystem has no journal (no /proc/fs/jbd2 entry for its device), so it commits nothing"
+
+
 def commit_file(kind: str, mountpoint: str, devices: Sequence[str], pool: str = "",
                 proc: Path = Path("/proc"), sys_fs: Path = Path("/sys/fs")) -> Path | str:
-    """The file of the filesystem's commit counter, or why there is none here."""
+    """The file of the filesystem's commit counter, or why there is none here (NO_JOURNAL: none to
+    count)."""
     if kind in ("jbd2", "xfs-log"):
         name = mount_device(mountpoint)
         if name is None:
             return f"{mountpoint} is mounted from no block device"
         path = proc / "fs/jbd2" / f"{name}-8/info" if kind == "jbd2" else sys_fs / "xfs" / name / "stats/stats"
+        if kind == "jbd2" and path.parent.parent.is_dir() and not path.exists():
+            return NO_JOURNAL
     elif kind == "btrfs":
         fsids = [d for d in (sys_fs / "btrfs").glob("*/devices") if any((d / dev).exists() for dev in devices)]
         if not fsids:
@@ -148,13 +178,15 @@ def commit_file(kind: str, mountpoint: str, devices: Sequence[str], pool: str = 
     return path if path.exists() else f"this kernel has no {path}"
 
 
-def place_of(devices: Sequence[str], kind: str, mountpoint: str, pool: str = "", kernel: str = "host") -> Place:
-    """Where a target's work is counted (kind: its driver's commit counter, "" for none)."""
+def place_of(devices: Sequence[str], kind: str, mountpoint: str, pool: str = "", kernel: str = "host",
+             none_reason: str = "") -> Place:
+    """Where a target's work is counted (kind: its driver's commit counter; "" for none, and
+    none_reason says why)."""
     names = tuple(device_name(d) for d in devices)
-    found = commit_file(kind, mountpoint, names, pool)
+    found = commit_file(kind, mountpoint, names, pool) if kind else none_reason
     if isinstance(found, Path):
         return Place(names, (kind, found), kernel=kernel)
-    return Place(names, None, found, kernel)
+    return Place(names, None, found, kernel, journal_less=found == NO_JOURNAL)
 
 
 @dataclass(frozen=True)
@@ -177,7 +209,7 @@ def read_counters(place: Place, sys_block: Path = SYS_BLOCK) -> Counters:
             devices[name] = parse_block_stat((sys_block / name / "stat").read_text())
         except (OSError, ValueError):
             continue
-    commits = None
+    commits = 0 if place.journal_less else None
     if place.commits is not None:
         kind, path = place.commits
         try:

@@ -8,7 +8,9 @@ after each PTS case). A session becomes:
 - one Entry per case: Value is the median, RawString every measured sample (":"-separated, as
   PTS writes them); its JSON says when the figure was served from cache and, for a --paired
   variant, its comparison with the reference case (the line the tables and the gate print).
-Side metrics (cpu.*, disk.*, fs.*) stay out: PTS would chart them as benchmarks.
+Side metrics (cpu.*, disk.*, fs.*) stay out: PTS would chart them as benchmarks. The work per byte
+moved (work.write_amp, flushes per GB, ...) goes in as results of its own, lower is better, their
+description saying where it was counted: a chart of the work beside the speed's.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from lxml import etree
 from .. import __version__
 from ..measure import cache_check
 from ..views.json_export import paired_index
-from ..metrics import UNITS, Direction, is_headline
+from ..metrics import UNITS, WORK_COUNTED, WORK_PER_BYTE, Direction, is_headline
 from ..verdicts.stats import summarize
 from ..store.results import Store
 from ..options import output_mark
@@ -151,7 +153,7 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
     paired = paired_index(store, session_id, cases)
     groups: dict[tuple, list] = defaultdict(list)
     for series in every:
-        if not is_headline(series.key.metric) or not series.values:
+        if not (is_headline(series.key.metric) or series.key.metric in WORK_PER_BYTE) or not series.values:
             continue
         test_name = series.key.test.split("::")[-1].split("[")[0]
         groups[(test_name, series.key.workload, series.key.workload_params, series.key.metric, series.key.params)].append(series)
@@ -166,6 +168,9 @@ def composite_tree(store: Store, session_id: int, title: str | None = None,
         cached = [case_id for case_id, note in notes.items() if note]
         if cached:
             head = {**head, "Description": f"{head['Description']} - served from cache: {', '.join(cached)}"}
+        counted = by_test[members[0].key.test]["manifest"].get(WORK_COUNTED)
+        if metric in WORK_PER_BYTE and counted:
+            head = {**head, "Description": f"{head['Description']} - counted on {counted['devices']}"[:2048]}
         result = etree.SubElement(root, "Result")
         _result_head(result, head)
         data = etree.SubElement(result, "Data")

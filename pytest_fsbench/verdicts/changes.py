@@ -1,4 +1,5 @@
-"""A store's history: the sessions where a case's headline metric changed level.
+"""A store's history: the sessions where a case's headline metric, or its work per byte moved,
+changed level.
 
 A nightly job adds a session a night. Each case's headline metric is then a series of session
 medians, in session order, one series per machine (a different machine is a different
@@ -28,7 +29,7 @@ import ruptures
 from scipy.special import stdtr
 
 from ..errors import UsageError
-from ..metrics import Direction, is_headline, params_text, short_test
+from ..metrics import WORK_PER_BYTE, Direction, is_count, is_headline, params_text, short_test
 from ..store.facts import kernel_of
 from ..store.results import SeriesKey, SessionRow, Store, canonical
 
@@ -44,6 +45,9 @@ MAX_PVALUE = 0.005
 MIN_SEGMENT = 2
 #: the most candidate splits binary segmentation proposes in one series
 MAX_CANDIDATES = 24
+#: the smallest step of a count of the work's session medians that is a change (%): unchanged sessions'
+#: counts move by less (when the journal commits)
+COUNT_RESOLUTION_PCT = 1.0
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,7 @@ def histories(store: Store, sessions: Sequence[SessionRow]) -> list[History]:
                  for c in export["cases"]}
         for series in store.series(row.id):
             key = series.key
-            if not is_headline(key.metric) or not series.values:
+            if not (is_headline(key.metric) or key.metric in WORK_PER_BYTE) or not series.values:
                 continue
             case = cases.get((key.test, key.workload, key.workload_params), {})
             point = Point(row.id, row.started, statistics.median(series.values), kernel_of(manifest, case),
@@ -233,13 +237,17 @@ def significant(logs: Sequence[float], splits: Sequence[int], max_p: float) -> l
 
 def change_points(history: History, max_p: float = MAX_PVALUE) -> list[ChangePoint]:
     """The change points of the session medians, on a log scale (a level is a ratio of speed; a
-    series with a zero median on its own scale)."""
+    series with a zero median on its own scale). A count of the work barely moves between
+    unchanged sessions, so a t-test finds any step in it; a step smaller than COUNT_RESOLUTION_PCT
+    is no change of the work."""
     medians = [p.median for p in history.points]
     logs = [math.log(m) for m in medians] if all(m > 0 for m in medians) else medians  # a zero has no log
     found = significant(logs, candidates(logs), max_p)
     bounds = [0, *(index for index, _ in found), len(history.points)]
-    return [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], p)
-            for k, (_, p) in enumerate(found)]
+    points = [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], p) for k, (_, p) in enumerate(found)]
+    if is_count(history.key.metric):
+        points = [c for c in points if not abs(c.change_pct) < COUNT_RESOLUTION_PCT]
+    return points
 
 
 def analyse(store: Store, host: str | None, max_p: float = MAX_PVALUE) -> Analysis:

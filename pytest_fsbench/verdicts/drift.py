@@ -149,6 +149,12 @@ def history(store: Store, host: str, exclude: Iterable[int] = (), calm: Load | N
     return pooled(session_medians(store, ids).values(), len(ids))
 
 
+def for_gate(store: Store, host: str, exclude: Iterable[int] = (), calm: Load | None = None) -> Drift:
+    """The drift the gate compares a session with (--drift=machine): this host's history, assumed
+    until it tells (with_prior)."""
+    return with_prior(history(store, host, exclude, calm))
+
+
 def from_store(store: Store, host: str, exclude: Iterable[int] = (), calm: Load | None = None) -> Drift | None:
     """history, or None when it gives fewer than MIN_DF degrees of freedom."""
     drift = history(store, host, exclude, calm)

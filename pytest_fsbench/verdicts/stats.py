@@ -303,16 +303,19 @@ def doubled_mid_ranks(values: np.ndarray) -> tuple[int, ...]:
     return tuple(int(r) for r in ranks)
 
 
-#: a count's values are compared as log(value + COUNT_FLOOR x the largest value), so a count of zero
-#: compares (0 -> 5 flushes per GB is a rise) and a near-zero one does not weigh as a huge ratio
-COUNT_FLOOR = 0.001
+#: where a count is zero in some run, its values are compared as log(value + COUNT_FLOOR x the
+#: smallest value above zero), so a zero compares (0 -> 5 flushes per GB is a rise)
+COUNT_FLOOR = 0.01
 
 
 def count_floor(baseline: np.ndarray, candidate: np.ndarray) -> float:
-    """What is added to every value of a count before its log: COUNT_FLOOR of the largest value (1
-    when every value is zero)."""
-    largest = float(max(np.abs(baseline).max(), np.abs(candidate).max()))
-    return COUNT_FLOOR * largest if largest > 0 else 1.0
+    """What is added to every value of a count before its log: nothing when no value is zero, else
+    COUNT_FLOOR of the smallest value above zero (1 when every value is zero)."""
+    values = np.concatenate([baseline, candidate])
+    if np.all(values > 0):
+        return 0.0
+    above = values[values > 0]
+    return COUNT_FLOOR * float(above.min()) if above.size else 1.0
 
 
 def count_shift(baseline: Sequence[float], candidate: Sequence[float], direction: Direction,
@@ -501,7 +504,8 @@ def comparison_from_dict(found: dict) -> Comparison:
 
 def _to_pct(oriented_log: float, direction: Direction) -> float:
     x = oriented_log if direction is Direction.HIGHER else -oriented_log
-    return float(np.expm1(x) * 100.0) if math.isfinite(x) else (math.inf if x > 0 else -100.0)
+    # + 0.0: no change on a lower-is-better figure is -0.0, which prints as "-0.0%"
+    return float(np.expm1(x) * 100.0) + 0.0 if math.isfinite(x) else (math.inf if x > 0 else -100.0)
 
 
 def compare(

@@ -86,9 +86,10 @@ def check_measurable(threshold: Threshold, known: Sequence[MetricSpec]) -> None:
     compared with (checked before anything runs)."""
     found = [spec for spec in known if spec.matches(threshold.metric)]
     if not found:
-        names = ", ".join(spec.shown for spec in known)
-        raise UsageError(f"threshold {threshold.text!r}: no workload measures a metric {threshold.metric!r}; "
-                         f"metrics are {names}")
+        kind = threshold.metric.partition(".")[0] + "."
+        same = [spec.shown for spec in known if spec.shown.startswith(kind)]
+        names = f"its metrics are {', '.join(same)}" if same else f"metrics are {', '.join(s.shown for s in known)}"
+        raise UsageError(f"threshold {threshold.text!r}: no workload measures a metric {threshold.metric!r}; {names}")
     if threshold.unit is None:
         return
     dimension = UNITS[threshold.unit][0]

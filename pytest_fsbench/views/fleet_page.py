@@ -31,8 +31,9 @@ def page(title: str, nodes: Sequence[Sequence[str]], failed: Sequence[bool], hea
         classes = ["worse" if bad(r) else "" for r in rows]
         body += [_table(list(header), [list(r) for r in rows], classes),
                  "<p class='note'>Each host's outcome of the test and the gate's verdicts on it "
-                 "(regression, within bounds, inconclusive); -: the host did not report the test. A coloured "
-                 "row: some host failed it.</p>"]
+                 "(regression, within bounds, inconclusive), and the work it did (device bytes per byte written, "
+                 "flushes f and commits c per GB written: hosts of one kind do the same work); -: the host did "
+                 "not report the test. A coloured row: some host failed it.</p>"]
     else:
         body.append("<p>No node's session reported a test.</p>")
     if history:

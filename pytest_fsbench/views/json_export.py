@@ -113,7 +113,7 @@ def outcome_record(outcome) -> dict[str, object]:
             "params": json.loads(s.key.params), "workload_params": json.loads(s.key.workload_params),
             "unit": s.unit, "direction": s.direction.value,
             **comparison_record(cmp), "gate": outcome.gate, "failed": outcome.failed,
-            "disturbed": outcome.disturbed,
+            "disturbed": outcome.disturbed, "busier_baseline": outcome.busier,
             "line": format_comparison(metric_label(s.key.metric, s.key.params), cmp, s.unit)}
 
 

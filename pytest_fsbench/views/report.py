@@ -25,8 +25,8 @@ from ..metrics import Direction, in_summary, is_headline, params_text, short_tes
 from ..sizes import parse_size
 from ..verdicts.stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
 from ..store.results import Series, Store, canonical
-from .tables import (HOLES, VERDICT_ORDER, adjustment_note, comparison_rows, compression_text, interval_label,
-                     time_shares)
+from .tables import (HOLES, adjustment_note, comparison_rows, compression_text, interval_label,
+                     WORK_LEGEND, table_order, time_shares, work_changes, work_text)
 from ..store.facts import emulation
 from ..options import output_mark
 
@@ -52,6 +52,7 @@ class Row:
     disk_share: float | None = None  # median % of its bytes that reached the disks (None: not checked)
     emulation: str | None = None  # emulated (a virtual machine under TCG), kvm, or None: natively (vm.emulation)
     others_cpu: float | None = None  # median % of all CPUs other processes used during the runs (cpu.others)
+    work: str = ""  # the case's work per byte moved, in short (tables.work_text)
 
     @property
     def configuration(self) -> dict[str, str]:
@@ -89,6 +90,9 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     by_test = {(c["test"], c["workload"], canonical(c["workload_params"])): c for c in meta["cases"]}
     side = side_medians(all_series, ("cpu.user", "cpu.system", "cpu.tool", "cpu.others", "fs.compressratio"))
     shares = cache_check.share_index(all_series)
+    by_case: dict[tuple[str, str, str], list[Series]] = defaultdict(list)
+    for s in all_series:
+        by_case[(s.key.test, s.key.workload, s.key.workload_params)].append(s)
     rows = []
     for s in all_series:
         if not s.values or not in_summary(s.key.metric, s.unit):
@@ -103,7 +107,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         tool if tool is not None else None if user is None or system is None else user + system,
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s),
-                        how, side.get((*key, "cpu.others"))))
+                        how, side.get((*key, "cpu.others")), work_text(by_case[key])))
     changes = []
     if base_ids:
         computed = compare_pairs(store, base_ids, session_id, alpha)
@@ -125,8 +129,8 @@ def history_of(store: Store, meta: dict) -> list[changes.ChangePoint]:
 
 
 def in_table_order(changes: list[tuple[str, Series, Comparison]]) -> list[tuple[str, Series, Comparison]]:
-    """The order of fsbench compare's table: worse first, then by case and metric."""
-    return sorted(changes, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric))
+    """The order of fsbench compare's table (tables.table_order)."""
+    return sorted(changes, key=table_order)
 
 
 def _group_title(workload: str, metric: str, params: dict) -> str:
@@ -353,7 +357,7 @@ def at_a_glance(report: Report) -> str:
 
 def summary_table(report: Report) -> str:
     header = ["case", "metric", "params", "median", "unit", "IQR", "median 95% CI", "n", "warm-ups",
-              "stopped by", "tool CPU %", "others' CPU %", "compression", "from"]
+              "stopped by", "tool CPU %", "others' CPU %", "compression", "work", "from"]
     rows = []
     for r in report.rows:
         s = r.summary
@@ -362,10 +366,12 @@ def summary_table(report: Report) -> str:
                      f"{s.iqr:.3g}", f"{plain(s.median_ci[0])} .. {plain(s.median_ci[1])}", str(s.n), str(r.warmups),
                      r.stopped_by or "-", "" if r.cpu_pct is None else f"{r.cpu_pct:.0f}",
                      "" if r.others_cpu is None else f"{r.others_cpu:.0f}",
-                     compression_text(r.compression, r.spec.get("fs", ""), r.data, "x"),
+                     compression_text(r.compression, r.spec.get("fs", ""), r.data, "x"), r.work,
                      f"served from cache ({r.disk_share:.0f}% reached the disks)" if source == "cache" else source])
     holes = any(HOLES in row[12] for row in rows)
+    worked = any(row[13] for row in rows)
     return _table(header, rows, numeric={3, 5, 7, 8, 10, 11}) + (
+        f"<p class='note'>work: {_e(WORK_LEGEND)}.</p>" if worked else "") + (
         f"<p class='note'>compression, {HOLES}: with compression on, ZFS writes no block for a record of zeros (a "
         "hole), so the achieved ratio, which counts only the blocks written, stays about 1.00 although nothing of "
         "the zeros reached the disks.</p>" if holes else "")
@@ -384,7 +390,11 @@ def change_table(report: Report, pairs: list[tuple[str, Series, Comparison]] | N
     tested = (f"one-sided at alpha={used:.3g}; change = estimated shift, ci = its "
               f"{(1 - 2 * used) * 100:.3g}% interval" if used is not None
               else "each row one-sided at its own level (in its interval's label)")
-    return _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
+    moved = work_changes(pairs)
+    said = ("<p>When the speed changed, what changed in the work the filesystem did (device bytes, requests, "
+            "flushes and commits per byte moved, counted on its devices):</p><ul>"
+            + "".join(f"<li>{_e(line)}</li>" for line in moved) + "</ul>") if moved else ""
+    return said + _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
         f"<p class='note'>* and a coloured row: significant, {tested}; n = runs (Ns: baseline sessions)/runs"
         f"{_e(adjustment_note(pairs))}.</p>")
 

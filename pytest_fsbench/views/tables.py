@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ..measure import cache_check
 from ..measure.progress import WIDTH, fit
 from ..filesystems import DRIVERS
-from ..metrics import in_summary, is_compared, params_text, short_test
+from ..metrics import WORK_NAMES, in_summary, is_compared, params_text, short_test
 from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
 from ..store.results import Series
 
@@ -58,8 +58,12 @@ def unstack(lines: Sequence[str]) -> list[str]:
 
 
 def same_in_every_row(header: Sequence[str], rows: Sequence[Sequence[str]], names: Sequence[str]) -> list[int]:
-    """The columns among names whose cell is the same in every row."""
-    return [i for i, name in enumerate(header) if name in names and rows and len({row[i] for row in rows}) == 1]
+    """The columns among names whose cell is the same in every row (params: in every row that has
+    some; a count of the work has none, and was measured with its case's)."""
+    def cells(i: int, name: str) -> set[str]:
+        return {row[i] for row in rows if row[i] or name != "params"}
+
+    return [i for i, name in enumerate(header) if name in names and rows and len(cells(i, name)) == 1]
 
 
 def without(header: Sequence[str], rows: Sequence[Sequence[str]], columns: Sequence[int]):
@@ -110,13 +114,14 @@ def results_table(results, width: int = WIDTH) -> list[str]:
     Within width where it can be (fitted): the unit said once too, else each case on a line of its
     own; the notes below fit width."""
     header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
-              "from", "stopped")
+              "work", "from", "stopped")
     rows = []
     for result in latest(results):
         user, system = _median(result.series, "cpu.user"), _median(result.series, "cpu.system")
         tool, others = _median(result.series, "cpu.tool"), _median(result.series, "cpu.others")
         ratio = _median(result.series, "fs.compressratio")
         shares = cache_check.share_index(result.series)
+        work = work_text(result.series)
         for s in result.series:
             if not in_summary(s.key.metric, s.unit):
                 continue
@@ -124,8 +129,9 @@ def results_table(results, width: int = WIDTH) -> list[str]:
             rows.append((short_test(result.test) + (" emulated" if result.emulated else ""), s.key.metric, params_text(s.key.params), plain(summary.median),
                          s.unit, str(summary.n), interval_text(summary),
                          cpu_text(tool, user, system), "" if others is None else f"{others:.0f}",
-                         compression_text(ratio, result.fs, result.data),
+                         compression_text(ratio, result.fs, result.data), work,
                          cache_check.source_label(cache_check.figure_share(shares, s)), result.stopped_by or "-"))
+            work = ""  # a run's work is the case's, said on its first row
     blank = [i for i in range(len(header)) if rows and not any(row[i] for row in rows)]
     header, rows = without(header, rows, blank)
     header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("params", "stopped")))
@@ -137,12 +143,31 @@ def results_table(results, width: int = WIDTH) -> list[str]:
     return lines + fit("; ".join(legend + shared + notes) + " (every column: the docs' report page)", width)
 
 
+#: what the work column holds (work_text)
+WORK_LEGEND = ("device bytes per byte written (x; read when it wrote none), flushes (f) and commits (c) per GB "
+               "written, counted on the devices after each run")
+
 #: the terminal's short legend of each column it shows (the docs' report page says more)
 LEGEND = (("ci95", "ci95: the median's 95% interval, +-% (under 6 runs: the runs' range)"),
           ("cpu%", "cpu%: the tool's % of all CPUs"),
           ("others%", "others%: other processes' %"),
           ("compress", "compress: the achieved ratio"),
+          ("work", f"work: {WORK_LEGEND}"),
           ("from", f"from: storage, or cache when under {cache_check.FROM_CACHE_BELOW:.0f}% of the bytes reached the disks"))
+
+
+def work_text(series: list[Series]) -> str:
+    """A case's work per byte moved, in short: 1.00x 22f 7.5c (device bytes per byte written,
+    flushes and commits per GB written; a read-only case's device bytes per byte read); "" when
+    nothing was counted."""
+    amp = _median(series, "work.write_amp")
+    amp = _median(series, "work.read_amp") if amp is None else amp
+    parts = [] if amp is None else [f"{amp:.2f}x"]
+    for name, letter in (("work.flushes_per_gb", "f"), ("work.commits_per_gb", "c")):
+        value = _median(series, name)
+        if value is not None:
+            parts.append((f"{value:.0f}" if value >= 10 else f"{value:.2g}") + letter)
+    return " ".join(parts)
 
 
 #: what a compression ratio of zeros stored as holes is shown with
@@ -175,9 +200,16 @@ def interval_text(summary) -> str:
     return "" if math.isnan(half) else f"+-{half:.1f}%"
 
 
+def table_order(pair: tuple[str, Series, Comparison]) -> tuple:
+    """The comparison tables' order: the figures worse first, then by case and metric; the counts of the
+    work after them, in the same order."""
+    case, s, cmp = pair
+    return (s.key.metric in WORK_NAMES, VERDICT_ORDER[cmp.verdict], case, s.key.metric)
+
+
 def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level: bool = False) -> list[tuple[str, ...]]:
     rows = []
-    for case, s, cmp in sorted(pairs, key=lambda p: (VERDICT_ORDER[p[2].verdict], p[0], p[1].key.metric)):
+    for case, s, cmp in sorted(pairs, key=table_order):
         marker = "*" if cmp.significant else " "
         n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
         level = f"{level_text(cmp)}% " if show_level else ""
@@ -231,7 +263,40 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
     return lines + fit(
         f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
         f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"
-        f"{adjustment_note(pairs)}" + "".join(f"; {note}" for note in shared + notes), width)
+        f"{adjustment_note(pairs)}" + "".join(f"; {note}" for note in shared + notes), width) + [
+        part for line in work_changes(pairs) for part in fit(line, width)]
+
+
+def change_text(cmp: Comparison, times: bool = True) -> str:
+    """A change as a person reads it at a glance: +98%, -31%; with times, a count's three times or
+    more as x12 (or /12), and one from 0 as new."""
+    if cmp.baseline_median == 0:
+        return "new" if cmp.candidate_median > 0 else "+0%"
+    ratio = cmp.candidate_median / cmp.baseline_median
+    if times and (ratio >= 3 or 0 < ratio <= 1 / 3):
+        times = ratio if ratio >= 3 else 1 / ratio
+        return ("x" if ratio >= 3 else "/") + (f"{times:.0f}" if times >= 10 else f"{times:.1f}")
+    return f"{cmp.shift_pct:+.0f}%"
+
+
+def work_changes(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[str]:
+    """What changed in the work when the speed changed, a line per case that compared both (issue
+    41): "test_dd_write[ext4-single-1M]: dd.write -31% (worse); the work: device bytes per byte
+    written +100%, flushes per GB x9 (worse)"; counts no run told apart from the baseline's are
+    "the work: unchanged"."""
+    by_case: dict[tuple[str, str, str], list[tuple[Series, Comparison]]] = {}
+    for case, s, cmp in pairs:
+        by_case.setdefault((case, s.key.workload, s.key.workload_params), []).append((s, cmp))
+    lines = []
+    for (case, _, _), found in by_case.items():
+        speed = [(s, c) for s, c in found if in_summary(s.key.metric, s.unit)]
+        counts = [(s, c) for s, c in found if s.key.metric in WORK_NAMES]
+        if not speed or not counts:
+            continue
+        speeds = ", ".join(f"{s.key.metric} {change_text(c, times=False)} ({c.verdict})" for s, c in speed)
+        moved = [f"{WORK_NAMES[s.key.metric]} {change_text(c)} ({c.verdict})" for s, c in counts if c.significant]
+        lines.append(f"{case}: {speeds}; the work: {', '.join(moved) if moved else 'unchanged'}")
+    return lines
 
 
 def comparison_table(results, alpha: float, width: int = WIDTH) -> list[str]:

@@ -41,7 +41,7 @@ from typing import ClassVar
 from ..errors import ParseError
 from ..metrics import Direction, Metric, MetricSpec
 from ..sizes import MARGIN, format_size, parse_size
-from .params import LIST, Param, choice, file_of, positive, size, size_or_ram
+from .params import LIST, Param, choice, file_of, positive, size_or_ram
 
 #: IOzone's tests, in the column order of its result table
 TESTS: tuple[str, ...] = (

@@ -125,7 +125,7 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
     # a name the fleet shares holds every machine's sessions: each machine compares with its own
     own = execute_pytest(here_args(runs=2), cwd=REPO)
     assert own.returncode == 0, own.stdout[-3000:]
-    assert f"fsbench: comparing with base (session {saved.id})" in own.stdout
+    assert f"fsbench: comparing with base (1 session ({saved.id}): gate on" in own.stdout
     compared = fsbench("compare", "last@rack-2", f"last@{os.uname().nodename}", f"--store={url}")
     assert compared.returncode == 0, compared.stderr
     assert "on rack-2" in compared.stdout and "ran on different machines" in compared.stdout

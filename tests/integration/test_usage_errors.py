@@ -348,13 +348,30 @@ def saved_baseline(path: Path, name: str, runs: int, token: str = "fixture-1234"
 
 
 def test_a_gate_that_can_never_fire_is_refused(tmp_path):
+    """Runs compared with runs (--drift=baseline: one baseline session compared run by run; by default
+    the gate compares session medians on the drift, which any difference large enough can pass)."""
     saved_baseline(tmp_path / "fsbench.db", "base", runs=2)
-    message = usage_error(["--runs=2", "--gate-mode=fixed", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    message = usage_error(["--runs=2", "--gate-mode=fixed", "--compare=base", "--fail-on-regression=5%",
+                           "--drift=baseline"], tmp_path)
     assert "with 2 baseline runs and at most 2 new runs a change can never be significant at --alpha=0.05" in message
     assert "it needs at least 5 new runs" in message  # one-sided: 1/C(7, 5) = 0.048
     # sequential: the last look (--max-runs) counts, at the level each look is tested at
-    message = usage_error(["--runs=2", "--max-runs=4", "--compare=base", "--fail-on-regression=5%"], tmp_path)
+    message = usage_error(["--runs=2", "--max-runs=4", "--compare=base", "--fail-on-regression=5%",
+                           "--drift=baseline"], tmp_path)
     assert "with 2 baseline runs and at most 4 new runs a change can never be significant" in message
+
+
+def test_a_rule_on_the_work_against_a_baseline_without_counts_is_refused(tmp_path):
+    """Issue 41: a baseline recorded before fsbench counted the work holds no count, so work:5% would
+    gate nothing after measuring everything; a misspelt count names the work's metrics only."""
+    saved_baseline(tmp_path / "fsbench.db", "base", runs=10)
+    message = usage_error(["-k", "write", "--fs=ext4", "--compare=base", "--fail-on-regression=work:5%"], tmp_path)
+    assert message.startswith("ERROR: --fail-on-regression=work:5% with --compare=base: the baseline holds no count of "
+                              "the work per byte moved"), message
+    message = usage_error(["--compare=base", "--fail-on-regression=work.flush_per_gb:5%"], tmp_path)
+    assert message.endswith("no workload measures a metric 'work.flush_per_gb'; its metrics are work.written|read, "
+                            "work.write_requests|read_requests, work.flushes|discards, work.commits, "
+                            "work.write_amp|read_amp, work.requests_per_mb, work.flushes_per_gb|commits_per_gb"), message
 
 
 def test_paired_rounds_that_can_never_differ_are_refused(tmp_path):

@@ -170,6 +170,10 @@ def test_md_raid1_with_xfs_in_the_virtual_machine(vm_session):
         assert "host cache bypassed (QEMU cache=none)" in written.cache
         assert metric(written, "dd.write") > 0 and metric(read, "dd.read") > 0
         assert metric(written, "disk.write") >= 64 * 1.048576  # reached the array's members, both of them
+        # the work, counted inside the guest on its own disks (issue 41): a mirror writes every byte twice
+        assert written.counted["devices"] == "the virtual machine's block devices vda, vdb (/sys/block/DEV/stat)"
+        assert written.counted["commits"].startswith("XFS log writes (/sys/fs/xfs/md")
+        assert 1.95 < metric(written, "work.write_amp") < 2.2 and metric(written, "work.commits") >= 1
     images = vm_session.targets.vm_guest(parse_kernels("vm")[0]).images
     # the next case starts on empty disks: the discard punched the case's blocks out of the images
     assert all(os.stat(image).st_blocks * 512 < 16 << 20 for image in images[:2])
@@ -195,6 +199,11 @@ def test_openzfs_in_the_virtual_machine_compresses_with_lz4(vm_session):
         written = target.measure(DdWrite(total_size="64M", data="50%"), execute, "drop")
         assert metric(written, "fs.compressratio") > 1.5
         assert "pool export/import" in written.cache  # the ARC emptied the only way it can be
+        # its transaction groups counted from OpenZFS's kstat, after `zpool sync` (issue 41)
+        assert written.counted["commits"].startswith("ZFS transaction groups (/proc/spl/kstat/zfs/")
+        # two mirrors write every byte twice, compressed: device bytes per byte about 2 / the ratio
+        ratio = metric(written, "fs.compressratio")
+        assert metric(written, "work.commits") >= 1 and 0.8 < metric(written, "work.write_amp") * ratio / 2 < 1.3
 
 
 def test_fio_writes_and_rereads_in_the_virtual_machine(vm_session):

@@ -8,7 +8,7 @@ import pytest
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store.results import Store
 from pytest_fsbench.verdicts.baseline import Baseline
-from pytest_fsbench.verdicts.disturbance import Load, busier, busier_disk, disturbed, load_of
+from pytest_fsbench.verdicts.disturbance import Load, busier, busier_baseline, busier_disk, disturbed, load_of
 from pytest_fsbench.verdicts.gate import Gate, RegressionRule
 
 TEST = "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]"
@@ -125,3 +125,82 @@ def test_a_disturbed_case_is_decided_at_its_look(tmp_path):
                 looks=(6, 10, 20, 30), sequential=True)
     assert gate.decided(store.series(quiet)) is False
     assert gate.decided(store.series(busy)) is True
+
+
+def test_a_busier_baseline_is_named_the_other_way_round():
+    line = busier_baseline(Load(cpu=35.0, disk=3.0), Load(cpu=85.0, disk=2.0))
+    assert line == ("the baseline was measured on a busier machine: other processes used 85% of the CPUs during "
+                    "the baseline's runs, 35% during these")
+    assert busier_baseline(Load(cpu=85.0, disk=None), Load(cpu=80.0, disk=None)) is None
+    assert busier_baseline(Load(cpu=2.0, disk=None), Load(cpu=None, disk=None)) is None  # none recorded: quiet
+
+
+def busy_baseline_judged(tmp_path, figures, rule=5.0):
+    store = Store(tmp_path / "fsbench.db")
+    base = session(store, BASE, [85.0] * 10, "t-base")
+    new = session(store, figures, [35.0] * 10, "t-new")
+    gate = Gate((RegressionRule(None, rule),), Baseline(store, "base", [base]))
+    return gate.judge(store.series(new), [], {})
+
+
+def test_a_baseline_saved_on_a_busier_machine_rules_nothing_out(tmp_path):
+    """Issue 41: a baseline saved beside burners, then a faster-looking session on a quieter
+    machine: 'within bounds, +38.7 %' passed a real slowdown. Now inconclusive, naming the baseline's
+    load; a figure slower still on the quieter machine is a regression."""
+    [line] = busy_baseline_judged(tmp_path / "a", [v * 1.387 for v in BASE]).lines
+    assert line.startswith("ext4-single inconclusive: the baseline was measured on a busier machine: other processes "
+                           "used 85% of the CPUs during the baseline's runs, 35% during these, so a change within "
+                           "bounds cannot be told from a quieter machine: dd.write 600 -> 832.2 MB/s"), line
+    [slower] = busy_baseline_judged(tmp_path / "b", HALF).lines
+    assert slower.startswith("ext4-single regression: dd.write 600 -> 300 MB/s")
+    assert slower.endswith("35% during these, and these runs are slower still")
+
+
+def count_session(store: Store, token: str, flushes: list[float], others: float, figure: float = 600.0) -> int:
+    sid = store.start_session(token, {"argv": []}, {"hostname": "h"})
+    row = store.case_row(sid, TEST, "ext4-single", {"fs": "ext4", "layout": "single", "options": {}}, "dd",
+                         {"bs": "1M"}, "drop", "random", {})
+    for value in flushes:
+        store.add_run(row, False, "t", 1.0, "drop", [
+            Metric("dd.write", figure, "MB/s", Direction.HIGHER), Metric("cpu.others", others, "%", Direction.LOWER),
+            Metric("work.flushes_per_gb", value, "/GB", Direction.LOWER)])
+    store.finish_case(row, "done", "runs")
+    store.finish_session(sid, "complete")
+    return sid
+
+
+def test_a_count_is_judged_whatever_the_load(tmp_path):
+    """Beside burners (93 % of the CPUs others') the speed is not judged, the count is: unchanged
+    with zero spread within bounds, ten times the flushes a regression, both in 3 runs."""
+    store = Store(tmp_path / "fsbench.db")
+    base = count_session(store, "base", [22.35] * 30, 2.0)
+    same = count_session(store, "same", [22.35] * 3, 93.0, figure=300.0)
+    more = count_session(store, "more", [223.5] * 3, 93.0, figure=300.0)
+    gate = Gate((RegressionRule(None, 5.0), RegressionRule("work", 5.0)), Baseline(store, "base", [base]))
+    unchanged = gate.judge(store.series(same), [], {})
+    speed, count = unchanged.lines
+    assert "disturbed" in speed and "dd.write" in speed
+    assert count.startswith("ext4-single within bounds: work.flushes_per_gb 22.35 -> 22.35 /GB +0.0% "), count
+    # a count of events: work:5% allows it x2.5 (when writeback and the journal run moves it), and says so
+    assert "within the 150% allowed" in count and count.endswith(
+        "a count of events, which moves with when writeback and the journal run: work:PCT allows it +150% at least")
+    assert unchanged.failed == [False, False]
+    worse = gate.judge(store.series(more), [], {})
+    assert worse.lines[1].startswith("ext4-single regression: work.flushes_per_gb 22.35 -> 223.5 /GB +900.0% ")
+    assert worse.failed == [False, True]
+    assert gate.decided(store.series(more)) and gate.looks_sequentially  # counts decide, run by run
+
+
+def test_a_rule_on_the_work_that_gated_no_count_gated_nothing(tmp_path):
+    """A baseline with figures and no counts: the figures are compared, work:5% gates nothing, and
+    the session says so (a rule that never applied is no pass)."""
+    store = Store(tmp_path / "fsbench.db")
+    base = session(store, BASE, [2.0] * 10, "t-base")
+    new = session(store, BASE, [2.0] * 10, "t-new")
+    gate = Gate((RegressionRule(None, 5.0), RegressionRule("work", 5.0)), Baseline(store, "base", [base]))
+    series = store.series(new)
+    judgement = gate.judge(series, [], {})
+    [line] = gate.ungated([("ext4-single", series, judgement)], "base")
+    assert line.startswith("--fail-on-regression=work:5% gated nothing: no case compared a count of the work it names")
+    assert gate.unmatched([TEST], "base").startswith("--fail-on-regression=work:5% with --compare=base: the baseline "
+                                                     "holds no count of the work per byte moved")

@@ -134,6 +134,10 @@ def test_the_judge_takes_real_stored_sessions_through_the_sessions_gate(tmp_path
         store.finish_session(sid, "complete")
     for name, config in ge.CONFIGS.items():
         burners = ge.judged(store, 1, 2, config, "h")
+        if name == "off":  # across sessions on the assumed drift: judged at --runs, where the burners' first ten
+            # runs (others 75 % of the CPUs against the baseline's 65 %) were not yet disturbed beyond it
+            assert (burners.kind, burners.runs, burners.fails) == (gate.INCONCLUSIVE, 10, False)
+            continue
         assert (burners.kind, burners.fails) == (ge.DISTURBED, False), name
         for new_id in (3,) if name in ("off", "adjust (--control=adjust)") else ():
             alone = ge.judged(store, 1, new_id, config, "h", rule_on=False)

@@ -332,3 +332,49 @@ def test_plain_numbers_never_use_exponents():
 
     assert [plain(x) for x in (12460.4, 24780.0, 412.34, 100.0, 0.05123, 0.0000123)] == [
         "12460", "24780", "412.3", "100", "0.05123", "0.000012"]
+
+
+# ---- counts of the work (issue 41): ties and zeros are the rule -----------------------------
+
+
+def test_counts_that_are_all_equal_give_a_clean_answer():
+    from pytest_fsbench.verdicts.stats import COUNTS, compare
+
+    same = compare([22.35] * 30, [22.35] * 3, Direction.LOWER, 0.05, method=COUNTS)
+    assert (same.shift_pct, same.pct_ci, same.p_value, same.verdict) == (0.0, (0.0, 0.0), 1.0, "not significant")
+    doubled = compare([1.0] * 30, [2.005] * 3, Direction.LOWER, 0.05, method=COUNTS)
+    assert doubled.verdict == "worse" and doubled.shift_pct == pytest.approx(100.5)
+    assert doubled.pct_ci == pytest.approx((100.5, 100.5)) and doubled.p_value == pytest.approx(1 / 5456)
+    zeros = compare([0.0] * 10, [0.0] * 3, Direction.LOWER, 0.05, method=COUNTS)
+    assert (zeros.pct_change, zeros.verdict, zeros.p_value) == (0.0, "not significant", 1.0)
+    from_none = compare([0.0] * 10, [7.45] * 3, Direction.LOWER, 0.05, method=COUNTS)
+    assert from_none.verdict == "worse" and from_none.shift_pct > 1000
+    fewer = compare([7.45] * 10, [0.0] * 3, Direction.LOWER, 0.05, method=COUNTS)
+    assert fewer.verdict == "better" and fewer.shift_pct == pytest.approx(-99.0, abs=0.1)
+
+
+def test_tied_ranks_have_their_exact_permutation_distribution():
+    """The mid-rank statistic's distribution, enumerated over every way to choose the candidate's
+    runs: the tied counts neither hide a change nor make one."""
+    from itertools import combinations
+
+    from pytest_fsbench.verdicts.stats import doubled_mid_ranks, tied_rank_sum_cdf
+
+    values = np.array([3.0, 3.0, 4.0, 3.0, 5.0, 3.0, 4.0])
+    m = 3
+    doubled = doubled_mid_ranks(values)
+    assert sorted(doubled) == [5, 5, 5, 5, 11, 11, 14]  # ranks 1-4 tie at 2.5, 5-6 at 5.5, 7
+    sums = [2 * sum(doubled[i] for i in chosen) // 2 for chosen in combinations(range(values.size), m)]
+    cdf = tied_rank_sum_cdf(doubled, m)
+    offset = m * (m + 1)
+    for k in range(cdf.size):
+        expected = sum(1 for total in sums if total - offset <= k) / len(sums)
+        assert cdf[k] == pytest.approx(expected)
+
+
+def test_a_count_that_rose_in_two_of_three_runs_is_not_hidden_by_ties():
+    from pytest_fsbench.verdicts.stats import COUNTS, compare
+
+    # ties counted fully against the change (as the rank test of times does) made p about 0.2
+    found = compare([22.35] * 30, [22.35, 29.8, 29.8], Direction.LOWER, 0.05, method=COUNTS)
+    assert found.p_value < 0.06 and found.shift_pct == pytest.approx(33.3, abs=0.1)
