@@ -314,8 +314,11 @@ class SessionEnd:
                 return (yield)
         except KeyboardInterrupt:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
+            fsbench = session.config.stash.get(SESSION, None)
+            recorded = fsbench is not None and fsbench.end_cut_short()
             sys.stderr.write("\nfsbench: the session's end was cut short (its report or summary may be missing; "
-                             "its runs are in the store)\n")
+                             "its runs are in the store" + ("; recorded interrupted, --resume finishes it" if recorded
+                                                            else "") + ")\n")
             return None
 
 

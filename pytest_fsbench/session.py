@@ -4,6 +4,8 @@ pytest plugin keeps one of these in config.stash; nothing here imports pytest.""
 
 from __future__ import annotations
 
+import contextlib
+
 import datetime as dt
 import os
 import platform
@@ -226,6 +228,18 @@ class FsbenchSession:
             self._store.discard_session(self._session_id)
         self._store.close()
         self._store = None
+
+    def end_cut_short(self) -> bool:
+        """A second stop signal cut the session's end short: a session whose end was not recorded yet
+        is recorded interrupted (found by issue 44's sweep: it stayed 'running'), so `fsbench
+        sessions` says so and --resume takes it; whether it was. Stop signals are ignored by then."""
+        if self._store is None or self._session_id is None:
+            return False
+        with contextlib.suppress(StoreError):
+            if self._store.status(self._session_id) == "running":
+                self._store.finish_session(self._session_id, "interrupted")
+                return True
+        return False
 
     def finish(self, interrupted: bool, tests_left: int, failed: int = 0) -> list[str]:
         """Record how the session ended: interrupted when it was interrupted or a case did not
