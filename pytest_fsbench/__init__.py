@@ -85,7 +85,10 @@ def console_main() -> int:
     try:
         from .cli import main
 
-        return main()
+        status = main()
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, signal.SIG_IGN)  # done: a signal while the interpreter exits is no failure
+        return status
     except KeyboardInterrupt as exc:
         name = str(exc) or "Ctrl-C"
         sys.stderr.write(f"fsbench{' ' + command if command else ''}: interrupted ({name}); nothing is left half "
