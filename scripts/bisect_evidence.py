@@ -1,0 +1,286 @@
+"""Evidence for `fsbench bisect`: how often it names the wrong commit, by simulation over its own
+decision code, and real bisects of a kernel series on this machine. Not a pytest test.
+
+    .venv/bin/python scripts/bisect_evidence.py --fit STORE
+    .venv/bin/python scripts/bisect_evidence.py --simulate --fit STORE [--trials 1000] [--jobs 2]
+    .venv/bin/python scripts/bisect_evidence.py --real --tree DIR --store STORE [--slowed 5] [--steady 3]
+
+--fit STORE reads every bisect the store holds (their sessions: the range's, each step's, each
+confirmation's) and fits the noise of the time figure and of the counts to them: per session, the
+log figures as rounds x kernels, the kernels' levels and the rounds' shared offsets taken out (a
+two-way layout), the residual's spread per run and the rounds' spread; pooled over the sessions.
+
+--simulate draws bisects of ranges of 8 and 64 commits, the culprit anywhere in the range (the bad
+endpoint included), a regression of -5, -10 and -20 % in the throughput (a time figure: dd.write,
+rule 5%, paired by round) or the same as a count of the work rising by 1/(1 - x) (work.*, rule
+work:5%), each session's runs drawn round by round from the fitted noise (every kernel of a round
+shares its offset). Each trial goes through the bisect's own decision code: the range's check
+(verdicts.bisection.check_range, looked at round by round as the session's plugin does: sequentially),
+the next commit as search.next_commit chooses it, each step's check_step, the culprit's confirm,
+with the shipped defaults (alpha 0.05, looks at rounds 3..10, 10 rounds for the confirmation). A
+trial ends in one of: the culprit named and confirmed; a wrong commit named and confirmed (the
+wrong culprit this evidence is about); a commit named but not confirmed (right or wrong); the
+first bad commit left among skipped ones; no regression found in the range; the range undecided.
+
+--real makes fsbench bisect the tree's `slowed` branch (one slowing commit) --slowed times and its
+`steady` branch --steady times (scripts/kernel_series.py makes the tree), dd write of 128M on ext4
+under UML kernels, --fail-on-regression=work:5%, into STORE; then prints each bisect's result,
+steps and minutes (build, boot, measuring).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pytest_fsbench.bisect import search
+from pytest_fsbench.bisect.looks import figures
+from pytest_fsbench.metrics import Direction, is_count
+from pytest_fsbench.store.results import Store
+from pytest_fsbench.verdicts.bisection import (
+    BAD,
+    CONFIRMED,
+    GOOD,
+    LIKE_BAD,
+    LIKE_GOOD,
+    NO_REGRESSION,
+    REGRESSES,
+    STEP,
+    Figure,
+    check_range,
+    check_step,
+    confirm,
+    sequentially,
+)
+from pytest_fsbench.verdicts.gate import parse_rule
+from pytest_fsbench.verdicts.sequential import round_looks
+
+EFFECTS = (-0.05, -0.10, -0.20)
+RANGES = (8, 64)
+ALPHA, FIRST, BUDGET, CONFIRM_ROUNDS = 0.05, 3, 10, 10
+TIME_METRIC, COUNT_METRIC = "dd.write", "work.flushes_per_gb"
+RULES = {TIME_METRIC: [parse_rule("5%")], COUNT_METRIC: [parse_rule("work:5%")]}
+OUTCOMES = ("named, confirmed", "WRONG, confirmed", "named, not confirmed", "wrong, not confirmed", "among skipped",
+            "no regression", "range undecided")
+
+
+# ---- the noise of the real steps ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Log-scale spreads: of a run about its kernel's level and its round's offset, and of the
+    rounds' offsets (shared by every kernel of a round); with the sessions and runs they come from."""
+
+    run_sd: float
+    round_sd: float
+    sessions: int
+    runs: int
+
+
+def two_way(logs: np.ndarray) -> tuple[float, float, int]:
+    """rounds x kernels of one session: (residual sum of squares, its degrees of freedom, and the
+    rounds' mean square less the residual's share), as a two-way layout without interaction."""
+    rounds, kernels = logs.shape
+    grand = logs.mean()
+    by_round, by_kernel = logs.mean(axis=1), logs.mean(axis=0)
+    residual = logs - by_round[:, None] - by_kernel[None, :] + grand
+    ss_res = float((residual ** 2).sum())
+    df_res = (rounds - 1) * (kernels - 1)
+    ms_round = kernels * float(((by_round - grand) ** 2).sum()) / max(1, rounds - 1)
+    return ss_res, df_res, ms_round
+
+
+def fit(store: Store, metric_of) -> Noise:
+    """The noise of one kind of figure (metric_of(name) says whether a metric is of it), pooled over
+    every session of every bisect in the store."""
+    ss, df, round_ms, sessions, runs = 0.0, 0, [], 0, 0
+    for row in store.bisects():
+        kind = row.record["asked"]["kind"]
+        for step in row.record["steps"]:
+            if not step.get("session"):
+                continue
+            roles = ({f"{kind}-parent": GOOD, f"{kind}-culprit": BAD} if step["kind"] == "confirm"
+                     else {f"{kind}-{r}": r for r in (GOOD, BAD, STEP)})
+            for figure in figures(store.series(step["session"]), roles):
+                if not metric_of(figure.metric) or figure.rounds < 3 or min(min(v) for _, v in figure.runs) <= 0:
+                    continue
+                logs = np.log(np.array([figure.of(role)[:figure.rounds] for role, _ in figure.runs]).T)
+                s, d, m = two_way(logs)
+                ss, df, sessions, runs = ss + s, df + d, sessions + 1, runs + logs.size
+                round_ms.append((m, logs.shape[1]))
+    if df == 0:
+        raise SystemExit("no bisect sessions of three or more rounds in the store to fit the noise to")
+    run_sd = math.sqrt(ss / df)
+    round_var = [max(0.0, m - run_sd ** 2) / k for m, k in round_ms]
+    return Noise(run_sd, math.sqrt(float(np.mean(round_var))), sessions, runs)
+
+
+# ---- one simulated bisect -------------------------------------------------------------------
+
+
+def session(rng: np.random.Generator, levels: dict[str, float], rounds: int, metric: str, noise: Noise) -> list[Figure]:
+    """One session's runs: each role's kernel at its log level, every round's offset shared."""
+    offsets = rng.normal(0.0, noise.round_sd, rounds)
+    direction = Direction.LOWER if is_count(metric) else Direction.HIGHER
+    base = 22.35 if is_count(metric) else 300.0
+    runs = tuple((role, tuple(float(base * math.exp(level + o + rng.normal(0.0, noise.run_sd))) for o in offsets))
+                 for role, level in levels.items())
+    return [Figure("test_dd_write[ext4-single-1M]", metric, "{}", "x", direction, runs)]
+
+
+def level(index: int, culprit: int, effect: float, metric: str) -> float:
+    """A commit's log level: 0 before the culprit, the regression from it on (a count rises)."""
+    if index < culprit:
+        return 0.0
+    return -math.log1p(effect) if is_count(metric) else math.log1p(effect)
+
+
+def one_bisect(rng: np.random.Generator, commits: int, effect: float, metric: str, noise: Noise) -> tuple[str, int]:
+    """(outcome, sessions' rounds in all) of one bisect of a range of commits (1..commits, the last the
+    bad endpoint) whose culprit is drawn uniformly."""
+    culprit = int(rng.integers(1, commits + 1))
+    rules, looks = RULES[metric], round_looks(FIRST, BUDGET)
+    shas = [str(i) for i in range(1, commits + 1)]
+    bad_level = level(commits, culprit, effect, metric)
+    ranged = sequentially(lambda f: check_range(f, rules, ALPHA, looks),
+                          session(rng, {GOOD: 0.0, BAD: bad_level}, BUDGET, metric, noise), looks)
+    spent = ranged.rounds or BUDGET
+    if ranged.verdict != REGRESSES:
+        return ("no regression" if ranged.verdict == NO_REGRESSION else "range undecided"), spent
+    deciding = [f.key for f in ranged.regressed]
+    verdicts: dict[str, str] = {}
+    while (sha := search.next_commit(shas, verdicts)) is not None:
+        levels = {GOOD: 0.0, BAD: bad_level, STEP: level(int(sha), culprit, effect, metric)}
+        checked = sequentially(lambda f: check_step(f, deciding, rules, ALPHA, looks),
+                               session(rng, levels, BUDGET, metric, noise), looks)
+        spent += checked.rounds or BUDGET
+        verdicts[sha] = {LIKE_GOOD: search.GOOD, LIKE_BAD: search.BAD}.get(checked.verdict, search.SKIP)
+    found = search.standing(shas, verdicts).found
+    if found is None:
+        return "among skipped", spent
+    index = int(found)
+    levels = {GOOD: level(index - 1, culprit, effect, metric), BAD: level(index, culprit, effect, metric)}
+    confirmed = confirm(session(rng, levels, CONFIRM_ROUNDS, metric, noise), deciding, rules, ALPHA).verdict == CONFIRMED
+    spent += CONFIRM_ROUNDS
+    right = index == culprit
+    return {(True, True): "named, confirmed", (False, True): "WRONG, confirmed", (True, False): "named, not confirmed",
+            (False, False): "wrong, not confirmed"}[(right, confirmed)], spent
+
+
+def scenario(job: tuple) -> dict:
+    commits, effect, metric, noise, trials, seed = job
+    rng = np.random.default_rng(seed)
+    counts = {outcome: 0 for outcome in OUTCOMES}
+    rounds = 0
+    start = time.monotonic()
+    for _ in range(trials):
+        outcome, spent = one_bisect(rng, commits, effect, metric, noise)
+        counts[outcome] += 1
+        rounds += spent
+    wrong = counts["WRONG, confirmed"]
+    return {"figure": metric, "commits": commits, "effect_pct": effect * 100, "trials": trials, "outcomes": counts,
+            "wrong_pct": 100 * wrong / trials, "wrong_ci95": [100 * x for x in wilson(wrong, trials)],
+            "found_pct": 100 * counts["named, confirmed"] / trials, "mean_rounds": rounds / trials,
+            "seconds": round(time.monotonic() - start, 1)}
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def simulate(noises: dict[str, Noise], trials: int, jobs: int) -> list[dict]:
+    work = [(commits, effect, metric, noises[metric], trials, 20261200 + 97 * i)
+            for i, (metric, commits, effect) in enumerate((m, c, e) for m in (TIME_METRIC, COUNT_METRIC)
+                                                           for c in RANGES for e in EFFECTS)]
+    with multiprocessing.Pool(jobs) as pool:
+        return pool.map(scenario, work)
+
+
+def table(rows: list[dict]) -> list[str]:
+    lines = ["| figure | commits | regression | bisects | culprit named and confirmed | wrong culprit (95% CI) | "
+             "named, not confirmed | among skipped | no regression / undecided | rounds per bisect |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        o = r["outcomes"]
+        lo, hi = r["wrong_ci95"]
+        lines.append(f"| {r['figure']} | {r['commits']} | {r['effect_pct']:+.0f} % | {r['trials']} | "
+                     f"{r['found_pct']:.1f} % | {r['wrong_pct']:.1f} % ({lo:.1f}-{hi:.1f}) | "
+                     f"{100 * (o['named, not confirmed'] + o['wrong, not confirmed']) / r['trials']:.1f} % | "
+                     f"{100 * o['among skipped'] / r['trials']:.1f} % | "
+                     f"{100 * (o['no regression'] + o['range undecided']) / r['trials']:.1f} % | {r['mean_rounds']:.0f} |")
+    return lines
+
+
+# ---- real bisects -----------------------------------------------------------------------------
+
+
+def real(tree: Path, store: Path, slowed: int, steady: int, work: Path | None) -> None:
+    fsbench = Path(sys.executable).with_name("fsbench")
+    for branch, times in (("slowed", slowed), ("steady", steady)):
+        for number in range(1, times + 1):
+            argv = [str(fsbench), "bisect", f"--tree={tree}", "--good=base", f"--bad={branch}",
+                    "--fail-on-regression=work:5%", f"--store={store}",
+                    f"--report={store.parent / f'bisect-{branch}-{number}.html'}",
+                    *([f"--work-dir={work}"] if work else []), "--", "-k", "dd and write", "--fs=ext4",
+                    "--dd-size=128M"]
+            print(f"== {branch} {number}: {' '.join(argv)}", flush=True)
+            start = time.monotonic()
+            done = subprocess.run(argv, text=True, capture_output=True)
+            print(done.stdout[-6000:] + done.stderr[-2000:], flush=True)
+            print(f"== {branch} {number}: exit {done.returncode} in {(time.monotonic() - start) / 60:.1f} min",
+                  flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fit", type=Path, metavar="STORE", help="fit the noise to the bisects in this store")
+    parser.add_argument("--simulate", action="store_true")
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--real", action="store_true")
+    parser.add_argument("--tree", type=Path)
+    parser.add_argument("--store", type=Path)
+    parser.add_argument("--work-dir", type=Path)
+    parser.add_argument("--slowed", type=int, default=5)
+    parser.add_argument("--steady", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.real:
+        if args.tree is None or args.store is None:
+            parser.error("--real needs --tree and --store")
+        real(args.tree.absolute(), args.store.absolute(), args.slowed, args.steady, args.work_dir)
+        return 0
+    if args.fit is None:
+        parser.error("give --fit STORE (with --simulate: the noise the simulation draws from)")
+    store = Store(args.fit, create=False)
+    noises = {TIME_METRIC: fit(store, lambda m: m == TIME_METRIC), COUNT_METRIC: fit(store, is_count)}
+    for metric, noise in noises.items():
+        print(f"fitted {metric if metric == TIME_METRIC else 'counts of the work'}: a run's log sd {noise.run_sd:.4f}, "
+              f"a round's shared offset sd {noise.round_sd:.4f} ({noise.sessions} figure-sessions, {noise.runs} runs)")
+    if not args.simulate:
+        return 0
+    start = time.monotonic()
+    rows = simulate(noises, args.trials, args.jobs)
+    print("\n".join(table(rows)))
+    for row in rows:
+        print(json.dumps(row))
+    print(f"simulated in {(time.monotonic() - start) / 60:.1f} min")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
