@@ -17,7 +17,8 @@ work:5%), each session's runs drawn round by round from the fitted noise (every 
 shares its offset). Each trial goes through the bisect's own decision code: the range's check
 (verdicts.bisection.check_range, looked at round by round as the session's plugin does: sequentially),
 the next commit as search.next_commit chooses it, each step's check_step, the culprit's confirm,
-with the shipped defaults (alpha 0.05, looks at rounds 3..10, 10 rounds for the confirmation). A
+with the shipped defaults (alpha 0.05, looks at rounds 3..10, 10 rounds for the confirmation), and
+for the time figure also with --max-rounds=30 --confirm-rounds=30. A
 trial ends in one of: the culprit named and confirmed; a wrong commit named and confirmed (the
 wrong culprit this evidence is about); a commit named but not confirmed (right or wrong); the
 first bad commit left among skipped ones; no regression found in the range; the range undecided.
@@ -68,7 +69,7 @@ from pytest_fsbench.verdicts.sequential import round_looks
 
 EFFECTS = (-0.05, -0.10, -0.20)
 RANGES = (8, 64)
-ALPHA, FIRST, BUDGET, CONFIRM_ROUNDS = 0.05, 3, 10, 10
+ALPHA, FIRST, BUDGET = 0.05, 3, 10
 TIME_METRIC, COUNT_METRIC = "dd.write", "work.flushes_per_gb"
 RULES = {TIME_METRIC: [parse_rule("5%")], COUNT_METRIC: [parse_rule("work:5%")]}
 OUTCOMES = ("named, confirmed", "WRONG, confirmed", "named, not confirmed", "wrong, not confirmed", "among skipped",
@@ -147,16 +148,17 @@ def level(index: int, culprit: int, effect: float, metric: str) -> float:
     return -math.log1p(effect) if is_count(metric) else math.log1p(effect)
 
 
-def one_bisect(rng: np.random.Generator, commits: int, effect: float, metric: str, noise: Noise) -> tuple[str, int]:
+def one_bisect(rng: np.random.Generator, commits: int, effect: float, metric: str, noise: Noise,
+               budget: int = BUDGET) -> tuple[str, int]:
     """(outcome, sessions' rounds in all) of one bisect of a range of commits (1..commits, the last the
-    bad endpoint) whose culprit is drawn uniformly."""
+    bad endpoint) whose culprit is drawn uniformly; budget: --max-rounds and --confirm-rounds."""
     culprit = int(rng.integers(1, commits + 1))
-    rules, looks = RULES[metric], round_looks(FIRST, BUDGET)
+    rules, looks = RULES[metric], round_looks(FIRST, budget)
     shas = [str(i) for i in range(1, commits + 1)]
     bad_level = level(commits, culprit, effect, metric)
     ranged = sequentially(lambda f: check_range(f, rules, ALPHA, looks),
-                          session(rng, {GOOD: 0.0, BAD: bad_level}, BUDGET, metric, noise), looks)
-    spent = ranged.rounds or BUDGET
+                          session(rng, {GOOD: 0.0, BAD: bad_level}, budget, metric, noise), looks)
+    spent = ranged.rounds or budget
     if ranged.verdict != REGRESSES:
         return ("no regression" if ranged.verdict == NO_REGRESSION else "range undecided"), spent
     deciding = [f.key for f in ranged.regressed]
@@ -164,33 +166,33 @@ def one_bisect(rng: np.random.Generator, commits: int, effect: float, metric: st
     while (sha := search.next_commit(shas, verdicts)) is not None:
         levels = {GOOD: 0.0, BAD: bad_level, STEP: level(int(sha), culprit, effect, metric)}
         checked = sequentially(lambda f: check_step(f, deciding, rules, ALPHA, looks),
-                               session(rng, levels, BUDGET, metric, noise), looks)
-        spent += checked.rounds or BUDGET
+                               session(rng, levels, budget, metric, noise), looks)
+        spent += checked.rounds or budget
         verdicts[sha] = {LIKE_GOOD: search.GOOD, LIKE_BAD: search.BAD}.get(checked.verdict, search.SKIP)
     found = search.standing(shas, verdicts).found
     if found is None:
         return "among skipped", spent
     index = int(found)
     levels = {GOOD: level(index - 1, culprit, effect, metric), BAD: level(index, culprit, effect, metric)}
-    confirmed = confirm(session(rng, levels, CONFIRM_ROUNDS, metric, noise), deciding, rules, ALPHA).verdict == CONFIRMED
-    spent += CONFIRM_ROUNDS
+    confirmed = confirm(session(rng, levels, budget, metric, noise), deciding, rules, ALPHA).verdict == CONFIRMED
+    spent += budget
     right = index == culprit
     return {(True, True): "named, confirmed", (False, True): "WRONG, confirmed", (True, False): "named, not confirmed",
             (False, False): "wrong, not confirmed"}[(right, confirmed)], spent
 
 
 def scenario(job: tuple) -> dict:
-    commits, effect, metric, noise, trials, seed = job
+    commits, effect, metric, noise, trials, seed, budget = job
     rng = np.random.default_rng(seed)
     counts = {outcome: 0 for outcome in OUTCOMES}
     rounds = 0
     start = time.monotonic()
     for _ in range(trials):
-        outcome, spent = one_bisect(rng, commits, effect, metric, noise)
+        outcome, spent = one_bisect(rng, commits, effect, metric, noise, budget)
         counts[outcome] += 1
         rounds += spent
     wrong = counts["WRONG, confirmed"]
-    return {"figure": metric, "commits": commits, "effect_pct": effect * 100, "trials": trials, "outcomes": counts,
+    return {"figure": metric, "budget": budget, "commits": commits, "effect_pct": effect * 100, "trials": trials, "outcomes": counts,
             "wrong_pct": 100 * wrong / trials, "wrong_ci95": [100 * x for x in wilson(wrong, trials)],
             "found_pct": 100 * counts["named, confirmed"] / trials, "mean_rounds": rounds / trials,
             "seconds": round(time.monotonic() - start, 1)}
@@ -203,22 +205,27 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+#: the figures and budgets simulated: the time figure at the default budget and at 30 rounds (what a
+#: time-only regression takes), the counts at the default
+DESIGNS = ((TIME_METRIC, BUDGET), (TIME_METRIC, 30), (COUNT_METRIC, BUDGET))
+
+
 def simulate(noises: dict[str, Noise], trials: int, jobs: int) -> list[dict]:
-    work = [(commits, effect, metric, noises[metric], trials, 20261200 + 97 * i)
-            for i, (metric, commits, effect) in enumerate((m, c, e) for m in (TIME_METRIC, COUNT_METRIC)
-                                                           for c in RANGES for e in EFFECTS)]
+    work = [(commits, effect, metric, noises[metric], trials, 20261200 + 97 * i, budget)
+            for i, (metric, budget, commits, effect) in enumerate((m, b, c, e) for m, b in DESIGNS
+                                                                   for c in RANGES for e in EFFECTS)]
     with multiprocessing.Pool(jobs) as pool:
         return pool.map(scenario, work)
 
 
 def table(rows: list[dict]) -> list[str]:
-    lines = ["| figure | commits | regression | bisects | culprit named and confirmed | wrong culprit (95% CI) | "
+    lines = ["| figure | rounds at most | commits | regression | bisects | culprit named and confirmed | wrong culprit (95% CI) | "
              "named, not confirmed | among skipped | no regression / undecided | rounds per bisect |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         o = r["outcomes"]
         lo, hi = r["wrong_ci95"]
-        lines.append(f"| {r['figure']} | {r['commits']} | {r['effect_pct']:+.0f} % | {r['trials']} | "
+        lines.append(f"| {r['figure']} | {r['budget']} | {r['commits']} | {r['effect_pct']:+.0f} % | {r['trials']} | "
                      f"{r['found_pct']:.1f} % | {r['wrong_pct']:.1f} % ({lo:.1f}-{hi:.1f}) | "
                      f"{100 * (o['named, not confirmed'] + o['wrong, not confirmed']) / r['trials']:.1f} % | "
                      f"{100 * o['among skipped'] / r['trials']:.1f} % | "

@@ -27,7 +27,6 @@ Prints each commit (hash, subject) and the time the unpacking and committing too
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from dataclasses import dataclass
@@ -146,7 +145,8 @@ SLOWING_AT = 6
 
 
 def git(tree: Path, *args: str, timeout: float = 1800.0) -> str:
-    return execute(["git", "-C", str(tree), *AUTHOR, *args], timeout=timeout).stdout.strip()
+    dated = ["env", f"GIT_AUTHOR_DATE={DATE}", f"GIT_COMMITTER_DATE={DATE}"]
+    return execute([*dated, "git", "-C", str(tree), *AUTHOR, *args], timeout=timeout).stdout.strip()
 
 
 def apply(tree: Path, commit: Commit) -> str:
@@ -177,7 +177,6 @@ def make(tree: Path, source: Path) -> None:
     if tree.exists() and any(tree.iterdir()):
         raise SystemExit(f"{tree} exists and is not empty; name a new directory")
     tree.mkdir(parents=True, exist_ok=True)
-    os.environ["GIT_AUTHOR_DATE"] = os.environ["GIT_COMMITTER_DATE"] = DATE
     start = time.monotonic()
     execute(["tar", "-xJf", str(source), "-C", str(tree), "--strip-components=1"], timeout=1800)
     unpacked = time.monotonic()

@@ -121,7 +121,8 @@ def check_asked(asked: Asked) -> None:
         if flag in RESERVED:
             raise UsageError(f"{arg} among the pytest arguments: fsbench bisect sets {flag} for each step's session "
                              "itself (--store, --alpha and --fail-on-regression are fsbench bisect's own options)")
-    rules = [parse_rule(rule) for rule in asked.rules]
+    for rule in asked.rules:
+        parse_rule(rule)  # a rule that is no rule: a usage error naming it
     if not 0 < asked.alpha < 0.5:
         raise UsageError(f"--alpha={asked.alpha:g}: give a level above 0 and below 0.5, e.g. 0.05")
     if not 2 <= asked.rounds <= asked.max_rounds:
@@ -132,7 +133,6 @@ def check_asked(asked: Asked) -> None:
     if asked.kind not in (UML, VM):
         raise UsageError(f"--kernel={asked.kind}: choose uml (a User-mode Linux kernel, make ARCH=um) or vm (a bzImage "
                          "booted in a virtual machine)")
-    del rules
 
 
 def work_dir(asked: Asked) -> Path:
@@ -202,6 +202,8 @@ class Record:
                    dict(found["kernels"]), [Step(**s) for s in found["steps"]], dict(found["result"]))
 
     def subject(self, sha: str) -> str:
+        if sha == self.good:
+            return "(the good endpoint)"
         return next((c.subject for c in self.commits if c.sha == sha), "")
 
     def position(self, sha: str) -> str:
@@ -265,8 +267,9 @@ class Bisector:
         return (None, entry["error"]) if entry["error"] else (Path(entry["path"]), None)
 
     def build(self, sha: str) -> Built:
-        self.say(f"  building {sha[:12]} {self.record.subject(sha) or ''} (make ARCH={'um' if self.asked.kind == UML else 'x86_64'}"
-                 f" -j{self.asked.jobs}; log {self.layout.kernel_dir(sha) / 'build.log'})")
+        arch = "um" if self.asked.kind == UML else "x86_64"
+        self.say(f"  building {sha[:12]} {self.record.subject(sha)} (make ARCH={arch} -j{self.asked.jobs}; log "
+                 f"{self.layout.kernel_dir(sha) / 'build.log'})")
         built = build_commit(self.asked.tree, self.layout, sha, self.asked.kind, self.asked.jobs, self.execute)
         self.say(f"  built in {built.seconds / 60:.1f} min" if built.kernel else
                  f"  does not build ({built.seconds / 60:.1f} min): {built.error}")
@@ -526,8 +529,7 @@ def confirm_culprit(b: Bisector, culprit: str, parent: str) -> Step:
     path, why = b.kernel(parent)
     if path is None:
         return Step(CONFIRM, culprit, "not confirmed", f"its parent {parent[:12]} {why}", parent=parent)
-    kernels = {GOOD: path, BAD: b.layout.kernel(culprit, b.asked.kind)}
-    kernels = {"parent": kernels[GOOD], "culprit": kernels[BAD]}
+    kernels = {"parent": path, "culprit": b.layout.kernel(culprit, b.asked.kind)}
     started = time.monotonic()
     session = b.session(len(b.record.steps), kernels, b.asked.confirm_rounds, None)
     roles = {f"{b.asked.kind}-parent": GOOD, f"{b.asked.kind}-culprit": BAD}
