@@ -481,12 +481,12 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     if args.report == "-":
         raise UsageError("--report -: the bisect's page is a file; name one")
     if args.list:
-        return bisect_list(Store(store_path, create=False))
+        return bisect_list(open_store(args))
     if args.resume is not None:
         if args.tree or args.good or args.bad or args.words:
             raise UsageError("--resume continues a bisect as it was started: give no --tree, --good, --bad or "
                              "pytest arguments with it")
-        store = Store(store_path, create=False)
+        store = open_store(args)
         bisector = bisect_run.resumed(store, None if args.resume == "last" else bisect_number(args.resume),
                                       str(store_path), execute)
     else:
@@ -494,7 +494,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
         bisect_run.check_asked(asked)
         if args.plan:
             return bisect_plan(asked, store_path)
-        bisector = bisect_run.start(asked, Store(store_path), str(store_path), execute)
+        record = bisect_run.new_record(asked, execute)
+        bisector = bisect_run.start(record, Store(store_path), str(store_path), execute)
         bisector.say(f"fsbench bisect {bisector.bisect_id}: {len(bisector.record.commits)} commits after "
                      f"{asked.good} ({bisector.record.good[:12]}) up to {asked.bad} ({bisector.record.bad[:12]}); "
                      f"work directory {bisector.layout.work}; store {redact(str(store_path))}")

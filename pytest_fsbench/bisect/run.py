@@ -350,18 +350,23 @@ def execute_session(argv: list[str], cwd: Path, env: dict[str, str], log: Path, 
 # ---- the bisect -------------------------------------------------------------------------------
 
 
-def start(asked: Asked, store: Store, store_path: str, execute: Executor, say: Callable[[str], None] = print,
-          cwd: Path | None = None) -> Bisector:
-    """A new bisect: the range read from the tree, its record in the store."""
+def new_record(asked: Asked, execute: Executor) -> Record:
+    """A new bisect's record: the request checked, the range read from the tree (usage errors
+    before anything is written)."""
     check_asked(asked)
     check_tree(asked.tree, execute)
     good = resolve(asked.tree, asked.good, "--good", execute)
     bad = resolve(asked.tree, asked.bad, "--bad", execute)
     commits = commits_between(asked.tree, good, bad, execute)
-    asked = dataclasses.replace(asked, work=work_dir(asked))
-    record = Record(asked, good, bad, commits)
-    bisect_id = store.start_bisect(socket.gethostname(), str(asked.tree), good, bad, record.to_json())
-    return Bisector(record, store, bisect_id, Layout(asked.work), store_path, execute, say, cwd or Path.cwd())
+    return Record(dataclasses.replace(asked, work=work_dir(asked)), good, bad, commits)
+
+
+def start(record: Record, store: Store, store_path: str, execute: Executor, say: Callable[[str], None] = print,
+          cwd: Path | None = None) -> Bisector:
+    """A new bisect in the store."""
+    bisect_id = store.start_bisect(socket.gethostname(), str(record.asked.tree), record.good, record.bad,
+                                   record.to_json())
+    return Bisector(record, store, bisect_id, Layout(record.asked.work), store_path, execute, say, cwd or Path.cwd())
 
 
 def resumed(store: Store, bisect_id: int | None, store_path: str, execute: Executor,
@@ -424,8 +429,10 @@ def check_the_range(b: Bisector) -> bool:
         rules = [parse_rule(rule) for rule in b.asked.rules]
         checked: RangeCheck = sequentially(lambda f: check_range(f, rules, b.asked.alpha, b.asked.looks), found,
                                            b.asked.looks)
+        built = [b.record.kernels.get(sha, {}) for sha in (b.record.good, b.record.bad)]
         step = Step(RANGE, b.record.bad, checked.verdict, "; ".join(checked.lines()), session, checked.rounds,
-                    measure_seconds=time.monotonic() - started,
+                    sum(float(k.get("build_seconds") or 0) for k in built),
+                    sum(float(k.get("boot_seconds") or 0) for k in built), time.monotonic() - started,
                     figure=figure_record(checked.regressed[0] if checked.regressed else
                                          (checked.judged[0].figure if checked.judged else None)))
         b.record.steps.append(step)
@@ -568,9 +575,10 @@ def step_lines(record: Record) -> list[str]:
         what = {RANGE: "range", CONFIRM: "confirm"}.get(step.kind, f"step {number}")
         times = (f"build {minutes(step.build_seconds)}, boot {step.boot_seconds:.0f} s, measuring "
                  f"{minutes(step.measure_seconds)}")
-        where = (f"{record.position(step.commit)} {step.commit[:12]}" if step.kind == STEP_KIND
-                 else f"{step.commit[:12]}")
-        lines.append(f"{what}: {where} {record.subject(step.commit)}: {step.verdict}"
+        where = (f"{record.good[:12]}..{record.bad[:12]}, the endpoints" if step.kind == RANGE else
+                 f"{record.position(step.commit)} {step.commit[:12]} {record.subject(step.commit)}"
+                 if step.kind == STEP_KIND else f"{step.commit[:12]} against its parent {step.parent[:12]}")
+        lines.append(f"{what}: {where}: {step.verdict}"
                      + (f" in {step.rounds} rounds" if step.rounds else "") + f" ({times}"
                      + (f"; session {step.session}" if step.session else "") + ")")
     return lines
