@@ -34,14 +34,16 @@ _OPTION = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
 
 @dataclass(frozen=True)
 class Built:
-    """One commit's build: the kernel (None: it did not build), the seconds make took, and why
-    it failed (the build log's last lines)."""
+    """One commit's build: the kernel (None: it did not build), the seconds make took, why it
+    failed (the build log's error lines), and whether it was a full build (the build directory
+    configured anew: every file compiled) or a rebuild of what the commit changed."""
 
     sha: str
     kernel: Path | None
     seconds: float
     error: str | None
     log: Path
+    full: bool = False
 
 
 @dataclass(frozen=True)
@@ -138,23 +140,34 @@ def build_commit(tree: Path, layout: Layout, sha: str, kind: str, jobs: int, exe
     log = directory / "build.log"
     log.write_text("")
     start = time.monotonic()
+    full = not (layout.build / ".config").is_file()
     try:
         checkout(tree, layout.source, sha, execute)
-        if not (layout.build / ".config").is_file():
+        if full:
             configure(layout, kind, log, execute)
         execute_logged(make_argv(layout, kind, "olddefconfig"), log, timeout=3600)
         gaps = missing((layout.build / ".config").read_text(), options(layout.required.read_text()))
         if gaps:
             return Built(sha, None, time.monotonic() - start, "its configuration lacks " + ", ".join(gaps[:6])
-                         + " (kconfig dropped them: their dependencies are off; add those to --config)", log)
+                         + " (kconfig dropped them: their dependencies are off; add those to --config)", log, full)
         execute_logged(make_argv(layout, kind, TARGET[kind], jobs=jobs), log, timeout=BUILD_TIMEOUT)
     except CommandError as exc:
         return Built(sha, None, time.monotonic() - start, f"{exc.reason or 'make failed'}: "
-                     + " / ".join(exc.output.strip().splitlines()[-4:]), log)
+                     + " / ".join(failure_lines(exc.output)), log, full)
     kernel = layout.kernel(sha, kind)
     shutil.copy2(layout.build / IMAGE[kind], kernel.with_suffix(".tmp"))
     os.replace(kernel.with_suffix(".tmp"), kernel)
-    return Built(sha, kernel, time.monotonic() - start, None, log)
+    return Built(sha, kernel, time.monotonic() - start, None, log, full)
+
+
+def failure_lines(output: str, most: int = 4) -> list[str]:
+    """What a failed build said of its failure: the last error lines of its output's tail (make's
+    own "***" lines, the compiler's "error:"), else its last lines; make's command line and its
+    directory changes left out."""
+    lines = [line.strip() for line in output.splitlines() if line.strip() and not line.startswith("$ ")
+             and "Entering directory" not in line and "Leaving directory" not in line]
+    errors = [line for line in lines if "***" in line or "error" in line.lower()]
+    return (errors or lines)[-most:]
 
 
 def virtme_options(execute: Executor) -> str:

@@ -257,7 +257,7 @@ class Bisector:
         reused = path.exists() and (path.parent / "booted").exists()
         built = Built(sha, path, 0.0, None, path.parent / "build.log") if reused else self.build(sha)
         entry = {"path": str(built.kernel) if built.kernel else None, "build_seconds": round(built.seconds, 1),
-                 "reused": reused, "error": built.error, "boot_seconds": 0.0}
+                 "full": built.full, "reused": reused, "error": built.error, "boot_seconds": 0.0}
         if built.kernel is not None and not reused:
             entry["boot_seconds"], entry["error"] = self.boot(sha, built.kernel)
             if entry["error"] is None:
@@ -627,8 +627,16 @@ def plan_lines(asked: Asked, commits: int, history: Sequence[dict], work_has_bui
     times in the store where there are any (history: their records), else from this project's
     measurements on a 2-core machine beside other jobs (stated as such)."""
     steps = search.steps_expected(commits)
-    full, incremental, per_round = planned_times(history, asked.kind)
     builds = 2 + steps + 1  # the endpoints, each step, the culprit's parent at most
+    head = (f"fsbench bisect --plan: {commits} commits after the good one, so about {steps} steps (log2 of "
+            f"{commits}; a skipped commit adds one), then the culprit against its parent")
+    known = planned_times(history, asked.kind)
+    if known is None:
+        return [head, f"builds: {builds} kernels; measuring: {steps + 2} sessions (2 or 3 kernels interleaved, "
+                      f"{asked.rounds} to {asked.max_rounds} rounds each, the confirmation {asked.confirm_rounds})",
+                f"their minutes: no bisect of {asked.kind} kernels is in this store, and fsbench has measured none on "
+                "a machine of its own; the first one's record gives later plans their times"]
+    full, incremental, per_round = known
     build_seconds = (0 if work_has_build else full[0] - incremental[0]) + builds * incremental[0]
     rounds = 4  # where the regression shows in a count: decided at the fourth round (alpha 0.05, looks 3..10)
     sessions = [(2, rounds), *[(3, rounds)] * steps, (2, asked.confirm_rounds)]
@@ -636,8 +644,7 @@ def plan_lines(asked: Asked, commits: int, history: Sequence[dict], work_has_bui
     worst = sum(kernels * r * per_round[0] for kernels, r in
                 [(2, asked.max_rounds), *[(3, asked.max_rounds)] * steps, (2, asked.confirm_rounds)])
     source = full[1]
-    return [f"fsbench bisect --plan: {commits} commits after the good one, so about {steps} steps (log2 of "
-            f"{commits}; a skipped commit adds one), then the culprit against its parent",
+    return [head,
             f"builds: {builds} kernels, about {minutes(build_seconds)}: "
             + (f"the first full build {minutes(full[0])}, then " if not work_has_build else "the build directory is "
                "made, so ")
@@ -649,36 +656,37 @@ def plan_lines(asked: Asked, commits: int, history: Sequence[dict], work_has_bui
 
 
 #: this project's measurements on a 2-core machine beside other jobs (docs/bisect.md): a minimal UML
-#: kernel's full build, a step's rebuild, and a case (dd write of 128M) per kernel and round
-MEASURED = {UML: (13 * 60.0, 30.0, 7.0), VM: (45 * 60.0, 90.0, 40.0)}
+#: kernel's full build, a step's rebuild, and a case (dd write of 128M) per kernel and round; none of
+#: a virtual machine's kernels (this machine has no KVM to measure them fairly)
+MEASURED = {UML: (13 * 60.0, 30.0, 7.0)}
 
 
 def planned_times(history: Sequence[dict], kind: str) -> tuple[tuple[float, str], tuple[float, str],
-                                                                  tuple[float, str]]:
+                                                                  tuple[float, str]] | None:
     """(full build, a step's build, a case per kernel and round) in seconds, each with where it
-    comes from: the median of earlier bisects' of this kind, else MEASURED."""
+    comes from: the median of earlier bisects' of this kind, else MEASURED; None when neither
+    knows one of them."""
     full, rebuilt, per_case = [], [], []
     for found in history:
         if found.get("asked", {}).get("kind") != kind:
             continue
-        builds = [float(k["build_seconds"]) for k in found.get("kernels", {}).values()
-                  if k.get("build_seconds") and not k.get("reused")]
-        if builds:
-            full.append(max(builds))
-            rebuilt += sorted(builds)[:-1]
+        for k in found.get("kernels", {}).values():
+            if k.get("build_seconds") and not k.get("reused"):
+                (full if k.get("full") else rebuilt).append(float(k["build_seconds"]))
         for step in found.get("steps", []):
             kernels = 3 if step["kind"] == STEP_KIND else 2
             if step.get("rounds") and step.get("measure_seconds"):
                 per_case.append(step["measure_seconds"] / (kernels * step["rounds"]))
-    mine = MEASURED[kind]
+    mine = MEASURED.get(kind)
 
-    def median(values: list[float], default: float) -> tuple[float, str]:
+    def median(values: list[float], which: int) -> tuple[float, str] | None:
         if not values:
-            return default, "measured by fsbench's own bisects on a 2-core machine"
+            return None if mine is None else (mine[which], "measured by fsbench's own bisects on a 2-core machine")
         ordered = sorted(values)
         return ordered[len(ordered) // 2], f"the median of {len(values)} in this store's bisects"
 
-    return median(full, mine[0]), median(rebuilt, mine[1]), median(per_case, mine[2])
+    found = (median(full, 0), median(rebuilt, 1), median(per_case, 2))
+    return None if None in found else found
 
 
 def figure_text(figure: dict, roles: Sequence[str] = (GOOD, STEP, BAD)) -> str:

@@ -12,7 +12,7 @@ import pytest
 from lxml import html as lxml_html
 
 from pytest_fsbench.bisect import run
-from pytest_fsbench.bisect.build import Layout
+from pytest_fsbench.bisect.build import UML, Layout, prepare
 from pytest_fsbench.bisect.looks import RANGE, STEP
 from pytest_fsbench.bisect.tree import Commit
 from pytest_fsbench.errors import UsageError
@@ -124,11 +124,26 @@ def test_the_plan_says_the_steps_builds_and_measuring_from_this_projects_measure
 
 def test_the_plan_takes_earlier_bisects_times_from_the_store(tmp_path):
     earlier = record(tmp_path).to_json()
-    earlier["kernels"]["full"] = {"build_seconds": 300.0, "boot_seconds": 5.0}
+    earlier["kernels"]["full"] = {"build_seconds": 300.0, "boot_seconds": 5.0, "full": True}
     lines = run.plan_lines(asked(tmp_path), 64, [earlier], work_has_build=True)
     assert "about 6 steps" in lines[0]
     assert "the median of 1 in this store's bisects" in lines[1]
     assert "first full build" not in lines[1]  # the work directory has its build already
+    fresh = run.plan_lines(asked(tmp_path, work=tmp_path / "elsewhere"), 64, [earlier], work_has_build=False)
+    assert "the first full build 5.0 min, then about 0.3 min each" in fresh[1]  # 300 s; the rebuilds took 12 and 18 s
+
+
+def test_a_bisect_that_only_rebuilt_its_kernels_does_not_pass_for_a_full_build(tmp_path):
+    rebuilt = record(tmp_path).to_json()  # its kernels took 12 and 18 s, from a build directory already made
+    lines = run.plan_lines(asked(tmp_path), 10, [rebuilt], work_has_build=False)
+    assert "the first full build 13.0 min" in lines[1]  # fsbench's own measurement, not 18 s
+
+
+def test_the_plan_of_a_virtual_machines_kernels_says_it_has_no_times_to_give(tmp_path):
+    lines = run.plan_lines(asked(tmp_path, kind="vm"), 10, [], work_has_build=False)
+    assert lines[1] == "builds: 7 kernels; measuring: 6 sessions (2 or 3 kernels interleaved, 3 to 10 rounds each, " \
+        "the confirmation 10)"
+    assert "no bisect of vm kernels is in this store" in lines[2] and len(lines) == 3
 
 
 def test_the_page_shows_the_range_as_a_line_of_commits_with_each_steps_verdict(tmp_path):
@@ -143,3 +158,42 @@ def test_the_page_shows_the_range_as_a_line_of_commits_with_each_steps_verdict(t
     rows = page.xpath("//table//tbody/tr")
     assert [r.xpath("td")[4].text_content() for r in rows] == ["regression", "like good", "like bad"]
     assert "not finished: fsbench bisect --resume continues it" in page.text_content()
+
+
+def tiny_tree(path: Path) -> list[str]:
+    """A git tree that passes for a kernel's (a Kbuild at its top) with two commits: the first one's
+    Makefile builds a "kernel" (the file linux, whatever the target), the second's does not build."""
+    path.mkdir()
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    execute([*git, "init", "-q"])
+    (path / "Kbuild").write_text("# the top of a kernel's tree\n")
+    made = []
+    for makefile, subject in (("%:\n\tprintf 'kernel' > $(O)/linux\n", "builds"),
+                              ("$(error this commit does not build)\n", "does not build")):
+        (path / "Makefile").write_text(makefile)
+        execute([*git, "add", "-A"])
+        execute([*git, "commit", "-q", "-m", subject])
+        made.append(execute([*git, "rev-parse", "HEAD"]).stdout.strip())
+    return made
+
+
+def test_a_commit_that_does_not_build_is_a_skipped_step_that_says_why_and_is_not_built_again(tmp_path):
+    builds, breaks = tiny_tree(tmp_path / "linux")
+    kept = run.Record(asked(tmp_path), builds, breaks, [Commit(breaks, "does not build")])
+    store = Store(tmp_path / "fsbench.db")
+    said: list[str] = []
+    b = run.Bisector(kept, store, store.start_bisect("host", "t", builds, breaks, kept.to_json()),
+                     Layout(tmp_path / "work"), "db", execute, say=said.append)
+    prepare(b.layout, UML, "", execute)
+    step = run.measure_step(b, 1, breaks)  # make runs for real and fails: no session is started
+    assert (step.kind, step.verdict, step.session) == (STEP, "skip", None)
+    assert step.why == "make failed: Makefile:1: *** this commit does not build.  Stop."
+    assert "this commit does not build" in (b.layout.kernel_dir(breaks) / "build.log").read_text()
+    assert any("does not build" in line for line in said)
+    assert kept.verdicts() == {} and run.Record.from_json(store.bisect(b.bisect_id).record).kernels[breaks]["error"]
+    kept.steps.append(step)
+    assert kept.verdicts() == {breaks: "skip"}
+    again = run.Bisector(run.Record.from_json(store.bisect(b.bisect_id).record), store, b.bisect_id, b.layout, "db",
+                         execute, say=said.append)
+    assert again.kernel(breaks) == (None, step.why)  # a resumed bisect does not build it again
+    assert sum("building" in line for line in said) == 1
