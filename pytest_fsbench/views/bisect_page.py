@@ -19,7 +19,8 @@ LINE_STYLE = """
 .line { display: flex; flex-wrap: wrap; gap: 4px; margin: 1em 0 }
 .commit { border: 1px solid #bbb; border-radius: 4px; padding: 4px 6px; min-width: 7.5em; max-width: 11em;
   font-size: 12px; background: #fafafa }
-.commit .sha { font-family: monospace; font-weight: bold } .commit .subject { color: #444; height: 3.9em; overflow: hidden }
+.commit .sha { font-family: monospace; font-weight: bold }
+.commit .subject { color: #444; line-height: 1.3em; height: 3.9em; overflow: hidden }
 .commit .figure { font-variant-numeric: tabular-nums } .commit.good { background: #e8f6e8; border-color: #7c7 }
 .commit.bad { background: #fde8e8; border-color: #d77 } .commit.skip { background: #eee; color: #777 }
 .commit.culprit { background: #f8c8c8; border: 2px solid #b00 } .commit .step { color: #555 }
