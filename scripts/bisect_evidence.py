@@ -3,7 +3,9 @@ decision code, and real bisects of a kernel series on this machine. Not a pytest
 
     .venv/bin/python scripts/bisect_evidence.py --fit STORE
     .venv/bin/python scripts/bisect_evidence.py --simulate --fit STORE [--trials 1000] [--jobs 2]
-    .venv/bin/python scripts/bisect_evidence.py --real --tree DIR --store STORE [--slowed 5] [--steady 3]
+    .venv/bin/python scripts/bisect_evidence.py --real --tree DIR --store STORE --work-dir DIR [--rebuild]
+                                                [--slowed 5] [--steady 3]
+    .venv/bin/python scripts/bisect_evidence.py --summary STORE
 
 --fit STORE reads every bisect the store holds (their sessions: the range's, each step's, each
 confirmation's) and fits the noise of the time figure and of the counts to them: per session, the
@@ -25,8 +27,12 @@ first bad commit left among skipped ones; no regression found in the range; the 
 
 --real makes fsbench bisect the tree's `slowed` branch (one slowing commit) --slowed times and its
 `steady` branch --steady times (scripts/kernel_series.py makes the tree), dd write of 128M on ext4
-under UML kernels, --fail-on-regression=work:5%, into STORE; then prints each bisect's result,
-steps and minutes (build, boot, measuring).
+under UML kernels, --fail-on-regression=work:5%, into STORE, each bisect's output into a file beside
+it; --rebuild removes the work directory's kernels before each bisect, so every one builds its kernels
+again (from the kept build directory: only what each commit changed).
+
+--summary STORE prints each bisect of the store (its result, sessions and rounds, and its minutes:
+builds, boots, measuring, in all) and a step's minutes over all of them.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import argparse
 import json
 import math
 import multiprocessing
+import shutil
 import subprocess
 import sys
 import time
@@ -236,21 +243,67 @@ def table(rows: list[dict]) -> list[str]:
 # ---- real bisects -----------------------------------------------------------------------------
 
 
-def real(tree: Path, store: Path, slowed: int, steady: int, work: Path | None) -> None:
+def real(tree: Path, store: Path, slowed: int, steady: int, work: Path, rebuild: bool) -> None:
+    """fsbench bisect of the series, each one's output into a file beside the store. rebuild: every
+    bisect's kernels removed before it, so each builds all its kernels again from the work
+    directory's kept build directory (a step's build then takes what a bisect's own takes)."""
     fsbench = Path(sys.executable).with_name("fsbench")
     for branch, times in (("slowed", slowed), ("steady", steady)):
         for number in range(1, times + 1):
+            if rebuild:
+                shutil.rmtree(work / "kernels", ignore_errors=True)
             argv = [str(fsbench), "bisect", f"--tree={tree}", "--good=base", f"--bad={branch}",
                     "--fail-on-regression=work:5%", f"--store={store}",
-                    f"--report={store.parent / f'bisect-{branch}-{number}.html'}",
-                    *([f"--work-dir={work}"] if work else []), "--", "-k", "dd and write", "--fs=ext4",
-                    "--dd-size=128M"]
-            print(f"== {branch} {number}: {' '.join(argv)}", flush=True)
+                    f"--report={store.parent / f'bisect-{branch}-{number}.html'}", f"--work-dir={work}",
+                    "--", "-k", "dd and write", "--fs=ext4", "--dd-size=128M"]
+            out = store.parent / f"bisect-{branch}-{number}.out"
+            print(f"== {branch} {number}: {' '.join(argv)} (output: {out})", flush=True)
             start = time.monotonic()
-            done = subprocess.run(argv, text=True, capture_output=True)
-            print(done.stdout[-6000:] + done.stderr[-2000:], flush=True)
-            print(f"== {branch} {number}: exit {done.returncode} in {(time.monotonic() - start) / 60:.1f} min",
-                  flush=True)
+            with open(out, "w") as handle:
+                status = subprocess.run(argv, stdout=handle, stderr=subprocess.STDOUT, check=False).returncode
+            said = [line for line in out.read_text().splitlines() if line.startswith("fsbench bisect: ")]
+            print("\n".join(said[-3:]), flush=True)
+            print(f"== {branch} {number}: exit {status} in {(time.monotonic() - start) / 60:.1f} min", flush=True)
+
+
+def said(result: dict) -> str:
+    """A bisect's result in a few words."""
+    if result.get("verdict") == "found":
+        return f"{result['culprit'][:12]} {result['subject']} ({result['confirmed']})"
+    return result.get("verdict", "not finished")
+
+
+def summary(store: Store) -> list[str]:
+    """Each bisect of the store: its range, result, sessions and rounds, and its minutes (builds,
+    boots, measuring, in all); then a step's minutes over every bisect (medians)."""
+    lines = ["| bisect | bad endpoint | result | sessions (rounds) | builds min | boots min | measuring min | "
+             "in all min |", "|---|---|---|---|---|---|---|---|"]
+    builds, boots, measuring = [], [], []
+    for row in store.bisects():
+        record = row.record
+        kernels, steps = record["kernels"].values(), record["steps"]
+        build = sum(float(k.get("build_seconds") or 0) for k in kernels)
+        boot = sum(float(k.get("boot_seconds") or 0) for k in kernels)
+        measure = sum(float(s.get("measure_seconds") or 0) for s in steps)
+        rounds = "+".join(str(s["rounds"]) for s in steps)
+        lines.append(f"| {row.id} | {record['asked']['bad']} | {said(record['result'])} | {len(steps)} ({rounds}) | "
+                     f"{build / 60:.1f} | {boot / 60:.1f} | {measure / 60:.1f} | "
+                     f"{(build + boot + measure) / 60:.1f} |")
+        first = max((float(k.get("build_seconds") or 0) for k in kernels), default=0.0)
+        builds += [float(k["build_seconds"]) for k in kernels
+                   if k.get("build_seconds") and not k.get("reused") and float(k["build_seconds"]) < first]
+        boots += [float(k["boot_seconds"]) for k in kernels if k.get("boot_seconds")]
+        measuring += [float(s["measure_seconds"]) for s in steps if s["kind"] == "step" and s.get("measure_seconds")]
+    lines.append("")
+    lines.append(f"a step's rebuild: median {median(builds):.0f} s of {len(builds)} (range {min(builds, default=0):.0f}-"
+                 f"{max(builds, default=0):.0f} s); a boot: median {median(boots):.1f} s of {len(boots)}; a step's "
+                 f"measuring: median {median(measuring) / 60:.1f} min of {len(measuring)} (range "
+                 f"{min(measuring, default=0) / 60:.1f}-{max(measuring, default=0) / 60:.1f} min)")
+    return lines
+
+
+def median(values: list[float]) -> float:
+    return float(np.median(values)) if values else 0.0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -263,13 +316,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tree", type=Path)
     parser.add_argument("--store", type=Path)
     parser.add_argument("--work-dir", type=Path)
+    parser.add_argument("--rebuild", action="store_true", help="with --real: each bisect's kernels removed first, "
+                        "so it builds them again")
     parser.add_argument("--slowed", type=int, default=5)
     parser.add_argument("--steady", type=int, default=3)
+    parser.add_argument("--summary", type=Path, metavar="STORE", help="each bisect of the store and its minutes")
     args = parser.parse_args(argv)
     if args.real:
-        if args.tree is None or args.store is None:
-            parser.error("--real needs --tree and --store")
-        real(args.tree.absolute(), args.store.absolute(), args.slowed, args.steady, args.work_dir)
+        if args.tree is None or args.store is None or args.work_dir is None:
+            parser.error("--real needs --tree, --store and --work-dir")
+        real(args.tree.absolute(), args.store.absolute(), args.slowed, args.steady, args.work_dir.absolute(),
+             args.rebuild)
+        return 0
+    if args.summary is not None:
+        print("\n".join(summary(Store(args.summary, create=False))))
         return 0
     if args.fit is None:
         parser.error("give --fit STORE (with --simulate: the noise the simulation draws from)")
