@@ -45,6 +45,7 @@ import shutil
 import subprocess
 import sys
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -217,12 +218,24 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 DESIGNS = ((TIME_METRIC, BUDGET), (TIME_METRIC, 30), (COUNT_METRIC, BUDGET))
 
 
-def simulate(noises: dict[str, Noise], trials: int, jobs: int) -> list[dict]:
-    work = [(commits, effect, metric, noises[metric], trials, 20261200 + 97 * i, budget)
-            for i, (metric, budget, commits, effect) in enumerate((m, b, c, e) for m, b in DESIGNS
-                                                                   for c in RANGES for e in EFFECTS)]
+def simulate(noises: dict[str, Noise], trials: int, jobs: int,
+             designs: tuple[tuple[str, int], ...] = DESIGNS) -> list[dict]:
+    """Every scenario of the designs (figure, budget) x RANGES x EFFECTS, each on a seed of its own
+    (the same scenario draws the same bisects whichever designs run with it)."""
+    work = [(commits, effect, metric, noises[metric], trials,
+             zlib.crc32(f"{metric}:{budget}:{commits}:{effect}".encode()), budget)
+            for metric, budget in designs for commits in RANGES for effect in EFFECTS]
     with multiprocessing.Pool(jobs) as pool:
-        return pool.map(scenario, work)
+        return pool.map(scenario, work, chunksize=1)
+
+
+def design(text: str) -> tuple[str, int]:
+    """--design FIGURE:ROUNDS (dd.write:10, work.flushes_per_gb:10, dd.write:30)."""
+    metric, _, budget = text.partition(":")
+    if metric not in RULES or not budget.isdigit() or int(budget) < FIRST:
+        raise argparse.ArgumentTypeError(f"{text}: give FIGURE:ROUNDS, FIGURE one of {', '.join(RULES)} and "
+                                         f"ROUNDS at least {FIRST}")
+    return metric, int(budget)
 
 
 def table(rows: list[dict]) -> list[str]:
@@ -289,9 +302,8 @@ def summary(store: Store) -> list[str]:
         lines.append(f"| {row.id} | {record['asked']['bad']} | {said(record['result'])} | {len(steps)} ({rounds}) | "
                      f"{build / 60:.1f} | {boot / 60:.1f} | {measure / 60:.1f} | "
                      f"{(build + boot + measure) / 60:.1f} |")
-        first = max((float(k.get("build_seconds") or 0) for k in kernels), default=0.0)
         builds += [float(k["build_seconds"]) for k in kernels
-                   if k.get("build_seconds") and not k.get("reused") and float(k["build_seconds"]) < first]
+                   if k.get("build_seconds") and not k.get("reused") and not k.get("full")]
         boots += [float(k["boot_seconds"]) for k in kernels if k.get("boot_seconds")]
         measuring += [float(s["measure_seconds"]) for s in steps if s["kind"] == "step" and s.get("measure_seconds")]
     lines.append("")
@@ -311,6 +323,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fit", type=Path, metavar="STORE", help="fit the noise to the bisects in this store")
     parser.add_argument("--simulate", action="store_true")
     parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--design", type=design, action="append", metavar="FIGURE:ROUNDS",
+                        help="a figure and --max-rounds to simulate (repeatable; default: "
+                        + ", ".join(f"{m}:{b}" for m, b in DESIGNS) + ")")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--real", action="store_true")
     parser.add_argument("--tree", type=Path)
@@ -341,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.simulate:
         return 0
     start = time.monotonic()
-    rows = simulate(noises, args.trials, args.jobs)
+    rows = simulate(noises, args.trials, args.jobs, tuple(args.design or DESIGNS))
     print("\n".join(table(rows)))
     for row in rows:
         print(json.dumps(row))

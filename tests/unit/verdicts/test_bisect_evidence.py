@@ -4,12 +4,15 @@ confirmation)."""
 
 from __future__ import annotations
 
+import argparse
 import math
+import re
 
 import numpy as np
 import pytest
 
 from conftest import load_script
+from pytest_fsbench.store.results import Store
 
 be = load_script("bisect_evidence")
 
@@ -48,3 +51,35 @@ def test_the_table_has_a_row_per_scenario():
     rows = [be.scenario((8, -0.10, be.COUNT_METRIC, be.Noise(0.0005, 0.0, 1, 1), 5, 1, be.BUDGET))]
     lines = be.table(rows)
     assert len(lines) == 3 and lines[2].startswith("| work.flushes_per_gb | 10 | 8 | -10 % | 5 | 100.0 % |")
+
+
+def test_a_design_is_a_figure_the_simulation_knows_and_a_budget_it_can_look_within():
+    assert be.design("dd.write:30") == ("dd.write", 30)
+    for wrong in ("dd.read:10", "dd.write", "dd.write:2", "work.flushes_per_gb:ten"):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(wrong)):
+            be.design(wrong)
+
+
+def test_a_scenario_draws_the_same_bisects_whichever_designs_run_beside_it():
+    still = be.Noise(0.0005, 0.0, 1, 1)
+    alone = be.simulate({be.COUNT_METRIC: still}, 3, 1, ((be.COUNT_METRIC, 10),))
+    beside = be.simulate({be.COUNT_METRIC: still, be.TIME_METRIC: still}, 3, 1,
+                         ((be.TIME_METRIC, 10), (be.COUNT_METRIC, 10)))
+    assert [r["outcomes"] for r in alone] == [r["outcomes"] for r in beside[len(alone):]]
+
+
+def test_the_summary_gives_each_bisects_result_and_minutes_from_its_record(tmp_path):
+    store = Store(tmp_path / "fsbench.db")
+    record = {"asked": {"bad": "slowed", "kind": "uml"},
+              "kernels": {"a": {"build_seconds": 600.0, "boot_seconds": 2.0, "full": True},
+                          "b": {"build_seconds": 30.0, "boot_seconds": 1.0},
+                          "c": {"build_seconds": 18.0, "boot_seconds": 1.0}},
+              "steps": [{"kind": "range", "rounds": 4, "measure_seconds": 60.0},
+                        {"kind": "step", "rounds": 4, "measure_seconds": 90.0},
+                        {"kind": "confirm", "rounds": 10, "measure_seconds": 120.0}],
+              "result": {"verdict": "found", "culprit": "7b73f478164b369e", "subject": "ext4: flush",
+                         "confirmed": "confirmed"}}
+    store.start_bisect("host", "tree", "g", "b", record)
+    lines = be.summary(store)
+    assert lines[2] == "| 1 | slowed | 7b73f478164b ext4: flush (confirmed) | 3 (4+4+10) | 10.8 | 0.1 | 4.5 | 15.4 |"
+    assert lines[-1].startswith("a step's rebuild: median 24 s of 2 (range 18-30 s); a boot: median 1.0 s of 3")
