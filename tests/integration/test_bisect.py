@@ -59,7 +59,8 @@ def tree() -> Iterator[Path]:
 
 
 def bisect(*args: str, store: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "pytest_fsbench.cli", "bisect", *args, f"--store={store}"],
+    """fsbench bisect with args (its own options, then -- and the cases'), into store."""
+    return subprocess.Popen([sys.executable, "-m", "pytest_fsbench.cli", "bisect", f"--store={store}", *args],
                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True, preexec_fn=sigint_default)
 
