@@ -67,8 +67,8 @@ class Layout:
 
     @property
     def required(self) -> Path:
-        """The options a built configuration must have: fsbench's (and virtme-ng's), but where
-        --config sets them otherwise."""
+        """The options a built configuration must have: fsbench's, but where --config sets them
+        otherwise."""
         return self.work / "required.config"
 
     def kernel_dir(self, sha: str) -> Path:
@@ -84,16 +84,20 @@ def options(text: str) -> dict[str, str]:
 
 
 def fragment_text(kind: str, user_config: str = "", virtme: str = "") -> str:
-    """The fragment a bisect's kernels are built with: fsbench's for the kind, virtme-ng's (a
-    virtual machine's), then the user's --config lines, which win where they name a symbol again."""
-    parts = [FRAGMENT[kind].read_text(), virtme, user_config]
+    """The fragment a bisect's kernels are built with: virtme-ng's (a virtual machine's), then
+    fsbench's for the kind, then the user's --config lines; a later line wins where it names a
+    symbol again (virtme-ng's turns ext4 off, "# CONFIG_EXT4_FS is not set": the cases need it)."""
+    parts = [virtme, FRAGMENT[kind].read_text(), user_config]
     return "\n".join(part.rstrip() for part in parts if part.strip()) + "\n"
 
 
-def required_text(kind: str, user_config: str = "", virtme: str = "") -> str:
-    """fsbench's (and virtme-ng's) options the user's --config does not set otherwise."""
+def required_text(kind: str, user_config: str = "") -> str:
+    """fsbench's options the user's --config does not set otherwise: what a built configuration
+    must have. Not virtme-ng's: it lists options of many kernel releases (a 6.1 tree has neither
+    CONFIG_DRM_VIRTIO_GPU_KMS nor CONFIG_DAX_DRIVER), and a kernel that lacks what it needs does not
+    boot, which skips its step saying so."""
     theirs = options(user_config)
-    ours = options(FRAGMENT[kind].read_text() + "\n" + virtme)
+    ours = options(FRAGMENT[kind].read_text())
     return "".join(f"{name}={value}\n" for name, value in ours.items() if name not in theirs)
 
 
@@ -102,7 +106,7 @@ def prepare(layout: Layout, kind: str, user_config: str, execute: Executor) -> N
     layout.work.mkdir(parents=True, exist_ok=True)
     virtme = virtme_options(execute) if kind == VM else ""
     layout.fragment.write_text(fragment_text(kind, user_config, virtme))
-    layout.required.write_text(required_text(kind, user_config, virtme))
+    layout.required.write_text(required_text(kind, user_config))
 
 
 def missing(config: str, wanted: dict[str, str]) -> list[str]:
@@ -132,6 +136,16 @@ def configure(layout: Layout, kind: str, log: Path, execute: Executor) -> None:
     config.write_text(config.read_text() + layout.fragment.read_text())  # a later line wins in kconfig
 
 
+def configuration_gaps(layout: Layout, kind: str, log: Path, execute: Executor) -> list[str]:
+    """The build directory configured for the checked-out commit (the first time from scratch, then
+    `make olddefconfig`, which takes the commit's new options at their defaults); the options
+    fsbench needs that the configuration lacks."""
+    if not (layout.build / ".config").is_file():
+        configure(layout, kind, log, execute)
+    execute_logged(make_argv(layout, kind, "olddefconfig"), log, timeout=3600)
+    return missing((layout.build / ".config").read_text(), options(layout.required.read_text()))
+
+
 def build_commit(tree: Path, layout: Layout, sha: str, kind: str, jobs: int, execute: Executor) -> Built:
     """Check sha out, build it in the bisect's build directory and copy its kernel out; a commit that
     does not check out, configure or build gives a Built with its error (the bisect skips it)."""
@@ -143,10 +157,7 @@ def build_commit(tree: Path, layout: Layout, sha: str, kind: str, jobs: int, exe
     full = not (layout.build / ".config").is_file()
     try:
         checkout(tree, layout.source, sha, execute)
-        if full:
-            configure(layout, kind, log, execute)
-        execute_logged(make_argv(layout, kind, "olddefconfig"), log, timeout=3600)
-        gaps = missing((layout.build / ".config").read_text(), options(layout.required.read_text()))
+        gaps = configuration_gaps(layout, kind, log, execute)
         if gaps:
             return Built(sha, None, time.monotonic() - start, "its configuration lacks " + ", ".join(gaps[:6])
                          + " (kconfig dropped them: their dependencies are off; add those to --config)", log, full)

@@ -29,7 +29,10 @@ import pytest
 from lxml import html as lxml_html
 
 from conftest import load_script, sigint_default
+from pytest_fsbench.bisect.build import KINDS, UML, VM, Layout, configuration_gaps, prepare
+from pytest_fsbench.kernels.vm import vng_program
 from pytest_fsbench.store.results import Store
+from pytest_fsbench.system.commands import execute
 
 REPO = Path(__file__).resolve().parents[2]
 CACHE = Path(os.environ.get("FSBENCH_TEST_CACHE", "/var/cache/fsbench-tests")) / "bisect"
@@ -73,6 +76,24 @@ def test_the_plan_of_the_whole_series(tree, tmp_path):
     assert "10 commits after the good one, so about 4 steps" in done.stdout
     assert "builds: 7 kernels" in done.stdout and "measuring: 6 sessions" in done.stdout
     assert not (tmp_path / "none.db").exists()  # a plan records nothing
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_kind_of_kernel_is_configured_with_what_the_cases_need(tree, tmp_path, kind):
+    """The series' tree configured as a bisect configures its kernels (UML: allnoconfig; a virtual
+    machine: x86_64's defconfig with virtme-ng's options, which turn ext4 off, laid under fsbench's),
+    without building: every option fsbench needs survives kconfig. The tree itself is the source
+    (make O= writes only into the build directory)."""
+    if kind == VM and vng_program() is None:
+        pytest.skip("virtme-ng is not installed (./fsbench.sh setup --kernel=vm installs it)")
+    layout = Layout(tmp_path / "work")
+    layout.work.mkdir()
+    layout.source.symlink_to(tree)
+    prepare(layout, kind, "", execute)
+    assert configuration_gaps(layout, kind, tmp_path / "config.log", execute) == []
+    config = (layout.build / ".config").read_text()
+    assert "CONFIG_EXT4_FS=y" in config and "CONFIG_BLK_DEV_LOOP=y" in config
+    assert ("CONFIG_HOSTFS=y" in config) == (kind == UML) and ("CONFIG_VIRTIO_BLK=y" in config) == (kind == VM)
 
 
 def test_a_real_bisect_interrupted_resumed_names_the_culprit_and_confirms_it(tree, tmp_path, no_leftovers):
