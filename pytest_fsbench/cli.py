@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 import tempfile
 import textwrap
@@ -484,6 +485,115 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     return fleet.submit_only(request, slurm) if args.no_wait else fleet.run(request, slurm)
 
 
+def cmd_bisect(args: argparse.Namespace) -> int:
+    """Find the commit between --good and --bad that made the cases slower (exit 0 when the bisect
+    ends: a commit named, no regression in the range, or why none could be named), or --plan it,
+    --list the store's bisects, --resume one (a finished one: its result and page again)."""
+    from .bisect import run as bisect_run  # the kernel builds and step sessions only for this command
+
+    store_path = BY_FLAG["--store"].value(args.fsbench_store)
+    report = output_path(args.report, "report", args, args.force) if args.report else None
+    if args.report == "-":
+        raise UsageError("--report -: the bisect's page is a file; name one")
+    if args.list:
+        return bisect_list(open_store(args))
+    if args.resume is not None:
+        if args.tree or args.good or args.bad or args.words:
+            raise UsageError("--resume continues a bisect as it was started: give no --tree, --good, --bad or "
+                             "pytest arguments with it")
+        store = open_store(args)
+        bisector = bisect_run.resumed(store, None if args.resume == "last" else bisect_number(args.resume),
+                                      str(store_path), execute)
+    else:
+        asked = bisect_asked(args)
+        bisect_run.check_asked(asked)
+        if args.plan:
+            return bisect_plan(asked, store_path)
+        record = bisect_run.new_record(asked, execute)
+        bisector = bisect_run.start(record, Store(store_path), str(store_path), execute)
+        bisector.say(f"fsbench bisect {bisector.bisect_id}: {len(bisector.record.commits)} commits after "
+                     f"{asked.good} ({bisector.record.good[:12]}) up to {asked.bad} ({bisector.record.bad[:12]}); "
+                     f"work directory {bisector.layout.work}; store {redact(str(store_path))}")
+    try:
+        bisect_run.run(bisector)
+    except KeyboardInterrupt:
+        print(f"fsbench bisect: interrupted; fsbench bisect --resume={bisector.bisect_id} continues it (its kernels "
+              "and verdicts are kept)", file=sys.stderr)
+        return 130
+    finally:
+        if report is not None:
+            report.write_text(bisect_run.report_page(bisector.record, bisector.bisect_id,
+                                                     bisector.store.bisect(bisector.bisect_id).status))
+    width = terminal_width()
+    lines = [*bisect_run.step_lines(bisector.record), *bisect_run.result_lines(bisector.record),
+             bisect_run.time_line(bisector.record)]
+    print("\n".join(part for line in lines for part in fit(f"fsbench bisect: {line}" if not line.startswith(" ")
+                                                               else line, width)))
+    if report is not None:
+        print(f"fsbench bisect: wrote {report}")
+    return 0
+
+
+def bisect_number(text: str) -> int:
+    if not text.isdigit():
+        raise UsageError(f"--resume={text}: give a bisect's number (fsbench bisect --list shows them) or leave it out "
+                         "for the newest unfinished one")
+    return int(text)
+
+
+def bisect_asked(args: argparse.Namespace):
+    from .bisect.run import DEFAULT_RULES, Asked
+    from .verdicts.gate import parse_rule
+
+    missing = [flag for flag, value in (("--tree", args.tree), ("--good", args.good), ("--bad", args.bad)) if not value]
+    if missing:
+        raise UsageError(f"give {', '.join(missing)}: the kernel's git tree and the good and bad commits (or --resume, "
+                         "--list)")
+    config = ""
+    if args.config is not None:
+        try:
+            config = Path(args.config).read_text()
+        except OSError as exc:
+            raise UsageError(f"--config={args.config}: {exc.strerror}; name a kernel configuration (or a fragment of "
+                             "CONFIG_...=y lines)") from None
+    rules = tuple(args.fsbench_fail_on_regression) or DEFAULT_RULES
+    for rule in rules:
+        parse_rule(rule)  # a bad rule is a usage error before anything is read
+    return Asked(tree=Path(args.tree).absolute(), good=args.good, bad=args.bad, kind=args.kernel, config=config,
+                 pytest_args=tuple(args.words), rules=rules, alpha=BY_FLAG["--alpha"].value(args.fsbench_alpha),
+                 rounds=args.rounds, max_rounds=args.max_rounds, confirm_rounds=args.confirm_rounds,
+                 jobs=args.jobs, work=Path(args.work_dir).absolute() if args.work_dir else None)
+
+
+def bisect_plan(asked, store_path) -> int:
+    from .bisect import run as bisect_run
+    from .bisect.tree import check_tree, commits_between, resolve
+
+    check_tree(asked.tree, execute)
+    good, bad = resolve(asked.tree, asked.good, "--good", execute), resolve(asked.tree, asked.bad, "--bad", execute)
+    commits = commits_between(asked.tree, good, bad, execute)
+    history = []
+    if is_url(store_path) or Path(store_path).exists():
+        history = [row.record for row in Store(store_path, create=False).bisects()]
+    built = (bisect_run.work_dir(asked) / "build" / ".config").exists()
+    width = terminal_width()
+    print("\n".join(part for line in bisect_run.plan_lines(asked, len(commits), history, built)
+                    for part in fit(line, width)))
+    return 0
+
+
+def bisect_list(store: Store) -> int:
+    rows = store.bisects()
+    if not rows:
+        print(f"fsbench bisect: no bisects in {store.path}")
+    for row in rows:
+        result = row.record.get("result") or {}
+        said = (f"{result['culprit'][:12]} {result.get('subject', '')} ({result.get('confirmed')})"
+                if result.get("verdict") == "found" else result.get("verdict", "not finished"))
+        print(f"{row.id:4}  {row.started}  {row.status:11}  {row.tree} {row.good[:12]}..{row.bad[:12]}: {said}")
+    return 0
+
+
 DESCRIPTION = """fsbench: filesystem benchmarks as pytest tests.
 
 The benchmarks are pytest tests: pytest runs them, on a filesystem it builds for each case (its
@@ -502,6 +612,7 @@ EPILOG = """the commonest commands (from the checkout, as ./fsbench.sh set it up
   .venv/bin/fsbench study                       the published studies fsbench re-runs
   .venv/bin/fsbench cleanup                     remove what a killed session left behind
   .venv/bin/fsbench fleet --nodes=a,b -- ARGS   one session per Slurm node into one store
+  .venv/bin/fsbench bisect --tree=T --good=G --bad=B -- ARGS   the commit that made the cases slower
 
 .venv/bin/fsbench COMMAND --help shows a command's options."""
 
@@ -658,6 +769,45 @@ def parser() -> argparse.ArgumentParser:
                               "directory)")
     add_to_argparse(fleet_parser, BY_FLAG["--store"])
     fleet_parser.set_defaults(func=cmd_fleet)
+    bisect = sub.add_parser("bisect", help="find the commit of a kernel's git history that made the cases slower: "
+                            "each step's kernel built and measured interleaved with the good and bad ones until the "
+                            "gate's statistics decide (counts of the work first), the culprit confirmed against its "
+                            "parent (docs/bisect.md)")
+    bisect.add_argument("words", nargs="*", metavar="PYTEST-ARGS", help="after --: the cases' pytest arguments, "
+                        "e.g. -- -k 'dd and write' --fs=ext4 --dd-size=128M")
+    bisect.add_argument("--tree", help="the Linux kernel's git repository (read only: the bisect checks out in a "
+                        "clone of its own)")
+    bisect.add_argument("--good", metavar="REV", help="a commit without the regression (hash, tag or branch)")
+    bisect.add_argument("--bad", metavar="REV", help="a later commit with it")
+    bisect.add_argument("--kernel", choices=("uml", "vm"), default="uml", help="uml (a User-mode Linux kernel, make "
+                        "ARCH=um; default) or vm (a bzImage booted in a virtual machine, KVM where there is one)")
+    bisect.add_argument("--config", metavar="FILE", help="kernel options laid over fsbench's own (CONFIG_...=y "
+                        "lines, or a whole .config); fsbench's: pytest_fsbench/bisect/uml.config or vm.config")
+    bisect.add_argument("--fail-on-regression", dest="fsbench_fail_on_regression", action="append", default=[],
+                        metavar="RULE", help="what counts as the regression, as the gate's rules: work:5%% (every "
+                        "count of the work per byte moved), 5%% (every headline figure), dd.write:10%%, ...; "
+                        "repeatable (default: work:5%%: a time figure needs many rounds, see docs/bisect.md)")
+    bisect.add_argument("--alpha", dest="fsbench_alpha", default="0.05", metavar="ALPHA", help="one-sided level of each decision "
+                        "over all its looks (default 0.05)")
+    bisect.add_argument("--rounds", type=int, default=3, help="the first round each session is looked at (default 3)")
+    bisect.add_argument("--max-rounds", type=int, default=10, help="a session's budget of rounds: an undecided step is "
+                        "skipped, an undecided range names nothing (default 10)")
+    bisect.add_argument("--confirm-rounds", type=int, default=10, help="rounds of the culprit against its parent "
+                        "(default 10)")
+    bisect.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="make -j (default: the CPUs, "
+                        f"{os.cpu_count()} here)")
+    bisect.add_argument("--work-dir", metavar="DIR", help="the bisect's checkout, build directory and kernels, kept "
+                        "for later bisects (default: one per tree, kind and config under /var/tmp/fsbench-bisect)")
+    bisect.add_argument("--plan", action="store_true", help="say the steps, builds and measuring time it expects, "
+                        "and stop")
+    bisect.add_argument("--resume", nargs="?", const="last", metavar="N", help="continue bisect N (default: the "
+                        "newest unfinished one), its kernels and verdicts kept; a finished one: say its result again")
+    bisect.add_argument("--list", action="store_true", help="list the store's bisects")
+    bisect.add_argument("--report", metavar="FILE", help="write the bisect's page: the range as a line of commits, "
+                        "each step's verdict and figure")
+    bisect.add_argument("--force", action="store_true", help="let --report replace a file fsbench did not write")
+    add_to_argparse(bisect, BY_FLAG["--store"])
+    bisect.set_defaults(func=cmd_bisect)
     for command in sub.choices.values():
         command.set_defaults(command_parser=command)
     return top

@@ -24,7 +24,7 @@ from .verdicts.baseline import Baseline
 from .verdicts.disturbance import load_of
 from .verdicts.drift import Drift
 from .kernels.vm import planned_emulation
-from .store.facts import STUDY, case_options, check_emulation, emulations, runner, selection
+from .store.facts import BISECT, STUDY, case_options, check_emulation, emulations, runner, selection
 from .workloads import PARAMS as WORKLOAD_PARAMS
 from .verdicts.gate import Gate
 from .store.databases import redact_args
@@ -88,10 +88,12 @@ def ran_record(settings: Settings) -> dict[str, object]:
 def session_request(settings: Settings, environ: Mapping[str, str]) -> dict[str, object]:
     """What the store keeps of the session's request: its command line, what it runs, and the
     study and scale it runs for when `fsbench study` started it (STUDY; a later plan of the study
-    takes its times from such sessions)."""
+    takes its times from such sessions), and the bisect step it measures for `fsbench bisect` (BISECT)."""
     request: dict[str, object] = {"argv": redact_args(settings.args), "ran": ran_record(settings)}
     if environ.get(STUDY):
         request["study"] = environ[STUDY]
+    if environ.get(BISECT):
+        request["bisect"] = environ[BISECT]
     return request
 
 

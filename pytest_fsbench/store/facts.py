@@ -15,6 +15,11 @@ from ..errors import UsageError
 STUDY = "FSBENCH_STUDY"
 
 
+#: the environment variable naming the bisect and step a session measures (`fsbench bisect` sets it,
+#: bisect/run.py); the session records it as its request's "bisect", so the bisect finds the session
+BISECT = "FSBENCH_BISECT"
+
+
 def study_marker(name: str, scale: str) -> str:
     """What a study's session records as its "study": btrfs-options --scale=quick."""
     return f"{name} --scale={scale}"

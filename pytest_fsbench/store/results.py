@@ -20,7 +20,7 @@ from .facts import ran, runner
 from ..errors import FsbenchError, UsageError
 from ..metrics import Direction, Metric
 
-__all__ = ["MIGRATIONS", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "Timing", "canonical",
+__all__ = ["MIGRATIONS", "BisectRow", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "Timing", "canonical",
            "check_store_file", "check_store_place", "now"]
 
 MIGRATIONS: tuple[str, ...] = (
@@ -80,7 +80,29 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE runs ADD COLUMN count_seconds {real};
     """,
+    # 7: a bisect's record (fsbench bisect): its range, its steps (each a session of its own, by id),
+    # their kernels, verdicts and times, and its result, as one document updated after every step
+    """
+    CREATE TABLE bisects (
+        id {id}, started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL, host TEXT NOT NULL,
+        tree TEXT NOT NULL, good TEXT NOT NULL, bad TEXT NOT NULL, record TEXT NOT NULL);
+    """,
 )
+
+
+@dataclass(frozen=True)
+class BisectRow:
+    """A bisect as the store keeps it: its record is the document bisect/run.py writes."""
+
+    id: int
+    started: str
+    finished: str | None
+    status: str
+    host: str
+    tree: str
+    good: str
+    bad: str
+    record: dict
 
 
 class StoreError(FsbenchError):
@@ -514,6 +536,35 @@ class Store:
     def finished_tests(self, session_id: int) -> set[str]:
         rows = self.db.execute("SELECT test FROM tests WHERE session_id = ? AND outcome IN ('passed', 'failed')", (session_id,))
         return {row[0] for row in rows}
+
+    # --- bisects ---------------------------------------------------------------------------------
+
+    @_guarded
+    def start_bisect(self, host: str, tree: str, good: str, bad: str, record: dict[str, object]) -> int:
+        row = self.db.execute("INSERT INTO bisects (started, status, host, tree, good, bad, record)"
+                              " VALUES (?, 'running', ?, ?, ?, ?, ?) RETURNING id",
+                              (now(), host, tree, good, bad, canonical(record))).fetchone()
+        return int(row[0])
+
+    @_guarded
+    def save_bisect(self, bisect_id: int, status: str, record: dict[str, object]) -> None:
+        """The bisect's record as it stands (after each step), and its status: running,
+        interrupted, or finished (then its end time too)."""
+        self.db.execute("UPDATE bisects SET status = ?, record = ?, finished = ? WHERE id = ?",
+                        (status, canonical(record), now() if status == "finished" else None, bisect_id))
+
+    @_guarded
+    def bisect(self, bisect_id: int) -> BisectRow | None:
+        row = self.db.execute("SELECT id, started, finished, status, host, tree, good, bad, record FROM bisects"
+                              " WHERE id = ?", (bisect_id,)).fetchone()
+        return None if row is None else BisectRow(*row[:8], json.loads(row[8]))
+
+    @_guarded
+    def bisects(self) -> list[BisectRow]:
+        """Every bisect, oldest first."""
+        rows = self.db.execute("SELECT id, started, finished, status, host, tree, good, bad, record FROM bisects"
+                               " ORDER BY id").fetchall()
+        return [BisectRow(*row[:8], json.loads(row[8])) for row in rows]
 
     # --- reading ---------------------------------------------------------------------------------
 

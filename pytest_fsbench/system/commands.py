@@ -97,3 +97,35 @@ def _text(data: bytes | str | None) -> str:
     if isinstance(data, bytes):
         return data.decode(errors="replace")
     return data
+
+
+def execute_logged(argv: list[str], log_file: os.PathLike[str] | str, *, timeout: float = DEFAULT_TIMEOUT,
+                   check: bool = True, tail: int = 40) -> Completed:
+    """Run argv with its output (stdout and stderr together, as they come) appended to log_file,
+    for commands whose output is long (a kernel's build); the result's stdout is the output's last
+    tail lines. CommandError as execute raises it, with those lines."""
+    argv = [str(a) for a in argv]
+    start = time.monotonic()
+    with open(log_file, "ab") as log_handle:
+        log_handle.write(f"$ {' '.join(argv)}\n".encode())
+        log_handle.flush()
+        try:
+            proc = subprocess.run(argv, stdout=log_handle, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  timeout=timeout, env=_env())
+        except FileNotFoundError as exc:
+            raise CommandError(argv, None, "", f"program not found: {exc.filename}") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise CommandError(argv, None, _tail(log_file, tail), f"timed out after {timeout:g}s") from exc
+    seconds = time.monotonic() - start
+    done = Completed(tuple(argv), proc.returncode, _tail(log_file, tail), "", seconds)
+    log.info("%s -> %d in %.2fs (output in %s)", " ".join(argv), proc.returncode, seconds, log_file)
+    if check and proc.returncode != 0:
+        raise CommandError(argv, proc.returncode, done.stdout)
+    return done
+
+
+def _tail(path: os.PathLike[str] | str, lines: int) -> str:
+    with open(path, "rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        handle.seek(max(0, handle.tell() - 200 * lines))
+        return "\n".join(handle.read().decode(errors="replace").splitlines()[-lines:]) + "\n"

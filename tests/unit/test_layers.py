@@ -11,7 +11,7 @@ from test_imports import PACKAGE, cycles, import_graph, make_package
 
 #: top to bottom; a unit is a subpackage or a top-level module
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("cli", "fleet", "plugin", "terminal", "benchmark_params", "doctor", "docs"),  # entry points: CLI, fleet, hooks
+    ("cli", "fleet", "bisect", "plugin", "terminal", "benchmark_params", "doctor", "docs"),  # entry points, hooks
     ("studies",),  # a study is a set of sessions with its page
     ("bench", "session", "provisioning", "settings", "matrix"),  # one session: its settings, cases, targets
     ("views", "pts"),  # what a person or PTS reads
