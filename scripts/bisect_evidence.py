@@ -14,8 +14,8 @@ two-way layout), the residual's spread per run and the rounds' spread; pooled ov
 
 --simulate draws bisects of ranges of 8 and 64 commits, the culprit anywhere in the range (the bad
 endpoint included), a regression of -5, -10 and -20 % in the throughput (a time figure: dd.write,
-rule 5%, paired by round) or the same as a count of the work rising by 1/(1 - x) (work.*, rule
-work:5%), each session's runs drawn round by round from the fitted noise (every kernel of a round
+rule 5%, paired by round) or the same as a count of the work rising by 1/(1 - x) (flushes per GB,
+rule work.flushes_per_gb:5%: the general work:5% allows a count of events +150%), each session's runs drawn round by round from the fitted noise (every kernel of a round
 shares its offset). Each trial goes through the bisect's own decision code: the range's check
 (verdicts.bisection.check_range, looked at round by round as the session's plugin does: sequentially),
 the next commit as search.next_commit chooses it, each step's check_step, the culprit's confirm,
@@ -79,7 +79,7 @@ EFFECTS = (-0.05, -0.10, -0.20)
 RANGES = (8, 64)
 ALPHA, FIRST, BUDGET = 0.05, 3, 10
 TIME_METRIC, COUNT_METRIC = "dd.write", "work.flushes_per_gb"
-RULES = {TIME_METRIC: [parse_rule("5%")], COUNT_METRIC: [parse_rule("work:5%")]}
+RULES = {TIME_METRIC: [parse_rule("5%")], COUNT_METRIC: [parse_rule(f"{COUNT_METRIC}:5%")]}
 OUTCOMES = ("named, confirmed", "WRONG, confirmed", "named, not confirmed", "wrong, not confirmed", "among skipped",
             "no regression", "range undecided")
 
