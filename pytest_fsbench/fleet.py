@@ -28,7 +28,7 @@ from .store.databases import is_url, redact
 from .store.results import Store
 from .system.commands import Executor
 from .verdicts import changes
-from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
+from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN, line_verdict
 from .views.change_points import change_lines
 from .views.tables import work_text
 
@@ -341,19 +341,13 @@ class SessionOutcome:
                 + (f"; gate: {gate}" if gate else ""))
 
 
-def verdict_of(line: str) -> str:
-    """The gate's verdict in one of its lines: CASE VERDICT: the comparison..."""
-    head = line.split(": ", 1)[0]
-    return next((v for v in (REGRESSION, WITHIN, INCONCLUSIVE) if head.endswith(" " + v)), "gated")
-
-
 def session_outcome(store: Store, session_id: int) -> SessionOutcome:
     exported = store.session_export(session_id)
     session = exported["session"]
     gates: dict[str, list[tuple[str, bool]]] = {}
     for case in exported["cases"]:
         for entry in case["manifest"].get("gate", []):
-            gates.setdefault(case["test"], []).append((verdict_of(entry["line"]), bool(entry["failed"])))
+            gates.setdefault(case["test"], []).append((line_verdict(entry["line"]), bool(entry["failed"])))
     by_test: dict[str, list] = {}
     for series in store.series(session_id):
         by_test.setdefault(series.key.test, []).append(series)
