@@ -18,6 +18,7 @@ view calls; `lines` is the `fsbench changes` text.
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 import statistics
@@ -47,6 +48,9 @@ MIN_SEGMENT = 2
 MAX_CANDIDATES = 24
 #: a level with at most this many splits to weigh is split in Python, a longer one with numpy
 SHORT = 48
+#: a level of more medians than this is summed up with numpy (its squared deviations in another
+#: order: the same to about 1e-15)
+LONG_LEVEL = 64
 #: the smallest step of a count of the work's session medians that is a change (%): unchanged sessions'
 #: counts move by less (when the journal commits)
 COUNT_RESOLUTION_PCT = 1.0
@@ -76,7 +80,14 @@ class History:
     key: SeriesKey
     unit: str
     direction: Direction
-    points: tuple[Point, ...]
+    #: a tuple of Points, or any sequence of them; one that holds its medians as a column (its
+    #: .medians) gives them without a Point made for each (a published site draws thousands)
+    points: Sequence[Point]
+
+    @functools.cached_property
+    def medians(self) -> Sequence[float]:
+        found = getattr(self.points, "medians", None)
+        return found if found is not None else [p.median for p in self.points]
 
     @property
     def label(self) -> str:
@@ -103,13 +114,13 @@ class ChangePoint:
     def previous(self) -> Point:
         return self.history.points[self.index - 1]
 
-    @property
+    @functools.cached_property
     def before(self) -> float:
-        return statistics.median(p.median for p in self.history.points[self.start:self.index])
+        return statistics.median(self.history.medians[self.start:self.index])
 
-    @property
+    @functools.cached_property
     def after(self) -> float:
-        return statistics.median(p.median for p in self.history.points[self.index:self.stop])
+        return statistics.median(self.history.medians[self.index:self.stop])
 
     @property
     def change_pct(self) -> float:
@@ -207,6 +218,9 @@ def level_of(values: Sequence[float]) -> Level:
     if min(values) == max(values):
         return len(values), values[0], 0.0
     mean = statistics.fmean(values)
+    if len(values) > LONG_LEVEL:
+        deviations = np.asarray(values) - mean
+        return len(values), mean, float(deviations @ deviations)
     return len(values), mean, sum((x - mean) ** 2 for x in values)
 
 
@@ -280,28 +294,28 @@ def candidates(logs: Sequence[float]) -> list[int]:
 def significant(logs: Sequence[float], splits: Sequence[int], max_p: float) -> list[tuple[int, float]]:
     """(split, p) of the splits left once the weakest one (largest p between its neighbours) is
     dropped while any p is at or above max_p. Each level's count, mean and squared deviations are
-    reckoned once (a dropped split merges two levels into one new one)."""
-    kept = list(splits)
+    reckoned once, and a dropped split changes only its neighbours' tests (the two levels it
+    parted are one now)."""
     levels: dict[tuple[int, int], Level] = {}
-    tested: dict[tuple[int, int, int], float] = {}
 
     def level(a: int, b: int) -> Level:
         if (a, b) not in levels:
             levels[(a, b)] = level_of(logs[a:b])
         return levels[(a, b)]
 
-    def p(a: int, split: int, b: int) -> float:
-        if (a, split, b) not in tested:
-            tested[(a, split, b)] = levels_differ(level(a, split), level(split, b))
-        return tested[(a, split, b)]
+    def p(k: int) -> float:
+        return levels_differ(level(bounds[k], bounds[k + 1]), level(bounds[k + 1], bounds[k + 2]))
 
-    while kept:
-        bounds = [0, *kept, len(logs)]
-        pvalues = [p(bounds[k], bounds[k + 1], bounds[k + 2]) for k in range(len(kept))]
-        weakest = max(range(len(kept)), key=lambda k: pvalues[k])
+    bounds = [0, *splits, len(logs)]
+    pvalues = [p(k) for k in range(len(splits))]
+    while pvalues:
+        weakest = max(range(len(pvalues)), key=pvalues.__getitem__)  # the first of equal ones
         if pvalues[weakest] < max_p:
-            return list(zip(kept, pvalues))
-        del kept[weakest]
+            return list(zip(bounds[1:-1], pvalues))
+        del bounds[weakest + 1], pvalues[weakest]
+        for k in (weakest - 1, weakest):
+            if 0 <= k < len(pvalues):
+                pvalues[k] = p(k)
     return []
 
 
