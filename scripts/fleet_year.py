@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import html
 import io
+import json
 import math
 import os
 import random
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -494,6 +497,43 @@ def measure(store: Store, location: str, site: Path, runs: int) -> None:
     timed("fsbench sessions --since=(a week ago)", "sessions", f"--since={week}", f"--store={location}",
           note=lambda out: f"{len(out.splitlines())} lines")
     timed("fsbench --help (Python's start and imports)", "--help", note=lambda out: f"{len(out.splitlines())} lines")
+    print(f"  {in_a_browser(site, store, hosts[0])}")
+
+
+#: at the end of a page's <body>: its change points' lines as laid out, and its charts
+PROBE = """<script>
+const out = document.createElement('pre'); out.id = 'fsbench-probe';
+out.textContent = JSON.stringify({charts: document.querySelectorAll('svg.chart').length,
+  changes: [...document.querySelectorAll('svg.chart line.change')].filter(l => l.getBoundingClientRect().height > 0)
+            .map(l => l.dataset.session)});
+document.body.appendChild(out);
+</script>"""
+
+
+def in_a_browser(site: Path, store: Store, host: str) -> str:
+    """What headless Chromium lays out of the host's page of ext4's dd write: its charts and the
+    change points marked on them, against those fsbench changes finds in the same series."""
+    from pytest_fsbench.verdicts import changes
+    from pytest_fsbench.views import history, site as pages
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        return "no Chromium here: the pages were not opened in a browser"
+    case = history.Case("benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "dd",
+                        canonical({"bs": "1M", "data": "random", "size": "256M"}))
+    page = site / pages.host_path(case, host)
+    probe = page.with_name("probe.html")
+    probe.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    start = time.monotonic()
+    dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=300, check=False).stdout
+    probe.unlink()
+    found = json.loads(html.unescape(dom.split('<pre id="fsbench-probe">', 1)[1].split("</pre>", 1)[0]))
+    expected = [str(c.session.session_id) for c in changes.detect(store, host) if c.history.key.test == case.test]
+    same = sorted(found["changes"]) == sorted(expected)
+    return (f"Chromium laid out {page.relative_to(site)} in {time.monotonic() - start:.1f} s: {found['charts']} charts, "
+            f"{len(found['changes'])} change points marked; fsbench changes finds {len(expected)} in the case's "
+            f"series on {host}: {'the same sessions' if same else 'DIFFERENT sessions'}")
 
 
 def main() -> int:

@@ -655,9 +655,12 @@ class Store:
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(f"SELECT id, args, manifest FROM sessions WHERE id IN ({marks})", ids).fetchall()
         specs: dict[int, list[dict]] = {}
+        parsed: dict[str, dict] = {}  # a fleet's sessions share a few specs: each read once (issue 43)
         for session_id, spec in self.db.execute(f"SELECT DISTINCT session_id, spec FROM cases WHERE session_id IN "
                                                 f"({marks})", ids):
-            specs.setdefault(session_id, []).append(json.loads(spec))
+            if spec not in parsed:
+                parsed[spec] = json.loads(spec)
+            specs.setdefault(session_id, []).append(parsed[spec])
         tests = dict(self.db.execute(f"SELECT session_id, COUNT(*) FROM tests WHERE session_id IN ({marks}) "
                                      "GROUP BY session_id", ids).fetchall())
         return {row[0]: ran(json.loads(row[1]), json.loads(row[2]), specs.get(row[0], []), tests.get(row[0], 0))
