@@ -29,7 +29,6 @@ from .store.results import Store
 from .system.commands import Executor
 from .verdicts import changes
 from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN, line_verdict
-from .views.change_points import change_lines
 from .views.tables import work_text
 
 #: the exit status the batch script gives when the node has no fsbench (a shell's "command not found")
@@ -487,6 +486,8 @@ def history_lines(history: dict[str, list[str]]) -> list[str]:
 
 def host_history(store: Store, sessions: Sequence[SessionOutcome]) -> dict[str, list[str]]:
     """Each host's change points (fsbench changes per host) in the tests its session ran."""
+    from .views.change_points import change_lines  # not at the top: it brings matplotlib to every command
+
     found: dict[str, list[str]] = {}
     for session in sessions:
         if not session.host or session.host in found:
