@@ -352,9 +352,10 @@ def pages(tracks: Sequence[history.Track], record: Record, reports: frozenset[in
                            sorted(set(listed.axis) & reports))
             made[site.host_path(case, host)] = (shows, lambda case=case, host=host, found=found, listed=listed:
                                                 site.host_page(case, host, found, listed, reports))
+            ids = [track_id(t) for t in found]
             for month, sessions in listed.months.items():
                 rows_shown = [(s, record.sessions[str(s)][4], listed.kernels[s]) for s in sessions]
-                shows = digest(FORMAT, [track_id(t) for t in found], rows_shown, sorted(set(sessions) & reports))
+                shows = digest(FORMAT, ids, rows_shown, sorted(set(sessions) & reports))
                 made[site.month_path(case, host, month)] = (
                     shows, lambda case=case, host=host, found=found, listed=listed, month=month:
                     site.month_page(case, host, found, listed, month, reports))

@@ -11,6 +11,7 @@ line of class "change" with its session, change and p as data attributes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import math
@@ -67,6 +68,7 @@ def slug(text: str) -> str:
     return found
 
 
+@functools.cache  # a page's links name a case's pages: a fleet's site asks 20,000 times for 40 cases
 def case_slug(case: Case) -> str:
     """test_dd_write[ext4-single-1M] with bs=1M,size=16M: test_dd_write-ext4-single-1M--bs=1M-size=16M."""
     params = params_text(case.workload_params)
@@ -374,10 +376,9 @@ class Sessions:
 def sessions_table(found: Sequence[Track]) -> Sessions:
     axis = sessions_of(found)
     facts = found[0].facts
-    context: dict[int, int] = {}
-    for t in found:
-        for s, c in zip(t.sessions, t.contexts):
-            context.setdefault(s, c)
+    context: dict[int, int] = {}  # each session's context, as its first track gives it
+    for t in reversed(found):
+        context.update(zip(t.sessions, t.contexts))
     months: dict[str, list[int]] = {}
     kernels: dict[int, str] = {}
     last = None
