@@ -9,8 +9,9 @@ run, about 70 million rows). Not a pytest test.
 
 `fill` fills an empty store (PostgreSQL through COPY; an SQLite file too, slower); `night` adds one
 more night of every host; `measure` times `fsbench publish` (a first publish into an empty
-directory, again with nothing new, then after one more night), the pages' sizes, and `fsbench
-changes`, `compare` and `sessions`, each as a user runs it (the whole command). The PostgreSQL
+directory, again with nothing new, then after one more night: the store keeps that night), the
+pages' sizes, `fsbench changes`, `compare` and `sessions`, and a session's report (what publish
+--reports writes), each as a user runs it (the whole command). The PostgreSQL
 password comes as for fsbench (PGPASSFILE, ~/.pgpass, PGPASSWORD).
 
 The noise is seeded, so every store of the same size holds the same numbers: each run's figure
@@ -33,6 +34,7 @@ import os
 import random
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -437,6 +439,9 @@ def fill(store: Store, nights: range, hosts: int, runs: int, cases: Sequence[Cas
 
 # --- measuring ---------------------------------------------------------------------------------
 
+#: how many times a command that only reads is timed
+REPEAT = 3
+
 
 def fsbench(*args: str) -> tuple[float, float, str]:
     """An fsbench command as a user runs it: its seconds (Python's start included), the CPU seconds
@@ -468,26 +473,31 @@ def last_line(out: str) -> str:
 
 def measure(store: Store, location: str, site: Path, runs: int) -> None:
     """Each command timed as a user runs it (wall and CPU seconds, the machine's load before it),
-    with what it said."""
-    def timed(what: str, *args: str, note: Callable[[str], str] = last_line) -> None:
+    with what it said; a command that reads only, REPEAT times (the median, and the range of the
+    wall times: other jobs come and go)."""
+    def timed(what: str, *args: str, note: Callable[[str], str] = last_line, times: int = REPEAT) -> None:
         load = os.getloadavg()[0]
-        seconds, cpu, out = fsbench(*args)
-        print(f"  {what:46} {seconds:6.1f} s ({cpu:5.1f} s CPU, load {load:.1f})  {note(out)[:150]}", flush=True)
+        found = [fsbench(*args) for _ in range(times)]
+        seconds, cpu = statistics.median(f[0] for f in found), statistics.median(f[1] for f in found)
+        spread = f" ({min(f[0] for f in found):.1f}-{max(f[0] for f in found):.1f})" if times > 1 else ""
+        print(f"  {what:46} {seconds:6.1f} s{spread} ({cpu:5.1f} s CPU, load {load:.1f})  {note(found[-1][2])[:150]}",
+              flush=True)
 
     every = store.sessions()
     hosts = sorted({row.host for row in every})
     newest = [row.id for row in every if row.host == hosts[0]]
-    timed("fsbench publish DIR (first, an empty DIR)", "publish", str(site), f"--store={location}")
+    timed("fsbench publish DIR (first, an empty DIR)", "publish", str(site), f"--store={location}", times=1)
     print(f"  {page_sizes(site)}")
-    timed("fsbench publish DIR (again, nothing new)", "publish", str(site), f"--store={location}")
+    timed("fsbench publish DIR (again, nothing new)", "publish", str(site), f"--store={location}", times=1)
     start = time.monotonic()
     done = nights_done(store)
     fill(store, range(done, done + 1), len(hosts), runs, say=lambda _: None)
     print(f"  (night {done + 1} added, {len(hosts)} sessions, in {time.monotonic() - start:.0f} s)")
-    timed("fsbench publish DIR (one new night)", "publish", str(site), f"--store={location}")
+    timed("fsbench publish DIR (one new night)", "publish", str(site), f"--store={location}", times=1)
     print(f"  {page_sizes(site)}")
     timed(f"fsbench changes --host={hosts[0]}", "changes", f"--host={hosts[0]}", f"--store={location}")
-    timed("fsbench changes --all-hosts", "changes", "--all-hosts", f"--store={location}")
+    timed("fsbench changes --all-hosts --json", "changes", "--all-hosts", "--json", f"--store={location}", times=1,
+          note=lambda out: same_change_points(site, store.path, out))
     timed(f"fsbench compare {newest[-2]} {newest[-1]}", "compare", str(newest[-2]), str(newest[-1]),
           f"--store={location}")
     timed("fsbench sessions", "sessions", f"--store={location}", note=lambda out: f"{len(out.splitlines())} lines")
@@ -498,6 +508,54 @@ def measure(store: Store, location: str, site: Path, runs: int) -> None:
           note=lambda out: f"{len(out.splitlines())} lines")
     timed("fsbench --help (Python's start and imports)", "--help", note=lambda out: f"{len(out.splitlines())} lines")
     print(f"  {in_a_browser(site, store, hosts[0])}")
+    print("\n".join(f"  {line}" for line in planted_found(site, store.path)))
+    with tempfile.TemporaryDirectory(prefix="fsbench-year-report-") as tmp:
+        page = Path(tmp) / "report.html"  # what publish --reports writes of a session, a year behind it
+        timed(f"fsbench report {newest[-1]} (a session of {hosts[0]})", "report", str(newest[-1]), f"-o={page}",
+              f"--store={location}", note=lambda out: f"{page.stat().st_size / 1e6:.1f} MB", times=1)
+
+
+def same_change_points(site: Path, store_name: str, printed: str) -> str:
+    """Whether the site holds every change point `fsbench changes --all-hosts --json` printed, and
+    no other: each one's host, case, figure, session and p."""
+    from pytest_fsbench.views import publish
+
+    document, _ = json.JSONDecoder().raw_decode(printed)
+    said = {(c["host"], c["test"], c["metric"], c["session"], round(c["p"], 12)) for c in document["changes"]}
+    record = publish.load_record(site, store_name)
+    shown = {(t.host, t.key.test, t.key.metric, t.sessions[i], round(p, 12)) for t in publish.build_tracks(record)
+             for i, _, _, p in record.state["analysed"][publish.track_id(t)][1]}
+    verdict = "the same" if shown == said else f"DIFFERENT: {len(shown - said)} on the site alone, {len(said - shown)} not"
+    return f"{len(said)} change points; the site's {len(shown)}: {verdict}"
+
+
+def planted_found(site: Path, store_name: str) -> list[str]:
+    """For each planted change (EVENTS), in how many of the series it moved the site marks a change
+    point at its night (or the night before or after), and where it was undone."""
+    from pytest_fsbench.views import publish
+
+    record = publish.load_record(site, store_name)
+    by_test = {case.test: case for case in CASES}
+    nights = {int(s): (dt.date.fromisoformat(v[2][:10]) - FIRST_NIGHT.date()).days for s, v in record.sessions.items()}
+    tracks = publish.build_tracks(record)
+    lines = []
+    for event in EVENTS:
+        found = total = 0
+        for track in tracks:
+            case = by_test.get(track.key.test)
+            host = int(track.host.rsplit("-", 1)[-1])
+            moved = ({"work.commits_per_gb", "work.flushes_per_gb"} if event.work != 1
+                     else {metric for metric, *_ in case.workload.figures} if case else set())
+            if case is None or not event.matches(case) or track.key.metric not in moved or (
+                    event.hosts is not None and host not in event.hosts):
+                continue
+            total += 1
+            at = {nights[track.sessions[i]] for i, *_ in record.state["analysed"][publish.track_id(track)][1]}
+            came = any(n in at for n in (event.night - 1, event.night, event.night + 1))
+            undone = event.until is None or any(n in at for n in (event.until - 1, event.until, event.until + 1))
+            found += came and undone
+        lines.append(f"night {event.night}: {event.what}: marked in {found} of {total} series")
+    return lines
 
 
 #: at the end of a page's <body>: its change points' lines as laid out, and its charts
