@@ -465,6 +465,18 @@ def cmd_changes(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_publish(args: argparse.Namespace) -> int:
+    """The store's history as a static site in DIR, re-published incrementally."""
+    from .verdicts import changes
+    from .views import publish  # numpy, scipy and matplotlib only for this command
+    site_dir = publish.check_site(args.directory)
+    max_p = changes.max_pvalue(args.max_pvalue)
+    store = open_store(args)
+    done = publish.publish(store, site_dir, args.reports, max_p, say=lambda line: print(line, file=sys.stderr))
+    print("\n".join(fit(done.line(site_dir), terminal_width())))
+    return 0
+
+
 def cmd_fleet(args: argparse.Namespace) -> int:
     """One session per Slurm node into one store, or (fleet status JOBIDS) how a fleet's jobs stand."""
     store = BY_FLAG["--store"].value(args.fsbench_store)
@@ -741,6 +753,21 @@ def parser() -> argparse.ArgumentParser:
     changed.add_argument("--json", action="store_true", help="print the change points as one JSON document")
     add_to_argparse(changed, BY_FLAG["--store"])
     changed.set_defaults(func=cmd_changes)
+    published = sub.add_parser("publish", help="write the store's history as a static site into DIR (python -m "
+                               "http.server serves it): cases x hosts with each host's newest verdict and trend "
+                               "line, a page per case and host with each session's medians, intervals, work counts "
+                               "and change points, and the regressions and change points, newest first; again "
+                               "later, only what changed is rewritten")
+    published.add_argument("directory", metavar="DIR", help="the site's directory: new, empty, or one fsbench publish "
+                           "wrote")
+    published.add_argument("--reports", choices=("none", "newest", "all"), default="none", help="the sessions "
+                           "whose report (as fsbench report writes it) the site gets, once each, linked from their "
+                           "rows: none (default; a report takes seconds, more on a long history), each host's "
+                           "newest, or every one")
+    published.add_argument("--max-pvalue", default="0.005", metavar="P", help="as fsbench changes: keep a change "
+                           "point when its t-test's p is below P (default 0.005)")
+    add_to_argparse(published, BY_FLAG["--store"])
+    published.set_defaults(func=cmd_publish)
     fleet_parser = sub.add_parser("fleet", help="run one fsbench session on each of Slurm's nodes into "
                                   "one store (sbatch --exclusive --no-requeue, one job per node), wait, and "
                                   "tell each node's job, Slurm state, session and verdicts (exit 0 only when "

@@ -29,8 +29,7 @@ from .store.databases import is_url, redact
 from .store.results import Store
 from .system.commands import Executor
 from .verdicts import changes
-from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
-from .views.change_points import change_lines
+from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN, line_verdict
 from .views.tables import work_text
 
 #: the exit status the batch script gives when the node has no fsbench (a shell's "command not found")
@@ -342,19 +341,13 @@ class SessionOutcome:
                 + (f"; gate: {gate}" if gate else ""))
 
 
-def verdict_of(line: str) -> str:
-    """The gate's verdict in one of its lines: CASE VERDICT: the comparison..."""
-    head = line.split(": ", 1)[0]
-    return next((v for v in (REGRESSION, WITHIN, INCONCLUSIVE) if head.endswith(" " + v)), "gated")
-
-
 def session_outcome(store: Store, session_id: int) -> SessionOutcome:
     exported = store.session_export(session_id)
     session = exported["session"]
     gates: dict[str, list[tuple[str, bool]]] = {}
     for case in exported["cases"]:
         for entry in case["manifest"].get("gate", []):
-            gates.setdefault(case["test"], []).append((verdict_of(entry["line"]), bool(entry["failed"])))
+            gates.setdefault(case["test"], []).append((line_verdict(entry["line"]), bool(entry["failed"])))
     by_test: dict[str, list] = {}
     for series in store.series(session_id):
         by_test.setdefault(series.key.test, []).append(series)
@@ -494,6 +487,8 @@ def history_lines(history: dict[str, list[str]]) -> list[str]:
 
 def host_history(store: Store, sessions: Sequence[SessionOutcome]) -> dict[str, list[str]]:
     """Each host's change points (fsbench changes per host) in the tests its session ran."""
+    from .views.change_points import change_lines  # not at the top: it brings matplotlib to every command
+
     found: dict[str, list[str]] = {}
     for session in sessions:
         if not session.host or session.host in found:

@@ -275,6 +275,16 @@ class SqliteDatabase:
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         self.connection.executemany(sql, rows)
 
+    def grouped(self, columns: str, value: str, order: str, source: str,
+                args: Sequence[object] = ()) -> list[tuple]:
+        """SELECT columns and each group's values (in order) FROM source GROUP BY columns: each row is
+        the columns' values and a tuple of the group's. SQLite's text of a number keeps 15 digits and
+        its aggregates take no ORDER BY before 3.44, so the rows are grouped here."""
+        groups: dict[tuple, list[float]] = {}
+        for *key, found in self.connection.execute(f"SELECT {columns}, {value} FROM {source} ORDER BY {order}", args):
+            groups.setdefault(tuple(key), []).append(found)
+        return [(*key, tuple(values)) for key, values in groups.items()]
+
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
         self.connection.execute("BEGIN IMMEDIATE")
@@ -357,8 +367,10 @@ class PostgresDatabase:
         self.name = redact(url)
         self.option = option
         try:
+            # no JIT compilation: the store's queries are short, and compiling one that reads a host's
+            # history took longer than running it (1.3 of 3.5 s)
             self.connection = psycopg.connect(url, autocommit=True, connect_timeout=15,
-                                              application_name="fsbench")
+                                              application_name="fsbench", options="-c jit=off")
         except psycopg.Error as exc:
             reason = " ".join(str(exc).split())
             raise UsageError(f"{option}={self.name}: cannot connect: {reason}; check the server and the credentials "
@@ -379,11 +391,18 @@ class PostgresDatabase:
             raise NoStoreYet(f"the result store {self.name} holds no fsbench results yet; run benchmarks first")
 
     def execute(self, sql: str, args: Sequence[object] = ()):
-        return self.connection.execute(sql.replace("?", "%s"), args)
+        return self.connection.execute(_placeholders(sql), args)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         with self.connection.cursor() as cursor:
-            cursor.executemany(sql.replace("?", "%s"), rows)
+            cursor.executemany(_placeholders(sql), rows)
+
+    def grouped(self, columns: str, value: str, order: str, source: str,
+                args: Sequence[object] = ()) -> list[tuple]:
+        """As SqliteDatabase.grouped, each group's values gathered by the server (array_agg)."""
+        rows = self.execute(f"SELECT {columns}, array_agg({value} ORDER BY {order}) FROM {source} GROUP BY {columns}",
+                            args)
+        return [(*row[:-1], tuple(row[-1])) for row in rows]
 
     def transaction(self):
         return self.connection.transaction()
@@ -406,6 +425,12 @@ class PostgresDatabase:
 
     def close(self) -> None:
         self.connection.close()
+
+
+def _placeholders(sql: str) -> str:
+    """The store's SQL as psycopg takes it: '?' parameters as %s, a % of the SQL itself (LIKE
+    'cpu.%') doubled."""
+    return sql.replace("%", "%%").replace("?", "%s")
 
 
 def connect(location: Path | str, create: bool, option: str = "--store") -> SqliteDatabase | PostgresDatabase:

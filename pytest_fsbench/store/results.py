@@ -11,17 +11,25 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import json
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .databases import TYPES, StoreMoved, check_store_file, check_store_place, connect
 from .facts import ran, runner
 from ..errors import FsbenchError, UsageError
-from ..metrics import Direction, Metric
+from ..metrics import SIDE_METRICS, WORK, WORK_PER_BYTE, Direction, Metric
 
-__all__ = ["MIGRATIONS", "BisectRow", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "Timing", "canonical",
-           "check_store_file", "check_store_place", "now"]
+__all__ = ["MIGRATIONS", "BisectRow", "CaseSummary", "Series", "SeriesKey", "SessionRow", "Store", "StoreError", "Timing", "canonical",
+           "check_store_file", "check_store_place", "now", "summary_text"]
+
+def _compared_filter(column: str = "name") -> str:
+    """The SQL condition a metric's row meets when it is a figure compared across sessions: a
+    headline metric or a work per byte moved."""
+    side = " AND ".join(f"{column} NOT LIKE '{prefix}%'" for prefix in SIDE_METRICS if prefix != WORK)
+    work = ", ".join(f"'{name}'" for name in WORK_PER_BYTE)
+    return f"{side} AND ({column} NOT LIKE '{WORK}%' OR {column} IN ({work}))"
+
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: the first schema
@@ -86,6 +94,12 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TABLE bisects (
         id {id}, started TEXT NOT NULL, finished TEXT, status TEXT NOT NULL, host TEXT NOT NULL,
         tree TEXT NOT NULL, good TEXT NOT NULL, bad TEXT NOT NULL, record TEXT NOT NULL);
+    """,
+    # 8: a finished case's summary: the runs' values of its figures compared across sessions and what
+    # its manifest says of them (Store.case_summaries), so a fleet's history (changes, publish) reads a
+    # row per case, not every run's metrics (issue 43: a host's year took 12 s, its summaries 0.3 s)
+    """
+    ALTER TABLE cases ADD COLUMN summary TEXT;
     """,
 )
 
@@ -191,6 +205,36 @@ class SessionRow:
     finished: str | None
     status: str
     host: str = ""  # the machine it ran on (its manifest's hostname)
+    manifest: dict = field(default_factory=dict, compare=False, repr=False)  # the whole of it
+
+
+#: what a history needs of a case's manifest, kept in its summary: the kernel a guest ran it under,
+#: its options as the kernel applied them, the gate's lines
+SUMMARY_MANIFEST = ("kernel", "applied", "gate")
+
+
+@dataclass(frozen=True)
+class CaseSummary:
+    """A finished case as a history reads it (Store.case_summaries)."""
+
+    session_id: int
+    row: int
+    test: str
+    case_id: str
+    workload: str
+    workload_params: str  # canonical JSON, as a SeriesKey holds it
+    status: str
+    options: str  # as asked, as Series.options
+    mounted: str  # as the kernel applied them, as Series.mounted
+    manifest: dict  # SUMMARY_MANIFEST's part of its manifest
+    figures: list  # its figures compared across sessions: [metric, params, unit, direction, [runs' values]]
+
+    @property
+    def series(self) -> tuple[Series, ...]:
+        """Its figures as series() gives them."""
+        return tuple(Series(SeriesKey(self.test, self.workload, self.workload_params, name, params), self.case_id,
+                            unit, DIRECTIONS[direction], tuple(values), self.options, self.mounted)
+                     for name, params, unit, direction, values in self.figures)
 
 
 @dataclass(frozen=True)
@@ -281,8 +325,7 @@ class Store:
         args += [value for _, value in bounds if value]
         if where:
             query += " WHERE " + " AND ".join(where)
-        rows = [SessionRow(*row[:5], json.loads(row[5]).get("hostname", ""))
-                for row in self.db.execute(query + " ORDER BY id", args)]
+        rows = [_session_row(row[:5], json.loads(row[5])) for row in self.db.execute(query + " ORDER BY id", args)]
         return [row for row in rows if host is None or row.host == host]
 
     @_guarded
@@ -302,8 +345,7 @@ class Store:
         rows = self.db.execute(f"SELECT id, token, started, finished, status, manifest, {column} FROM sessions"
                                f" WHERE {column} LIKE ? ESCAPE '\\' ORDER BY id", (f"%{pattern}%",))
         found = [(row, json.loads(row[5]), json.loads(row[6])) for row in rows]
-        return [SessionRow(*row[:5], manifest.get("hostname", "")) for row, manifest, recorded in found
-                if recorded.get(key) == value]
+        return [_session_row(row[:5], manifest) for row, manifest, recorded in found if recorded.get(key) == value]
 
     @_guarded
     def hosts(self, session_ids: Iterable[int]) -> dict[int, str]:
@@ -331,12 +373,13 @@ class Store:
                               (session_id,)).fetchone()
         new_session = other.db.execute("INSERT INTO sessions (token, started, finished, status, args, manifest)"
                                        " VALUES (?, ?, ?, ?, ?, ?) RETURNING id", row).fetchone()[0]
-        case_columns = "test, case_id, spec, workload, workload_params, cache, data, status, stopped_by, manifest"
+        case_columns = ("test, case_id, spec, workload, workload_params, cache, data, status, stopped_by, manifest,"
+                        " summary")
         run_columns = ("idx, warmup, started, finished, seconds, cache_applied, prepare_seconds, cache_seconds,"
                        " wall_seconds, count_seconds")
         for case in self.db.execute(f"SELECT id, {case_columns} FROM cases WHERE session_id = ? ORDER BY id",
                                     (session_id,)).fetchall():
-            new_case = other.db.execute(f"INSERT INTO cases (session_id, {case_columns}) VALUES (?{', ?' * 10})"
+            new_case = other.db.execute(f"INSERT INTO cases (session_id, {case_columns}) VALUES (?{', ?' * 11})"
                                         " RETURNING id", (new_session, *case[1:])).fetchone()[0]
             for run in self.db.execute(f"SELECT id, {run_columns} FROM runs WHERE case_row = ? ORDER BY id",
                                        (case[0],)).fetchall():
@@ -507,6 +550,7 @@ class Store:
             self.db.executemany(
                 "INSERT INTO metrics (run_id, name, params, value, unit, direction) VALUES (?, ?, ?, ?, ?, ?)",
                 [(run_id, m.name, canonical(m.params), m.value, m.unit, m.direction.value) for m in metrics])
+            self.db.execute("UPDATE cases SET summary = NULL WHERE id = ? AND summary IS NOT NULL", (case_row,))
 
     @_guarded
     @_writing
@@ -517,6 +561,9 @@ class Store:
         self.db.execute("UPDATE cases SET status = ?, stopped_by = ? WHERE id = ?", (status, stopped_by, case_row))
         if manifest is not None:
             self.db.execute("UPDATE cases SET manifest = ? WHERE id = ?", (canonical(manifest), case_row))
+        if status != "running":
+            self.db.execute("UPDATE cases SET summary = ? WHERE id = ?", (self._summaries([case_row])[case_row],
+                                                                         case_row))
 
     @_guarded
     @_writing
@@ -591,6 +638,56 @@ class Store:
                 for key, (case_id, unit, direction, spec, values) in grouped.items()]
 
     @_guarded
+    def case_summaries(self, session_ids: Iterable[int]) -> dict[int, list[CaseSummary]]:
+        """Each session's cases, each with its figures compared across sessions (the headline
+        metrics and the work per byte moved) and what its manifest says of them: read from the
+        cases' summaries, a row per case, for many sessions at once (a fleet's year of history,
+        issue 43). A case finished before summaries were kept is summarised from its runs here,
+        and its summary kept where the store can be written."""
+        found: dict[int, list[CaseSummary]] = {}
+        for batch in _batches(sorted(set(session_ids))):
+            marks = ",".join("?" * len(batch))
+            rows = self.db.execute(
+                "SELECT id, session_id, test, case_id, spec, workload, workload_params, status, summary FROM cases"
+                f" WHERE session_id IN ({marks}) ORDER BY id", batch).fetchall()
+            missing = [row[0] for row in rows if row[8] is None]
+            made = self._summaries(missing) if missing else {}
+            if made and not self.db.read_only:
+                self._keep_summaries({row[0]: made[row[0]] for row in rows if row[0] in made and row[7] != "running"})
+            for row in rows:
+                summary = json.loads(row[8] if row[8] is not None else made[row[0]])
+                spec = json.loads(row[4])
+                found.setdefault(row[1], []).append(CaseSummary(
+                    row[1], row[0], row[2], row[3], row[5], row[6], row[7], _options_of(spec),
+                    _options_of(spec, "mounted"), summary["manifest"], summary["series"]))
+        return found
+
+    def _summaries(self, case_rows: list[int]) -> dict[int, str]:
+        """Each case's summary as case_summaries reads it, made from its runs and manifest."""
+        found: dict[int, str] = {}
+        for batch in _batches(case_rows):
+            marks = ",".join("?" * len(batch))
+            values: dict[int, list] = {row: [] for row in batch}
+            for case_row, name, params, unit, direction, runs in sorted(self.db.grouped(
+                    "r.case_row, m.name, m.params, m.unit, m.direction", "m.value", "r.id",
+                    "metrics m JOIN runs r ON m.run_id = r.id"
+                    f" WHERE r.case_row IN ({marks}) AND r.warmup = 0 AND {_compared_filter('m.name')}", batch),
+                    key=lambda row: row[:3]):
+                values[case_row].append([name, params, unit, direction, list(runs)])
+            for case_row, manifest in self.db.execute(f"SELECT id, manifest FROM cases WHERE id IN ({marks})", batch):
+                found[case_row] = summary_text(json.loads(manifest), values[case_row])
+        return found
+
+    def _keep_summaries(self, summaries: dict[int, str]) -> None:
+        """Keep the summaries a reader made; a store this user may read but not write keeps none."""
+        try:
+            with self.db.transaction():
+                self.db.executemany("UPDATE cases SET summary = ? WHERE id = ? AND summary IS NULL",
+                                    [(text, row) for row, text in summaries.items()])
+        except self.db.errors:
+            pass
+
+    @_guarded
     @_writing
     def add_target_times(self, session_id: int, test: str, case_id: str, build_seconds: float,
                          teardown_seconds: float) -> None:
@@ -663,9 +760,12 @@ class Store:
         marks = ",".join("?" * len(ids))
         rows = self.db.execute(f"SELECT id, args, manifest FROM sessions WHERE id IN ({marks})", ids).fetchall()
         specs: dict[int, list[dict]] = {}
+        parsed: dict[str, dict] = {}  # a fleet's sessions share a few specs: each read once (issue 43)
         for session_id, spec in self.db.execute(f"SELECT DISTINCT session_id, spec FROM cases WHERE session_id IN "
                                                 f"({marks})", ids):
-            specs.setdefault(session_id, []).append(json.loads(spec))
+            if spec not in parsed:
+                parsed[spec] = json.loads(spec)
+            specs.setdefault(session_id, []).append(parsed[spec])
         tests = dict(self.db.execute(f"SELECT session_id, COUNT(*) FROM tests WHERE session_id IN ({marks}) "
                                      "GROUP BY session_id", ids).fetchall())
         return {row[0]: ran(json.loads(row[1]), json.loads(row[2]), specs.get(row[0], []), tests.get(row[0], 0))
@@ -684,10 +784,38 @@ class Store:
                            "stopped_by": c[9], "manifest": json.loads(c[10])} for c in cases]}
 
 
+def summary_text(manifest: dict, series: list[list]) -> str:
+    """A case's summary as the store keeps it: SUMMARY_MANIFEST's part of its manifest, and its
+    series as [metric, params, unit, direction, [the measured runs' values]], by metric and params."""
+    kept = {key: value for key, value in manifest.items() if key in SUMMARY_MANIFEST}
+    return canonical({"manifest": kept, "series": sorted(series, key=lambda entry: entry[:2])})
+
+
+def _session_row(row: Sequence, manifest: dict) -> SessionRow:
+    """A session's row (id, token, started, finished, status) with its manifest."""
+    return SessionRow(*row, manifest.get("hostname", ""), manifest)
+
+
+#: the most sessions one query names (SQLite takes at most 32,766 parameters)
+BATCH = 500
+
+
+def _batches(ids: list[int], size: int = BATCH) -> Iterable[list[int]]:
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
+
+
+#: a stored direction's Direction (Direction(text) costs a second in a host's year of summaries)
+DIRECTIONS = {direction.value: direction for direction in Direction}
+
+
 def _options_text(spec_json: str, key: str = "options") -> str:
     """The case's options as asked ("options", what makes it the same case across sessions), or as
     the kernel applied them ("mounted", where that was read; else as asked)."""
-    spec = json.loads(spec_json)
+    return _options_of(json.loads(spec_json), key)
+
+
+def _options_of(spec: dict, key: str = "options") -> str:
     options = spec.get(key) or spec.get("options", {})
     return ",".join(f"{k}={v}" for k, v in options.items()) or "none"
 

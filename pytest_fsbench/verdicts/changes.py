@@ -4,9 +4,9 @@ changed level.
 A nightly job adds a session a night. Each case's headline metric is then a series of session
 medians, in session order, one series per machine (a different machine is a different
 experiment). Its change points are found in two steps, as Apache Otava's e-divisive means finds
-them (Fleming et al., "Hunter", ICPE 2023), with a light segmentation library instead of Otava (which
-pins numpy and pulls cloud clients into every install): ruptures' binary segmentation (least
-squares on the log medians) proposes candidate splits, then the weakest candidate (the largest
+them (Fleming et al., "Hunter", ICPE 2023), without Otava (which pins numpy and pulls cloud clients
+into every install): binary segmentation (least squares on the log medians, as ruptures' Binseg
+finds them, on numpy's prefix sums) proposes candidate splits, then the weakest candidate (the largest
 p of Student's t-test between the levels on its two sides, two-sided, on log medians) is dropped
 until every one left is below --max-pvalue, each test taken between its neighbouring candidates.
 Each change is told with what differed between the session before it and the session where it
@@ -18,20 +18,21 @@ view calls; `lines` is the `fsbench changes` text.
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
-import ruptures
 from scipy.special import stdtr
 
 from ..errors import UsageError
-from ..metrics import WORK_PER_BYTE, Direction, is_count, is_headline, params_text, short_test
+from ..metrics import Direction, is_count, params_text, short_test
 from ..store.facts import kernel_of
-from ..store.results import SeriesKey, SessionRow, Store, canonical
+from ..store.results import SeriesKey, SessionRow, Store
 
 __all__ = ["MAX_PVALUE", "MIN_SESSIONS", "Analysis", "ChangePoint", "History", "Point", "analyse",
            "chosen_host", "detect", "max_pvalue"]
@@ -45,6 +46,11 @@ MAX_PVALUE = 0.005
 MIN_SEGMENT = 2
 #: the most candidate splits binary segmentation proposes in one series
 MAX_CANDIDATES = 24
+#: a level with at most this many splits to weigh is split in Python, a longer one with numpy
+SHORT = 48
+#: a level of more medians than this is summed up with numpy (its squared deviations in another
+#: order: the same to about 1e-15)
+LONG_LEVEL = 64
 #: the smallest step of a count of the work's session medians that is a change (%): unchanged sessions'
 #: counts move by less (when the journal commits)
 COUNT_RESOLUTION_PCT = 1.0
@@ -74,7 +80,14 @@ class History:
     key: SeriesKey
     unit: str
     direction: Direction
-    points: tuple[Point, ...]
+    #: a tuple of Points, or any sequence of them; one that holds its medians as a column (its
+    #: .medians) gives them without a Point made for each (a published site draws thousands)
+    points: Sequence[Point]
+
+    @functools.cached_property
+    def medians(self) -> Sequence[float]:
+        found = getattr(self.points, "medians", None)
+        return found if found is not None else [p.median for p in self.points]
 
     @property
     def label(self) -> str:
@@ -101,13 +114,13 @@ class ChangePoint:
     def previous(self) -> Point:
         return self.history.points[self.index - 1]
 
-    @property
+    @functools.cached_property
     def before(self) -> float:
-        return statistics.median(p.median for p in self.history.points[self.start:self.index])
+        return statistics.median(self.history.medians[self.start:self.index])
 
-    @property
+    @functools.cached_property
     def after(self) -> float:
-        return statistics.median(p.median for p in self.history.points[self.index:self.stop])
+        return statistics.median(self.history.medians[self.index:self.stop])
 
     @property
     def change_pct(self) -> float:
@@ -175,32 +188,53 @@ def options_of(asked: str, case: dict) -> str:
 
 
 def histories(store: Store, sessions: Sequence[SessionRow]) -> list[History]:
-    """Every case's headline metrics, one series per machine, a point per session in order."""
-    found: dict[tuple[str, SeriesKey], tuple[str, Direction, list[Point]]] = {}
+    """Every case's headline metrics and its work per byte moved, one series per machine, a point
+    per session in order (from the cases' summaries: a host's year of sessions in a second)."""
+    found: dict[tuple, tuple[SeriesKey, str, Direction, list[Point]]] = {}
+    summaries = store.case_summaries(row.id for row in sessions)
     for row in sessions:
-        export = store.session_export(row.id)
-        manifest = export["session"]["manifest"]
-        cases = {(c["test"], c["workload"], canonical(c["workload_params"])): c["manifest"]
-                 for c in export["cases"]}
-        for series in store.series(row.id):
-            key = series.key
-            if not (is_headline(key.metric) or key.metric in WORK_PER_BYTE) or not series.values:
-                continue
-            case = cases.get((key.test, key.workload, key.workload_params), {})
-            point = Point(row.id, row.started, statistics.median(series.values), kernel_of(manifest, case),
-                          options_of(series.options, case), str(manifest.get("fsbench_commit") or "unknown"))
-            found.setdefault((row.host, key), (series.unit, series.direction, []))[2].append(point)
-    return [History(host, key, unit, direction, tuple(points))
-            for (host, key), (unit, direction, points) in found.items()]
+        commit = str(row.manifest.get("fsbench_commit") or "unknown")
+        for case in summaries.get(row.id, []):
+            kernel, options = kernel_of(row.manifest, case.manifest), options_of(case.options, case.manifest)
+            for metric, params, unit, direction, values in case.figures:
+                if not values:
+                    continue
+                where = (row.host, case.test, case.workload, case.workload_params, metric, params)
+                if where not in found:
+                    found[where] = (SeriesKey(case.test, case.workload, case.workload_params, metric, params), unit,
+                                    Direction(direction), [])
+                found[where][3].append(Point(row.id, row.started, statistics.median(values), kernel, options, commit))
+    return [History(where[0], key, unit, direction, tuple(points))
+            for where, (key, unit, direction, points) in found.items()]
+
+
+Level = tuple[int, float, float]  # a run of log medians: how many, their mean, their squared deviations
+
+
+def level_of(values: Sequence[float]) -> Level:
+    """A level's count, mean and squared deviations; values all alike are a level without any
+    spread, exactly (their mean, rounded, can be a bit off each: a count of the work that never
+    moved gave change points of nothing but that rounding)."""
+    if min(values) == max(values):
+        return len(values), values[0], 0.0
+    mean = statistics.fmean(values)
+    if len(values) > LONG_LEVEL:
+        deviations = np.asarray(values) - mean
+        return len(values), mean, float(deviations @ deviations)
+    return len(values), mean, sum((x - mean) ** 2 for x in values)
 
 
 def t_test(left: Sequence[float], right: Sequence[float]) -> float:
     """Student's two-sided t-test (pooled variance) that two sets of log medians share one mean;
     sides without any spread are the same level only when their means are equal."""
-    n, m = len(left), len(right)
-    difference = statistics.fmean(right) - statistics.fmean(left)
-    squares = sum((x - statistics.fmean(left)) ** 2 for x in left) + sum((x - statistics.fmean(right)) ** 2
-                                                                        for x in right)
+    return levels_differ(level_of(left), level_of(right))
+
+
+def levels_differ(left: Level, right: Level) -> float:
+    """t_test's p from each side's count, mean and squared deviations."""
+    (n, left_mean, left_squares), (m, right_mean, right_squares) = left, right
+    difference = right_mean - left_mean
+    squares = left_squares + right_squares
     df = n + m - 2
     if df < 1:
         return 1.0
@@ -212,42 +246,106 @@ def t_test(left: Sequence[float], right: Sequence[float]) -> float:
 
 def candidates(logs: Sequence[float]) -> list[int]:
     """Binary segmentation's candidate splits (the index of each new level's first session), as many
-    as MIN_SEGMENT-long levels allow, up to MAX_CANDIDATES."""
-    most = min(len(logs) // MIN_SEGMENT - 1, MAX_CANDIDATES)
+    as MIN_SEGMENT-long levels allow, up to MAX_CANDIDATES: least squares, each step splitting the
+    level whose best split lowers the squared deviations most (ruptures' Binseg with the l2 cost,
+    min_size=MIN_SEGMENT, jump=1, whose splits a test checks these against), on prefix sums, so a
+    year of nightly sessions takes a millisecond, not half a second (issue 43: a fleet's year)."""
+    n = len(logs)
+    most = min(n // MIN_SEGMENT - 1, MAX_CANDIDATES)
     if most < 1:
         return []
-    found = ruptures.Binseg(model="l2", min_size=MIN_SEGMENT, jump=1).fit(np.asarray(logs).reshape(-1, 1))
-    return sorted(found.predict(n_bkps=most)[:-1])
+    x = np.asarray(logs, dtype=float)
+    x = x - x.mean()  # the same splits, fewer digits lost in the sums
+    sums, squares = np.concatenate(([0.0], np.cumsum(x))), np.concatenate(([0.0], np.cumsum(x * x)))
+    at = np.arange(n + 1, dtype=float)
+    listed_sums, listed_squares = sums.tolist(), squares.tolist()
+
+    def best_split(a: int, b: int) -> tuple[int | None, float]:
+        """The split of x[a:b] that lowers its squared deviations most, and by how much (of equal
+        gains the last split, as ruptures); a short level in Python, where numpy's calls cost more."""
+        first, last = a + MIN_SEGMENT, b - MIN_SEGMENT + 1
+        if first >= last:
+            return None, 0.0
+        if last - first <= SHORT:
+            s, q = listed_sums, listed_squares
+            whole = q[b] - q[a] - (s[b] - s[a]) ** 2 / (b - a)
+            gain, split = max((whole - (q[k] - q[a] - (s[k] - s[a]) ** 2 / (k - a))
+                               - (q[b] - q[k] - (s[b] - s[k]) ** 2 / (b - k)), k) for k in range(first, last))
+            return split, gain
+        s, q, k = sums[first:last], squares[first:last], at[first:last]
+        left = q - squares[a] - (s - sums[a]) ** 2 / (k - a)
+        right = squares[b] - q - (sums[b] - s) ** 2 / (b - k)
+        gains = (squares[b] - squares[a] - (sums[b] - sums[a]) ** 2 / (b - a)) - left - right
+        best = gains.size - 1 - int(np.argmax(gains[::-1]))
+        return first + best, float(gains[best])
+
+    bounds, found = [0, n], {}
+    while len(bounds) - 2 < most:
+        for a, b in pairwise(bounds):
+            if (a, b) not in found:
+                found[(a, b)] = best_split(a, b)
+        split, _ = max((found[(a, b)] for a, b in pairwise(bounds)), key=lambda f: f[1])
+        if split is None:
+            break
+        bounds = sorted([*bounds, split])
+    return bounds[1:-1]
 
 
 def significant(logs: Sequence[float], splits: Sequence[int], max_p: float) -> list[tuple[int, float]]:
     """(split, p) of the splits left once the weakest one (largest p between its neighbours) is
-    dropped while any p is at or above max_p."""
-    kept = list(splits)
-    while kept:
-        bounds = [0, *kept, len(logs)]
-        pvalues = [t_test(logs[bounds[k]:bounds[k + 1]], logs[bounds[k + 1]:bounds[k + 2]])
-                   for k in range(len(kept))]
-        weakest = max(range(len(kept)), key=lambda k: pvalues[k])
+    dropped while any p is at or above max_p. Each level's count, mean and squared deviations are
+    reckoned once, and a dropped split changes only its neighbours' tests (the two levels it
+    parted are one now)."""
+    levels: dict[tuple[int, int], Level] = {}
+
+    def level(a: int, b: int) -> Level:
+        if (a, b) not in levels:
+            levels[(a, b)] = level_of(logs[a:b])
+        return levels[(a, b)]
+
+    def p(k: int) -> float:
+        return levels_differ(level(bounds[k], bounds[k + 1]), level(bounds[k + 1], bounds[k + 2]))
+
+    bounds = [0, *splits, len(logs)]
+    pvalues = [p(k) for k in range(len(splits))]
+    while pvalues:
+        weakest = max(range(len(pvalues)), key=pvalues.__getitem__)  # the first of equal ones
         if pvalues[weakest] < max_p:
-            return list(zip(kept, pvalues))
-        del kept[weakest]
+            return list(zip(bounds[1:-1], pvalues))
+        del bounds[weakest + 1], pvalues[weakest]
+        for k in (weakest - 1, weakest):
+            if 0 <= k < len(pvalues):
+                pvalues[k] = p(k)
     return []
 
 
 def change_points(history: History, max_p: float = MAX_PVALUE) -> list[ChangePoint]:
-    """The change points of the session medians, on a log scale (a level is a ratio of speed; a
-    series with a zero median on its own scale). A count of the work barely moves between
-    unchanged sessions, so a t-test finds any step in it; a step smaller than COUNT_RESOLUTION_PCT
-    is no change of the work."""
-    medians = [p.median for p in history.points]
-    logs = [math.log(m) for m in medians] if all(m > 0 for m in medians) else medians  # a zero has no log
+    """The change points of the session medians (level_changes)."""
+    return [ChangePoint(history, index, start, stop, p)
+            for index, start, stop, p in level_changes([p.median for p in history.points],
+                                                       is_count(history.key.metric), max_p)]
+
+
+def level_changes(medians: Sequence[float], count: bool = False,
+                  max_p: float = MAX_PVALUE) -> list[tuple[int, int, int, float]]:
+    """(index, start, stop, p) of each change point of a series of session medians (as a
+    ChangePoint holds them), on a log scale (a level is a ratio of speed; a series with a zero
+    median on its own scale). A count of the work barely moves between unchanged sessions, so a
+    t-test finds any step in it; a step smaller than COUNT_RESOLUTION_PCT is no change of the
+    work. Pure, on numbers alone: what a view that draws thousands of series calls."""
+    logs = [math.log(m) for m in medians] if all(m > 0 for m in medians) else list(medians)  # a zero has no log
     found = significant(logs, candidates(logs), max_p)
-    bounds = [0, *(index for index, _ in found), len(history.points)]
-    points = [ChangePoint(history, bounds[k + 1], bounds[k], bounds[k + 2], p) for k, (_, p) in enumerate(found)]
-    if is_count(history.key.metric):
-        points = [c for c in points if not abs(c.change_pct) < COUNT_RESOLUTION_PCT]
-    return points
+    bounds = [0, *(index for index, _ in found), len(medians)]
+    changes = [(bounds[k + 1], bounds[k], bounds[k + 2], p) for k, (_, p) in enumerate(found)]
+    if count:
+        changes = [c for c in changes if not abs(level_change_pct(medians, *c[:3])) < COUNT_RESOLUTION_PCT]
+    return changes
+
+
+def level_change_pct(medians: Sequence[float], index: int, start: int, stop: int) -> float:
+    """The change of the median level from medians[start:index] to medians[index:stop], in %."""
+    before, after = statistics.median(medians[start:index]), statistics.median(medians[index:stop])
+    return (after / before - 1) * 100 if before else math.inf
 
 
 def analyse(store: Store, host: str | None, max_p: float = MAX_PVALUE) -> Analysis:

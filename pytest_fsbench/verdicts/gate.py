@@ -298,6 +298,13 @@ def gate_message(case_id: str, metric: str, params: str, unit: str, cmp: Compari
     return f"{line}; within the {rule.threshold_pct:g}% allowed"
 
 
+def line_verdict(line: str) -> str:
+    """The gate's verdict in one of its lines (CASE VERDICT: the comparison...), as a case's
+    manifest keeps them; "gated" where none of the three is found."""
+    head = line.split(": ", 1)[0]
+    return next((v for v in (REGRESSION, WITHIN, INCONCLUSIVE) if head.endswith(" " + v)), "gated")
+
+
 def count_note(rule: RegressionRule, metric: str) -> str:
     """What a count's gate line says of the load, and of a count of events' resolution."""
     return EVENT_NOTE if rule.metric == ALL_WORK and metric in EVENT_COUNTS else COUNT_NOTE

@@ -1,5 +1,6 @@
 """Change points as a person reads them: the `fsbench changes` lines and the figure of each changed
-series (what verdicts/changes.py found)."""
+series (what verdicts/changes.py found). matplotlib (figures.py) is imported only to draw a figure:
+it is half the start of a command that prints these lines (fsbench fleet, fsbench changes)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,22 @@ import statistics
 from collections.abc import Sequence
 from itertools import pairwise
 from pathlib import Path
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
 from ..verdicts.changes import MIN_SESSIONS, Analysis, ChangePoint, History
-from . import figures
 from ..options import check_replaceable, file_to_write
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 
 def figure_path(text: str, store: Path | str | None = None) -> Path:
     """--figure's file, checked before anything is read (written to now, as every output is:
     issue 44, one in a read-only directory was accepted when no figure was drawn), never the
     store: its suffix chooses the format."""
+    from . import figures
+
     path = Path(text)
     if path.suffix[1:] not in figures.FORMATS:
         raise UsageError(f"--figure {text}: name a .svg or .png file (its suffix chooses the format)")
@@ -47,7 +51,7 @@ def change_lines(change: ChangePoint, with_host: bool) -> list[str]:
     h, points = change.history, change.history.points
     where = f" on {h.host}" if with_host else ""
     pct = f"{change.change_pct:+.1f}%" if math.isfinite(change.change_pct) else "from 0"
-    lines = [f"{h.label}{where} ({h.unit}, {figures.better(h.direction)})",
+    lines = [f"{h.label}{where} ({h.unit}, {h.direction.value} is better)",
              f"  session {change.session.session_id} (started {change.session.started}): "
              f"{_value(change.before)} -> {_value(change.after)} {h.unit} {pct} {change.verdict} "
              f"(p={change.pvalue:.2g}; the medians of "
@@ -92,6 +96,9 @@ def figure(changes: Sequence[ChangePoint]) -> Figure:
     """Each changed series: its session medians in session order, a dashed line where the level
     changed (coloured by its verdict) and each level's median. In panel i the medians' line has
     gid "medians-i", its change point j "change-i-j" (at x = index - 0.5) and level k "level-i-k"."""
+    from matplotlib.figure import Figure
+
+    from . import figures
     grouped: dict[int, tuple[History, list[ChangePoint]]] = {}
     for change in changes:
         grouped.setdefault(id(change.history), (change.history, []))[1].append(change)
@@ -106,6 +113,8 @@ def figure(changes: Sequence[ChangePoint]) -> Figure:
 
 
 def _panel(ax, i: int, history: History, found: Sequence[ChangePoint], with_host: bool) -> None:
+    from . import figures
+
     medians = [p.median for p in history.points]
     xs = list(range(len(medians)))
     ax.plot(xs, medians, marker="o", markersize=4, color=figures.COLOURS[0], gid=f"medians-{i}")
@@ -130,5 +139,7 @@ def _panel(ax, i: int, history: History, found: Sequence[ChangePoint], with_host
 
 
 def write_figure(changes: Sequence[ChangePoint], path: Path) -> Path:
+    from . import figures
+
     fig = figure(changes)
     return figures.save(fig, path.with_suffix(""), path.suffix[1:])

@@ -25,7 +25,7 @@ PYTEST, FSBENCH = ".venv/bin/pytest", ".venv/bin/fsbench"
 
 #: fsbench commands the test runs as written, in a directory of their own (what they write lands there)
 FSBENCH_RUNS = re.compile(r"^\.venv/bin/fsbench (--help|--version|doctor|profiles|sessions|baseline|docs|study"
-                          r"|compare|report|export|changes|cleanup --dry-run)( |$)")
+                          r"|compare|report|export|changes|publish|cleanup --dry-run)( |$)")
 #: what the test does not run, and why; the first pattern a command line matches decides
 REASONS: tuple[tuple[str, str], ...] = (
     (r"^\./fsbench\.sh ", "installs packages, then runs the whole quick bench or fsbench's tests (minutes)"),
@@ -34,6 +34,7 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"^\.venv/bin/fsbench study \S+(?!.*--plan)", "runs a study (minutes to hours)"),
     (r"^\.venv/bin/fsbench cleanup(?! --dry-run)", "removes what killed sessions left on this machine"),
     (r"^\.venv/bin/python scripts/", "an evidence script: minutes of measuring"),
+    (r"^\.venv/bin/python -m http\.server", "serves a directory until it is stopped"),
     (r"--kernel=\S*(uml|vm):\w+=/src/", "boots a kernel you built (its path is yours)"),
     (r"--devices=/dev/", "overwrites the disks it names (they are yours)"),
     (r"^(apt-get|pg_ctlcluster|su postgres|echo .*pgpass|export FSBENCH_STORE=postgresql)",

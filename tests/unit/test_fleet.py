@@ -279,9 +279,9 @@ def html_tables(text: str) -> list[list[list[str]]]:
 
 def test_gate_lines_give_their_verdict():
     line = "ext4-single-1M regression: dd.write -12.0% [...]; worse than the 5% allowed"
-    assert fleet.verdict_of(line) == fleet.REGRESSION
-    assert fleet.verdict_of("ext4-single-1M within bounds: dd.write +1.0%") == fleet.WITHIN
-    assert fleet.verdict_of("ext4-single-1M inconclusive: dd.write -4.0%") == fleet.INCONCLUSIVE
+    assert fleet.line_verdict(line) == fleet.REGRESSION
+    assert fleet.line_verdict("ext4-single-1M within bounds: dd.write +1.0%") == fleet.WITHIN
+    assert fleet.line_verdict("ext4-single-1M inconclusive: dd.write -4.0%") == fleet.INCONCLUSIVE
 
 
 def test_sessions_are_found_by_the_slurm_job_they_ran_in(tmp_path):

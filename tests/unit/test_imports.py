@@ -169,3 +169,16 @@ def test_a_registry_imports_the_modules_it_discovers(tmp_path):
         "pkg/drivers/one.py": "from ..host import X\n",
     })
     assert cycles(import_graph(package)) == [["pkg.drivers", "pkg.drivers.one", "pkg.host", "pkg.drivers"]]
+
+
+def test_the_commands_that_print_import_no_matplotlib():
+    """matplotlib is imported by what draws (a report, --figure) alone: it was half the start of
+    every command (fsbench sessions, compare and changes print text), through fsbench fleet's
+    import of the change points' lines."""
+    import subprocess
+    import sys
+
+    script = ("import sys\nimport pytest_fsbench.cli, pytest_fsbench.views.change_points, pytest_fsbench.fleet\n"
+              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -2,6 +2,7 @@
 be started here), plus what only one of them has."""
 
 import sqlite3
+import subprocess
 
 import pytest
 
@@ -347,3 +348,93 @@ def test_a_store_file_removed_or_replaced_under_a_session_is_kept_elsewhere_at_t
         assert con.execute("SELECT COUNT(*) FROM runs").fetchone() == (2,)  # the write that noticed it too
         assert con.execute("SELECT status FROM sessions").fetchone() == ("interrupted",)
     assert path.exists() == (how == "replaced") and (not path.exists() or path.stat().st_size == 0)
+
+
+def summed(store, session):
+    return {(c.test, tuple(f[0] for f in c.figures)): c for c in store.case_summaries([session])[session]}
+
+
+def test_a_finished_case_keeps_its_summary_and_a_new_run_drops_it(store):
+    """Issue 43: a case's figures compared across sessions (headline, work per byte) and what its
+    manifest says of them, kept when it finishes; a run added later (a resumed case) drops it."""
+    session = store.start_session("tok", {}, {"hostname": "h"})
+    row = case(store, session)
+    for value in (100.0, 120.0, 110.0):
+        store.add_run(row, False, "t", 1.0, "drop", [*write(value), Metric("work.write_amp", 1.01, "x", Direction.LOWER),
+                                                     Metric("work.flushes", 3.0, "req", Direction.LOWER)])
+    store.finish_case(row, "done", "runs", {"applied": {"mount": "/dev/loop1 ext4 rw"}, "devices": ["big"],
+                                            "gate": [{"line": "x regression: ...", "failed": True}]})
+    kept = store.db.execute("SELECT summary FROM cases WHERE id = ?", (row,)).fetchone()[0]
+    [summary] = store.case_summaries([session])[session]
+    assert [f[0] for f in summary.figures] == ["dd.write", "work.write_amp"]  # cpu.user, work.flushes: not compared
+    assert summary.figures[0][4] == [100.0, 120.0, 110.0]
+    assert summary.manifest == {"applied": {"mount": "/dev/loop1 ext4 rw"},
+                                "gate": [{"line": "x regression: ...", "failed": True}]}
+    assert [s.values for s in summary.series] == [(100.0, 120.0, 110.0), (1.01, 1.01, 1.01)]
+    assert summary.series[0] == next(s for s in store.series(session) if s.key.metric == "dd.write")
+    assert kept is not None
+    store.add_run(row, False, "t", 1.0, "drop", write(90.0))
+    assert store.db.execute("SELECT summary FROM cases WHERE id = ?", (row,)).fetchone()[0] is None
+    assert store.case_summaries([session])[session][0].figures[0][4] == [100.0, 120.0, 110.0, 90.0]
+
+
+def test_a_case_finished_before_summaries_is_summed_up_by_its_first_reader(store):
+    """A store recorded before schema 8: its cases have no summary; the first reader makes them
+    from the runs, the same as a finishing case would, and keeps those of finished cases."""
+    session = store.start_session("tok", {}, {"hostname": "h"})
+    done, running = case(store, session), case(store, session, "t[btrfs-single]")
+    for row in (done, running):
+        store.add_run(row, False, "t", 1.0, "drop", write(50.0))
+    store.finish_case(done, "done", "runs", {})
+    made = store.db.execute("SELECT summary FROM cases WHERE id = ?", (done,)).fetchone()[0]
+    store.db.execute("UPDATE cases SET summary = NULL")
+    found = store.case_summaries([session])[session]
+    assert [(c.test, c.status, c.figures[0][4]) for c in found] == [("t[ext4-single]", "done", [50.0]),
+                                                                      ("t[btrfs-single]", "running", [50.0])]
+    kept = dict(store.db.execute("SELECT id, summary FROM cases"))
+    assert kept == {done: made, running: None}  # a running case's summary is not kept: its runs go on
+
+
+@pytest.mark.root
+def test_a_store_on_a_read_only_mount_is_summed_up_without_writing(tmp_path):
+    """Its cases summed up from their runs each time, nothing written (a bind mount made read-only)."""
+    store = Store(tmp_path / "fsbench.db")
+    session = store.start_session("tok", {}, {"hostname": "h"})
+    row = case(store, session)
+    store.add_run(row, False, "t", 1.0, "drop", write(50.0))
+    store.finish_case(row, "done", "runs", {})
+    store.db.execute("UPDATE cases SET summary = NULL")
+    store.close()
+    mounted = tmp_path / "read-only"
+    mounted.mkdir()
+    subprocess.run(["mount", "--bind", str(tmp_path), str(mounted)], check=True)
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(mounted)], check=True)
+        reader = Store(mounted / "fsbench.db", create=False)
+        assert reader.db.read_only
+        assert reader.case_summaries([session])[session][0].figures[0][4] == [50.0]
+        reader.close()
+    finally:
+        subprocess.run(["umount", str(mounted)], check=True)
+    assert sqlite3.connect(tmp_path / "fsbench.db").execute("SELECT summary FROM cases").fetchone() == (None,)
+
+
+def test_push_copies_the_summaries(tmp_path, location):
+    source = Store(tmp_path / "source.db")
+    session = source.start_session("tok-s", {}, {"hostname": "h"})
+    row = case(source, session)
+    source.add_run(row, False, "t", 1.0, "drop", write(70.0))
+    source.finish_case(row, "done", "runs", {})
+    target = Store(location)
+    pushed = source.push(session, target)
+    assert [c.figures for c in target.case_summaries([pushed])[pushed]] == \
+        [c.figures for c in source.case_summaries([session])[session]]
+    assert target.db.execute("SELECT COUNT(summary) FROM cases").fetchone()[0] == 1
+    source.close()
+    target.close()
+
+
+def test_sql_with_a_percent_sign_runs_on_both_databases(store):
+    """The store's SQL names LIKE patterns ('cpu.%') as they are; psycopg reads % as its own."""
+    assert store.db.execute("SELECT 'cpu.%' LIKE ?", ("cpu.%",)).fetchone()[0] in (1, True)
+    assert store.db.execute("SELECT 'a%b'").fetchone()[0] == "a%b"
