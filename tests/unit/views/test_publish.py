@@ -211,7 +211,7 @@ def test_a_resumed_session_is_read_again(fleet, tmp_path, capsys):
     publish_cli(capsys, site_dir, fleet)
     store = Store(fleet)
     last = store.sessions(host="alpha")[-1].id
-    store.reopen_session(last)
+    assert store.reopen_session(last, store.session_export(last)["session"], {"pid": os.getpid()}) is None
     store.finish_session(last, "complete")
     # it ended later than it had (to the second, as the store keeps the time)
     store.db.execute("UPDATE sessions SET finished = '2099-01-01T00:00:00+00:00' WHERE id = ?", (last,))
