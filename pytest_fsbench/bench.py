@@ -55,7 +55,16 @@ class CachedFigureWarning(UserWarning):
 
 
 class InconclusiveGateWarning(UserWarning):
-    """The gate could tell neither a regression nor a change within bounds, and the case passed."""
+    """The gate could tell neither a regression nor a change within bounds, and the case passed:
+    one short warning a session (inconclusive_warning), the lines being the gate's."""
+
+
+def inconclusive_warning(passed_undecided: int, gated: int) -> InconclusiveGateWarning | None:
+    """The session's one warning of its inconclusive verdicts that passed (issue 43: each was printed
+    again in pytest's warnings summary, 307-345 columns with fsbench's source line), None for none."""
+    if not passed_undecided:
+        return None
+    return InconclusiveGateWarning(f"{passed_undecided} of {gated} gate verdicts inconclusive, passed")
 
 
 @dataclass
@@ -228,8 +237,9 @@ class Bench:
                 if result.comparisons and baseline is not None:  # a report made later shows these comparisons
                     self.target.manifest[COMPARED] = compared_record(baseline.session_ids, result.comparisons)
                 if result.verdicts:  # kept with the case, so a report made later shows the gate too
-                    self.target.manifest["gate"] = [{"line": line, "failed": failed} for line, failed
-                                                    in zip(result.judgement.lines, result.judgement.failed)]
+                    self.target.manifest["gate"] = [{"line": line, "failed": failed, "test": s.key.test,
+                                                     "metric": s.key.metric, "params": s.key.params}
+                                                    for s, line, failed in result.judgement.gated]
                 if result.verdicts or COMPARED in self.target.manifest:
                     store.finish_case(row, "done", stopped_by, self.target.manifest)
         return series
@@ -336,11 +346,6 @@ class Bench:
         for s, line, _ in judgement.gated:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)
-        for line in judgement.passed_undecided:
-            # the verdict and change only: the whole line, with what would decide it, is the gate's
-            # (pytest prints a warning on one line, after its file and line: it was 950 columns)
-            warnings.warn(InconclusiveGateWarning(f"{line.split('; ', 1)[0]} (passed: --inconclusive=pass; "
-                                                  "sign-off jobs use --inconclusive=fail; the gate's line says why)"))
         return judgement.failures
 
     @property

@@ -4,6 +4,7 @@ their own (the PTS commands' are in pts/commands.py)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import sys
@@ -37,7 +38,8 @@ from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
 from .measure.progress import fit, terminal_width
-from .views.tables import comparison_lines
+from .views.answer import answer_lines, gate_word, report_answer
+from .views.tables import comparison_lines, gate_section
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -156,25 +158,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          indent=2, sort_keys=True))
         return status
     width = terminal_width()
+    lines = {id(o): line for o in found if (line := outcome_line(o, rules)) is not None}
+    bases = {s.key: s for base_id in base_ids for s in store.series(base_id)}
+    manifests = store.manifests([base_ids[-1], new_id])
+    kernels = tuple(manifests.get(i, {}).get("kernel", "") for i in (base_ids[-1], new_id))
+    said = [dataclasses.replace(c, gate=gate_word(lines[id(o)]) if id(o) in lines else None)
+            for o, c in zip(found, report_answer([], [(o.case, o.series, o.comparison) for o in found], [],
+                                                 args.base, bases,
+                                                 kernels if all(kernels) and kernels[0] != kernels[1] else ("", ""),
+                                                 f"session {new_id}"))]
     print("\n".join(line for note in notes for line in fit(f"fsbench compare: {note}", width)))
-    print("\n".join(comparison_lines(pairs, alpha, width=width)))
-    for outcome in found:
-        s = outcome.series
-        if outcome.disturbed and (outcome.gate is not None or not rules):
-            print("\n".join(fit(disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
-                                                  outcome.disturbed), width)))
-        elif outcome.gate is not None:
-            rule = rule_for(list(rules), outcome.series.key.metric)
-            if outcome.busier and verdict(outcome.comparison, rule.threshold_pct) == WITHIN:
-                print("\n".join(fit(busier_baseline_message(s.case_id, s.key.metric, s.key.params, s.unit,
-                                                            outcome.comparison, outcome.busier), width)))
-                continue
-            note = (count_note(rule, s.key.metric) if is_count(s.key.metric)
-                    else f"; {outcome.busier}" if outcome.busier else "")
-            print("\n".join(fit(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
-                                             "a new session with --runs") + note, width)))
+    print("\n".join(part for line in answer_lines(said) for part in fit(line, width)))  # the answer first
+    print("\n".join(comparison_lines(pairs, alpha, width=width, bases=bases)))
+    gated = [(lines[id(o)], o.failed, o.series.key.metric) for o in found if id(o) in lines]
+    if gated:
+        print("\n".join(gate_section(gated, width, failures_shown=False)))
     print("\n".join(fit(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}", width)))
     return status
+
+
+def outcome_line(outcome, rules: tuple) -> str | None:
+    """The gate's line on one comparison of fsbench compare (None: no rule gated it, nor was it
+    disturbed), as the session's gate would have written it."""
+    s = outcome.series
+    if outcome.disturbed and (outcome.gate is not None or not rules):
+        return disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, outcome.disturbed)
+    if outcome.gate is None:
+        return None
+    rule = rule_for(list(rules), outcome.series.key.metric)
+    if outcome.busier and verdict(outcome.comparison, rule.threshold_pct) == WITHIN:
+        return busier_baseline_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
+                                       outcome.busier)
+    note = count_note(rule, s.key.metric) if is_count(s.key.metric) else f"; {outcome.busier}" if outcome.busier else ""
+    return gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
+                        "a new session with --runs") + note
 
 
 def outcome_summary(found: list, rules: tuple) -> str:

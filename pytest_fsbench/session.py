@@ -30,6 +30,7 @@ from .errors import UsageError
 from .store.results import Store, StoreError
 from .system.commands import Executor
 from .provisioning import Targets
+from .views.answer import Compared, session_answer
 
 RUN_ROOT = Path("/run/fsbench")
 
@@ -251,6 +252,21 @@ class FsbenchSession:
                       f"{len(held)} session{'s' * (len(held) > 1)} ({', '.join(map(str, held))}); "
                       f"--compare={self.settings.save} gates against it")
         return []
+
+    def answer(self) -> list[Compared]:
+        """Every comparison of the session, as the answer at the top of its summary says them
+        (views/answer.py): against the baseline (its options and host kernel where they differ
+        from this session's), and each --paired (or kernel A/B) variant against its reference."""
+        pairs = {b.id: (a.to_dict(), b.to_dict()) for a, b in self.settings.pairs}
+        options: dict = {}
+        kernels = ("", "")
+        if self.baseline is not None:
+            options = {key: found[-1].options for key, found in self.baseline.series().items() if found}
+            theirs = self.store.manifests([self.baseline.newest]).get(self.baseline.newest, {}).get("kernel", "")
+            if theirs and theirs != self.host.kernel:
+                kernels = (theirs, self.host.kernel)
+        return session_answer(self.results, pairs, self.settings.compare, options, kernels,
+                              f"session {self.session_id}")
 
     def ungated(self) -> list[str]:
         """A --fail-on-regression that compared nothing gated nothing (see gate.Gate.ungated)."""
