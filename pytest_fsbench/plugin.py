@@ -128,7 +128,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[COLUMNS] = progress.terminal_width()
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
     config.pluginmanager.register(CaseLines(config, lambda: session.results, config.stash[COLUMNS],
-                                            lambda: session.targets.booting_seconds), "fsbench-case-lines")
+                                            lambda: session.targets.booting_seconds, session.history_prior),
+                                  "fsbench-case-lines")
     _install_signal_handlers(config)
 
 
@@ -594,7 +595,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
     verdicts = answer.answer_lines(session.answer())
     if verdicts:  # the answer first (issue 43): a line per comparison, before the tables it comes from
-        terminalreporter.write_sep("=", "fsbench verdicts, each against its reference (the baseline, or a pair's first)")
+        terminalreporter.write_sep("=", "fsbench verdicts, each against its reference")
         for line in verdicts:
             write(line)
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")

@@ -31,6 +31,7 @@ from .store.results import Store, StoreError
 from .system.commands import Executor
 from .provisioning import Targets
 from .views.answer import Compared, session_answer
+from .measure.progress import history_prior, kind_of_stored
 
 RUN_ROOT = Path("/run/fsbench")
 
@@ -252,6 +253,25 @@ class FsbenchSession:
                       f"{len(held)} session{'s' * (len(held) > 1)} ({', '.join(map(str, held))}); "
                       f"--compare={self.settings.save} gates against it")
         return []
+
+    def history_prior(self, newest: int = 5) -> dict[str, float]:
+        """For the estimate of the time left when no plan gives one: the seconds of a case of each
+        kind, from the newest of this machine's complete sessions (up to `newest`) that ran that
+        kind, at this session's runs a case (an interleaved round: its warm-up and one run)."""
+        if self._store is None:
+            return {}
+        rows = sorted((row for row in self.store.sessions(host=platform.node())
+                       if row.status == "complete" and row.id != self._session_id), key=lambda row: -row.id)
+        found: dict[str, list] = {}
+        for row in rows[:newest]:
+            mine: dict[str, list] = {}
+            for timing in self.store.test_times(row.id):
+                mine.setdefault(kind_of_stored(timing), []).append(timing)
+            for kind, timings in mine.items():
+                found.setdefault(kind, timings)
+        repeat = self.settings.repeat
+        return history_prior([t for timings in found.values() for t in timings],
+                             repeat.warmup + (1 if self.settings.interleave else repeat.runs))
 
     def answer(self) -> list[Compared]:
         """Every comparison of the session, as the answer at the top of its summary says them

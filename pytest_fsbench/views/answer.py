@@ -106,6 +106,7 @@ class Compared:
     params: str  # the metric's parameters (JSON), "{}" for none
     comparison: Comparison
     gate: str | None = None  # the gate's word (gate_word), None where no rule gated it
+    test: str = ""  # the test that measured it (its work is said with that test's figure)
 
     @property
     def word(self) -> str:
@@ -157,6 +158,19 @@ def work_text(counts: Sequence[Compared]) -> str:
     return ", ".join(said) if said else "unchanged"
 
 
+def work_parts(figures: Sequence[Compared], counts: Sequence[Compared]) -> list[str]:
+    """What a line says of the work: "the work: ..." when its counts come from one test (or none
+    moved); else a part per test, named by that test's figure ("the work of dd.read: ...")."""
+    if not counts:
+        return []
+    tests = list(dict.fromkeys(c.test for c in counts))
+    said = {test: work_text([c for c in counts if c.test == test]) for test in tests}
+    if len(tests) == 1 or len(set(said.values())) == 1 and next(iter(said.values())) in ("unchanged", WITHIN):
+        return [f"the work: {work_text(counts) if len(tests) == 1 else next(iter(said.values()))}"]
+    named = {c.test: c.metric for c in reversed(figures)}
+    return [f"the work of {named.get(test, where_of(test))}: {text}" for test, text in said.items()]
+
+
 def answer_lines(found: Sequence[Compared]) -> list[str]:
     """One line per comparison (its sides and its case), its figures then its work; the lines with
     the worst word first (a regression, then worse), each in the order its figures came."""
@@ -175,8 +189,7 @@ def answer_entries(found: Sequence[Compared]) -> list[tuple[str, str]]:
                         if c.metric in WORK_NAMES else len(WORK_NAMES))
         shared = shared_params(figures)
         parts = [", ".join(figure_text(c, shared) for c in figures)] if figures else []
-        if counts:
-            parts.append(f"the work: {work_text(counts)}")
+        parts += work_parts(figures, counts)
         worst = min(items, key=lambda c: c.rank)
         lines.append((worst.rank, worst.word.partition(" (")[0], f"{said} ({where}): " + "; ".join(parts)))
     return [(word, line) for _, word, line in sorted(lines, key=lambda entry: entry[0])]
@@ -228,13 +241,14 @@ def session_answer(results: Sequence, pairs: Mapping[str, tuple[Mapping, Mapping
             said = baseline_versus(baseline or "the baseline", reference, Side(options_of(s.options), kernels[1]),
                                    session)
             where = where_of(s.key.test) + (f"; baseline {baseline}" if not said.endswith(f" vs {baseline}") else "")
-            found[(s.key, False)] = Compared(said, where, s.key.metric, s.key.params, cmp, words.get((s.key, False)))
+            found[(s.key, False)] = Compared(said, where, s.key.metric, s.key.params, cmp, words.get((s.key, False)),
+                                             s.key.test)
         for s, cmp in result.judgement.paired:
             if s.case_id not in pairs or not is_compared(s.key.metric, s.unit):
                 continue
             said, dropped = paired_versus(*pairs[s.case_id])
             found[(s.key, True)] = Compared(said, where_of(s.key.test, dropped), s.key.metric, s.key.params, cmp,
-                                            words.get((s.key, True)))
+                                            words.get((s.key, True)), s.key.test)
     return list(found.values())
 
 
@@ -288,12 +302,12 @@ def report_answer(cases: Sequence[Mapping], changes: Sequence, paired: Sequence,
                                session)
         where = where_of(s.key.test) + (f"; baseline {base_label}" if not said.endswith(f" vs {base_label}") else "")
         found.append(Compared(said, where, s.key.metric, s.key.params, cmp,
-                              words.get((s.key.test, s.key.metric, s.key.params, False))))
+                              words.get((s.key.test, s.key.metric, s.key.params, False)), s.key.test))
     for _, s, cmp in measured(paired):
         reference = references.get(s.key.test)
         if reference is None:
             continue
         said, dropped = paired_versus(specs.get(reference, {}), specs.get(s.key.test, {}))
         found.append(Compared(said, where_of(s.key.test, dropped), s.key.metric, s.key.params, cmp,
-                              words.get((s.key.test, s.key.metric, s.key.params, True))))
+                              words.get((s.key.test, s.key.metric, s.key.params, True)), s.key.test))
     return found

@@ -27,7 +27,8 @@ STACK_INDENT = "    "
 
 #: the note that says a column's one value, when the column is left out of a table (issue 35)
 EVERY_ROW = {"params": "params of every row: {}", "unit": "unit of every row: {}",
-             "stopped": "every row stopped by: {}", "options": "options of every row: {}", "n": "n of every row: {}"}
+             "stopped": "every row stopped by: {}", "options": "options of every row: {}", "n": "n of every row: {}",
+             "from": "every row from: {}"}
 
 
 def widest(lines: Sequence[str]) -> int:
@@ -42,19 +43,21 @@ def stacked(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def unstack(lines: Sequence[str]) -> list[str]:
-    """Each stacked table's rows (stacked(): from its header's "case" line on) on one line each
-    again, their cells two spaces apart, for a program that reads a table's columns; every other
+    """Each stacked table's rows (stacked(), stacked_in_parts(): from its header's "case" line on)
+    on one line each again, their cells two spaces apart, for a program that reads a table's columns; every other
     line as it was."""
     found: list[str] = []
-    inside = pending = False  # in a stacked table; the line before is a first cell, alone yet
+    inside = pending = joined = False  # in a stacked table; the line before is a first cell, alone yet; or joined
     for line in lines:
         if pending and line.startswith(STACK_INDENT) and line.strip() and (inside or found[-1] == "case"):
             found[-1] += "  " + line.strip()
-            inside, pending = True, False
+            inside, pending, joined = True, False, True
+        elif joined and line.startswith(PART_INDENT) and line.strip():  # a row stacked in parts
+            found[-1] += "  " + line.strip()
         else:
             found.append(line)
             pending = bool(line) and not line.startswith(" ")
-            inside = inside and pending
+            inside, joined = inside and pending, False
     return found
 
 
@@ -91,7 +94,39 @@ def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
         return lines, []
     narrower, cells, notes = said_once(header, rows, same_in_every_row(header, rows, spared))
     lines = align([narrower, *cells])
-    return (lines, notes) if widest(lines) <= width else (stacked([header, *rows]), [])
+    if widest(lines) <= width:
+        return lines, notes
+    lines = stacked([header, *rows])
+    if widest(lines) <= width:
+        return lines, []
+    lines = stacked([narrower, *cells])
+    return (lines, notes) if widest(lines) <= width else (stacked_in_parts([narrower, *cells], width), notes)
+
+
+#: how the further lines of a row's cells stacked in parts are indented (stacked_in_parts)
+PART_INDENT = STACK_INDENT * 2
+
+
+def stacked_in_parts(rows: Sequence[Sequence[str]], width: int) -> list[str]:
+    """Each row's case on a line of its own, its other cells on as few lines as fit width (issue
+    43: stacked comparison rows were 88-111 columns on an 80-column terminal): the first part
+    indented by STACK_INDENT, each further one by PART_INDENT, every part's columns aligned across
+    the rows; unstack joins them again. A single cell wider than a line is left whole."""
+    widths = [max(len(row[i]) for row in rows) for i in range(1, len(rows[0]))]
+    parts: list[list[int]] = [[]]
+    for i, w in enumerate(widths):
+        indent = len(STACK_INDENT if len(parts) == 1 else PART_INDENT)
+        used = indent + sum(widths[j] + 2 for j in parts[-1])
+        if parts[-1] and used + w > width:
+            parts.append([])
+        parts[-1].append(i)
+    found = []
+    for row in rows:
+        found.append(row[0])
+        for k, part in enumerate(parts):
+            indent = STACK_INDENT if k == 0 else PART_INDENT
+            found.append(indent + "  ".join(row[i + 1].ljust(widths[i]) for i in part).rstrip())
+    return found
 
 
 def unnamed_options(case_id: str, options: str) -> str:
@@ -157,7 +192,7 @@ def results_table(results, width: int = WIDTH) -> list[str]:
     blank = [i for i in range(len(header)) if rows and not any(row[i] for row in rows)]
     header, rows = without(header, rows, blank)
     header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("options", "params", "stopped")))
-    lines, notes = fitted(header, rows, width)
+    lines, notes = fitted(header, rows, width, spared=("unit", "from"))
     if any(result.emulated for result in latest(results)):
         lines += fit("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
                      "these numbers with each other only, never with the host's or a KVM guest's", width)
@@ -301,14 +336,17 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
 
 
 def change_text(cmp: Comparison, times: bool = True) -> str:
-    """A change as a person reads it at a glance: +98%, -31%; with times, a count's three times or
-    more as x12 (or /12), and one from 0 as new."""
+    """A change as a person reads it at a glance: +98%, -31%, under 1% to one significant digit
+    (-0.04%, not -0%); with times, a count's three times or more as x12 (or /12), and one from 0 as
+    new."""
     if cmp.baseline_median == 0:
         return "new" if cmp.candidate_median > 0 else "+0%"
     ratio = cmp.candidate_median / cmp.baseline_median
     if times and (ratio >= 3 or 0 < ratio <= 1 / 3):
         times = ratio if ratio >= 3 else 1 / ratio
         return ("x" if ratio >= 3 else "/") + (f"{times:.0f}" if times >= 10 else f"{times:.1f}")
+    if 0 < abs(cmp.shift_pct) < 0.5:
+        return f"{cmp.shift_pct:+.1g}%"
     return f"{cmp.shift_pct:+.0f}%"
 
 
