@@ -20,6 +20,7 @@ from .verdicts.repeat import stop_reason
 from .measure.run import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import CONTROL_MB, Conditions
+from .views.tables import gate_section
 from .verdicts.baseline import COMPARED, PAIRED_WITH, compared_record, pair_up
 from .case import CaseSpec
 from .kernels.kernel import ram_of
@@ -332,13 +333,15 @@ class Bench:
         failures += [f"{self.target.id}: fsbench_threshold {t.text!r} applies to no metric this test measured "
                      f"({', '.join(sorted({m.name for m in medians}))})"
                      for t in self.marked if t.text not in self.session.thresholds_applied]
-        failures += self._gate(result)
-        if failures:
-            pytest.fail(failure_text(failures, self.width), pytrace=False)
+        failed = [(line, True, s.key.metric) for s, line, fails in self._gate(result) if fails]
+        if failures or failed:  # the gate's lines with each note said once (issue 43), as its section says them
+            text = failure_text(failures, self.width) if failures else ""
+            gated = "\n".join(gate_section(failed, self.width, failures_shown=False))
+            pytest.fail("\n".join(part for part in (text, gated) if part), pytrace=False)
 
-    def _gate(self, result: CaseResult) -> list[str]:
+    def _gate(self, result: CaseResult) -> list[tuple[Series, str, bool]]:
         """Ask the gate about the case (against the baseline and, for a --paired variant, its
-        reference case); record its lines; the failures."""
+        reference case); record its lines; each gated figure's (series, line, whether it failed)."""
         note = f" (paired by round with {self.pair[0].id})" if self.pair else ""
         paired = [(s, cmp, note) for s, cmp in self._paired_comparisons(result.series)]
         judgement = result.judgement = self.session.gate.judge(result.series, paired, result.cache_notes,
@@ -346,7 +349,7 @@ class Bench:
         for s, line, _ in judgement.gated:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)
-        return judgement.failures
+        return judgement.gated
 
     @property
     def pair(self) -> tuple[CaseSpec, CaseSpec] | None:

@@ -118,3 +118,18 @@ def test_the_gate_section_says_each_note_once():
         "ext4-single regression: dd.read 900 -> 400 MB/s -55%; worse than the 5% allowed"
     assert all(len(line) <= 80 for line in tables.gate_section(entries, 80))
     assert tables.clauses("a (b; c); d [e; f]; g") == ["a (b; c)", "d [e; f]", "g"]
+
+
+def test_the_options_a_case_id_leaves_out_show_in_every_table_it_is_compared_in():
+    """Issue 43: gating nodelalloc against a default baseline, the case id stays
+    test_dd_write[ext4-single-1M]; the option was named only at the end of the gate's line."""
+    now = series("test_dd_write[ext4-single-1M]", "dd.write", SLOW, options="mount=nodelalloc")
+    before = series("test_dd_write[ext4-single-1M]", "dd.write", FAST)
+    lines = tables.comparison_lines([("test_dd_write[ext4-single-1M]", now, compare(FAST, SLOW, Direction.HIGHER))],
+                                    0.05, width=200, bases={now.key: before})
+    assert "options of every row: mount=nodelalloc (baseline: none)" in " ".join(lines)
+    result = CaseResult(now.key.test, "ext4-single", [now], "runs")
+    assert "options of every row: mount=nodelalloc" in " ".join(tables.results_table([result], 200))
+    # an option the id names (two values in one session) is not said again
+    named = series("test_dd_write[ext4-single-mount=sync-1M]", "dd.write", SLOW, "ext4-single-mount=sync", "mount=sync")
+    assert tables.unnamed_options(named.case_id, named.options) == ""
