@@ -20,6 +20,7 @@ from .verdicts.repeat import stop_reason
 from .measure.run import Unsupported, check_cache_policy
 from .session import FsbenchSession
 from .settings import CONTROL_MB, Conditions
+from .views.tables import gate_section
 from .verdicts.baseline import COMPARED, PAIRED_WITH, compared_record, pair_up
 from .case import CaseSpec
 from .kernels.kernel import ram_of
@@ -55,7 +56,16 @@ class CachedFigureWarning(UserWarning):
 
 
 class InconclusiveGateWarning(UserWarning):
-    """The gate could tell neither a regression nor a change within bounds, and the case passed."""
+    """The gate could tell neither a regression nor a change within bounds, and the case passed:
+    one short warning a session (inconclusive_warning), the lines being the gate's."""
+
+
+def inconclusive_warning(passed_undecided: int, gated: int) -> InconclusiveGateWarning | None:
+    """The session's one warning of its inconclusive verdicts that passed (issue 43: each was printed
+    again in pytest's warnings summary, 307-345 columns with fsbench's source line), None for none."""
+    if not passed_undecided:
+        return None
+    return InconclusiveGateWarning(f"{passed_undecided} of {gated} gate verdicts inconclusive, passed")
 
 
 @dataclass
@@ -228,8 +238,9 @@ class Bench:
                 if result.comparisons and baseline is not None:  # a report made later shows these comparisons
                     self.target.manifest[COMPARED] = compared_record(baseline.session_ids, result.comparisons)
                 if result.verdicts:  # kept with the case, so a report made later shows the gate too
-                    self.target.manifest["gate"] = [{"line": line, "failed": failed} for line, failed
-                                                    in zip(result.judgement.lines, result.judgement.failed)]
+                    self.target.manifest["gate"] = [{"line": line, "failed": failed, "test": s.key.test,
+                                                     "metric": s.key.metric, "params": s.key.params}
+                                                    for s, line, failed in result.judgement.gated]
                 if result.verdicts or COMPARED in self.target.manifest:
                     store.finish_case(row, "done", stopped_by, self.target.manifest)
         return series
@@ -322,13 +333,15 @@ class Bench:
         failures += [f"{self.target.id}: fsbench_threshold {t.text!r} applies to no metric this test measured "
                      f"({', '.join(sorted({m.name for m in medians}))})"
                      for t in self.marked if t.text not in self.session.thresholds_applied]
-        failures += self._gate(result)
-        if failures:
-            pytest.fail(failure_text(failures, self.width), pytrace=False)
+        failed = [(line, True, s.key.metric) for s, line, fails in self._gate(result) if fails]
+        if failures or failed:  # the gate's lines with each note said once (issue 43), as its section says them
+            text = failure_text(failures, self.width) if failures else ""
+            gated = "\n".join(gate_section(failed, self.width, failures_shown=False))
+            pytest.fail("\n".join(part for part in (text, gated) if part), pytrace=False)
 
-    def _gate(self, result: CaseResult) -> list[str]:
+    def _gate(self, result: CaseResult) -> list[tuple[Series, str, bool]]:
         """Ask the gate about the case (against the baseline and, for a --paired variant, its
-        reference case); record its lines; the failures."""
+        reference case); record its lines; each gated figure's (series, line, whether it failed)."""
         note = f" (paired by round with {self.pair[0].id})" if self.pair else ""
         paired = [(s, cmp, note) for s, cmp in self._paired_comparisons(result.series)]
         judgement = result.judgement = self.session.gate.judge(result.series, paired, result.cache_notes,
@@ -336,12 +349,7 @@ class Bench:
         for s, line, _ in judgement.gated:
             params = "".join(f"[{k}={v}]" for k, v in sorted(s.params.items()))
             self._record_property(f"fsbench.gate.{s.key.metric}{params}", line)
-        for line in judgement.passed_undecided:
-            # the verdict and change only: the whole line, with what would decide it, is the gate's
-            # (pytest prints a warning on one line, after its file and line: it was 950 columns)
-            warnings.warn(InconclusiveGateWarning(f"{line.split('; ', 1)[0]} (passed: --inconclusive=pass; "
-                                                  "sign-off jobs use --inconclusive=fail; the gate's line says why)"))
-        return judgement.failures
+        return judgement.gated
 
     @property
     def pair(self) -> tuple[CaseSpec, CaseSpec] | None:

@@ -4,6 +4,7 @@ their own (the PTS commands' are in pts/commands.py)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -38,8 +39,17 @@ from .metrics import is_count
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
-from .measure.progress import fit, terminal_width
-from .views.tables import comparison_lines
+from .measure.progress import fit, fit_under, terminal_width
+from .views.answer import answer_lines, gate_word, report_answer
+from .views.tables import comparison_lines, gate_section
+
+
+def say(*lines: str, file=None) -> None:
+    """Lines of prose, each within the terminal's width (issue 43): wrapped at spaces, an indented
+    line's rest under it (a path longer than a line stays whole)."""
+    width = terminal_width()
+    print("\n".join(part for text in lines for line in text.splitlines() or [""]
+                    for part in fit_under(line, width)), file=file or sys.stdout)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -49,10 +59,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     store = BY_FLAG["--store"].value(args.fsbench_store)
     image_dir = args.fsbench_image_dir
     host = probe()
-    print("\n".join(doctor.doctor_lines(host)))
+    width = terminal_width()
+    print("\n".join(doctor.doctor_lines(host, width)))
     usable = True
     for line, ok in (doctor.store_line(store, redact(store)), doctor.image_dir_line(image_dir, execute)):
-        print("\n".join(doctor.wrapped(line)))
+        print("\n".join(doctor.wrapped(line, width)))
         usable = usable and ok
     for kernel in kernels:
         if not kernel.guest:
@@ -67,8 +78,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                         facts = boot_facts(kernel, Path(directory))
                 except GuestError as exc:
                     reason = str(exc)
-        print("\n".join(doctor.guest_lines(kernel, facts, reason, accel=accel)))
-    print(doctor.summary_line(host))
+        print("\n".join(doctor.guest_lines(kernel, facts, reason, width, accel=accel)))
+    print("\n".join(doctor.wrapped(doctor.summary_line(host), width)))
     return 0 if usable else 1
 
 
@@ -89,12 +100,12 @@ def cmd_cleanup(args: argparse.Namespace) -> int:
         if not found.unjudged:
             print("fsbench cleanup: nothing left behind by earlier runs")
         return 1 if found.unjudged else 0
-    print("\n".join(f"{'would remove' if args.dry_run else 'removing'} {line}" for line in found.lines()))
+    say(*(f"{'would remove' if args.dry_run else 'removing'} {line}" for line in found.lines()))
     if args.dry_run:
         return 1 if found.unjudged else 0
     errors = remove_leftovers(found, execute_serialized)
     for error in errors:
-        print(f"fsbench cleanup: could not remove: {error}", file=sys.stderr)
+        say(f"fsbench cleanup: could not remove: {error}", file=sys.stderr)
     return 1 if errors or found.unjudged else 0
 
 
@@ -163,25 +174,40 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          indent=2, sort_keys=True))
         return status
     width = terminal_width()
+    lines = {id(o): line for o in found if (line := outcome_line(o, rules)) is not None}
+    bases = {s.key: s for base_id in base_ids for s in store.series(base_id)}
+    manifests = store.manifests([base_ids[-1], new_id])
+    kernels = tuple(manifests.get(i, {}).get("kernel", "") for i in (base_ids[-1], new_id))
+    said = [dataclasses.replace(c, gate=gate_word(lines[id(o)]) if id(o) in lines else None)
+            for o, c in zip(found, report_answer([], [(o.case, o.series, o.comparison) for o in found], [],
+                                                 args.base, bases,
+                                                 kernels if all(kernels) and kernels[0] != kernels[1] else ("", ""),
+                                                 f"session {new_id}"))]
     print("\n".join(line for note in notes for line in fit(f"fsbench compare: {note}", width)))
-    print("\n".join(comparison_lines(pairs, alpha, width=width)))
-    for outcome in found:
-        s = outcome.series
-        if outcome.disturbed and (outcome.gate is not None or not rules):
-            print("\n".join(fit(disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
-                                                  outcome.disturbed), width)))
-        elif outcome.gate is not None:
-            rule = rule_for(list(rules), outcome.series.key.metric)
-            if outcome.busier and verdict(outcome.comparison, rule.threshold_pct) == WITHIN:
-                print("\n".join(fit(busier_baseline_message(s.case_id, s.key.metric, s.key.params, s.unit,
-                                                            outcome.comparison, outcome.busier), width)))
-                continue
-            note = (count_note(rule, s.key.metric) if is_count(s.key.metric)
-                    else f"; {outcome.busier}" if outcome.busier else "")
-            print("\n".join(fit(gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
-                                             "a new session with --runs") + note, width)))
+    print("\n".join(part for line in answer_lines(said) for part in fit(line, width)))  # the answer first
+    print("\n".join(comparison_lines(pairs, alpha, width=width, bases=bases)))
+    gated = [(lines[id(o)], o.failed, o.series.key.metric) for o in found if id(o) in lines]
+    if gated:
+        print("\n".join(gate_section(gated, width, failures_shown=False)))
     print("\n".join(fit(f"fsbench compare: {outcome_summary(found, rules)}; exit {status}", width)))
     return status
+
+
+def outcome_line(outcome, rules: tuple) -> str | None:
+    """The gate's line on one comparison of fsbench compare (None: no rule gated it, nor was it
+    disturbed), as the session's gate would have written it."""
+    s = outcome.series
+    if outcome.disturbed and (outcome.gate is not None or not rules):
+        return disturbed_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, outcome.disturbed)
+    if outcome.gate is None:
+        return None
+    rule = rule_for(list(rules), outcome.series.key.metric)
+    if outcome.busier and verdict(outcome.comparison, rule.threshold_pct) == WITHIN:
+        return busier_baseline_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison,
+                                       outcome.busier)
+    note = count_note(rule, s.key.metric) if is_count(s.key.metric) else f"; {outcome.busier}" if outcome.busier else ""
+    return gate_message(s.case_id, s.key.metric, s.key.params, s.unit, outcome.comparison, rule,
+                        "a new session with --runs") + note
 
 
 def outcome_summary(found: list, rules: tuple) -> str:
@@ -231,11 +257,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         sys.stdout.write(page)
     else:
         write_whole(output, page)
-        print(f"fsbench report: wrote {output} (session {session_id}"
-              + (f" against {base_label}" if base_label else "") + ")", file=sys.stderr)
+        say(f"fsbench report: wrote {output} (session {session_id}"
+            + (f" against {base_label}" if base_label else "") + ")", file=sys.stderr)
     if figures is not None:
         for path in report.write_figures(data, figures, args.format):
-            print(f"fsbench report: wrote {path}", file=sys.stderr)
+            say(f"fsbench report: wrote {path}", file=sys.stderr)
     return 0
 
 
@@ -324,7 +350,7 @@ def cmd_study(args: argparse.Namespace) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     write_whole(output, page)
     found = study_page.verdicts(chosen, data)
-    print(f"fsbench study: wrote {output}: " + ", ".join(
+    say(f"fsbench study: wrote {output}: " + ", ".join(
         f"{sum(1 for v in found if v.verdict == k)} {k}" for k in studies.VERDICTS))
     return status
 
@@ -343,7 +369,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         print(text)
     else:
         write_whole(output, text + "\n")
-        print(f"fsbench export: wrote {output}")
+        say(f"fsbench export: wrote {output}")
     return 0
 
 
@@ -366,7 +392,7 @@ def cmd_docs(args: argparse.Namespace) -> int:
         written = docs.write_pages(args.write, docs.generated_pages(args.write / docs.LAYERS_FILE))
     except OSError as exc:
         raise UsageError(f"--write={args.write}: {exc}") from None
-    print(f"fsbench docs: {', '.join(written) or 'nothing'} rewritten in {args.write}"
+    say(f"fsbench docs: {', '.join(written) or 'nothing'} rewritten in {args.write}"
           f"{'' if written else ': every generated page is current'}")
     return 0
 
@@ -383,7 +409,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
         return 0
     if not rows:
         chosen = " that match" if args.host or args.since or args.until else ""
-        print(f"fsbench sessions: none in {store.path}{chosen}")
+        say(f"fsbench sessions: none in {store.path}{chosen}")
         return 0
     print(f"{'id':>6}  {'token':16}  {'started (UTC)':25}  {'status':11}  host")
     width = terminal_width()
@@ -417,7 +443,7 @@ def cmd_push(args: argparse.Namespace) -> int:
         target = Store(to, option="--to")
         try:
             pushed = source.push(session_id, target)
-            print(f"fsbench push: session {session_id} of {source.path} is session {pushed} of {target.path}")
+            say(f"fsbench push: session {session_id} of {source.path} is session {pushed} of {target.path}")
         finally:
             target.close()
     finally:
@@ -433,13 +459,13 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     store = open_store(args)
     if args.drop:
         held = store.drop_baseline(args.drop)
-        print(f"fsbench baseline: forgot {args.drop} ({held} session(s); they stay in the store)")
+        say(f"fsbench baseline: forgot {args.drop} ({held} session(s); they stay in the store)")
         return 0
     baselines = store.baselines()
     if not baselines:
-        print(f"fsbench baseline: no baselines in {store.path}; pytest --save=NAME makes one")
+        say(f"fsbench baseline: no baselines in {store.path}; pytest --save=NAME makes one")
     for name, sessions in baselines.items():
-        print(f"{name}: sessions {', '.join(map(str, sessions))}")
+        say(f"{name}: sessions {', '.join(map(str, sessions))}")
     return 0
 
 
@@ -456,12 +482,12 @@ def cmd_changes(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(changes_document(found, store.path), indent=2, sort_keys=True))
     else:
-        print("\n".join(change_points.lines(found, store.path)))
+        say(*change_points.lines(found, store.path))
     said = sys.stderr if args.json else sys.stdout  # stdout holds the one JSON document
     if figure is not None and found.changes:
-        print(f"fsbench changes: wrote {change_points.write_figure(found.changes, figure)}", file=said)
+        say(f"fsbench changes: wrote {change_points.write_figure(found.changes, figure)}", file=said)
     elif figure is not None:
-        print(f"fsbench changes: no change points, so no figure in {figure}", file=said)
+        say(f"fsbench changes: no change points, so no figure in {figure}", file=said)
     return 0
 
 
@@ -529,8 +555,8 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     try:
         bisect_run.run(bisector)
     except KeyboardInterrupt:
-        print(f"fsbench bisect: interrupted; fsbench bisect --resume={bisector.bisect_id} continues it (its kernels "
-              "and verdicts are kept)", file=sys.stderr)
+        say(f"fsbench bisect: interrupted; fsbench bisect --resume={bisector.bisect_id} continues it (its kernels "
+            "and verdicts are kept)", file=sys.stderr)
         return 130
     finally:
         if report is not None:
@@ -542,7 +568,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     print("\n".join(part for line in lines for part in fit(f"fsbench bisect: {line}" if not line.startswith(" ")
                                                                else line, width)))
     if report is not None:
-        print(f"fsbench bisect: wrote {report}")
+        say(f"fsbench bisect: wrote {report}")
     return 0
 
 
@@ -597,36 +623,53 @@ def bisect_plan(asked, store_path) -> int:
 def bisect_list(store: Store) -> int:
     rows = store.bisects()
     if not rows:
-        print(f"fsbench bisect: no bisects in {store.path}")
+        say(f"fsbench bisect: no bisects in {store.path}")
     for row in rows:
         result = row.record.get("result") or {}
         said = (f"{result['culprit'][:12]} {result.get('subject', '')} ({result.get('confirmed')})"
                 if result.get("verdict") == "found" else result.get("verdict", "not finished"))
-        print(f"{row.id:4}  {row.started}  {row.status:11}  {row.tree} {row.good[:12]}..{row.bad[:12]}: {said}")
+        say(f"{row.id:4}  {row.started}  {row.status:11}  {row.tree} {row.good[:12]}..{row.bad[:12]}: {said}")
     return 0
 
 
-DESCRIPTION = """fsbench: filesystem benchmarks as pytest tests.
+#: --help's first paragraph
+ABOUT = ("The benchmarks are pytest tests: pytest runs them, on a filesystem it builds for each case (its options "
+         "--fs, --layout, --fs-opt choose the cases; pytest --help lists every option), and stores every run. This "
+         "command checks the machine and reads what the sessions stored. For example, run benchmarks, save a "
+         "baseline, gate against it:")
+#: --help's examples: a pytest session's arguments
+EXAMPLES = (["benchmarks/test_dd.py", "--fs=ext4,btrfs", "--layout=single,raid1"],
+            ["benchmarks/test_dd.py", "--fs=btrfs", "--save=base"],
+            ["benchmarks/test_dd.py", "--fs=btrfs", "--compare=base", "--fail-on-regression=5%"])
+#: --help's last lines: the commonest commands and what each says
+COMMONEST = (("doctor", "what this machine can run, and why not"), ("sessions", "the sessions in the store"),
+             ("compare BASE NEW", "two sessions (or a baseline and a session) compared"),
+             ("report last -o report.html", "the newest session's HTML report"),
+             ("study", "the published studies fsbench re-runs"),
+             ("cleanup", "remove what a killed session left behind"),
+             ("fleet --nodes=a,b -- ARGS", "one session per Slurm node into one store"))
 
-The benchmarks are pytest tests: pytest runs them, on a filesystem it builds for each case (its
-options --fs, --layout, --fs-opt choose the cases; pytest --help lists every option), and stores
-every run. This command checks the machine and reads what the sessions stored. For example:
 
-  .venv/bin/pytest benchmarks/test_dd.py --fs=ext4,btrfs --layout=single,raid1    run benchmarks
-  .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --save=base                   save a baseline
-  .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --compare=base --fail-on-regression=5%"""
+def description(width: int) -> str:
+    """--help's description within width (issue 43: lines to 99 columns on an 80-column terminal):
+    the paragraph wrapped, each example a shell command broken between its arguments."""
+    lines = ["fsbench: filesystem benchmarks as pytest tests.", "", *textwrap.wrap(ABOUT, width), ""]
+    for argv in EXAMPLES:
+        lines += study_launch.command_lines("  .venv/bin/pytest ", argv, width)
+    return "\n".join(lines)
 
-EPILOG = """the commonest commands (from the checkout, as ./fsbench.sh set it up):
-  .venv/bin/fsbench doctor                      what this machine can run, and why not
-  .venv/bin/fsbench sessions                    the sessions in the store
-  .venv/bin/fsbench compare BASE NEW            two sessions (or a baseline and a session) compared
-  .venv/bin/fsbench report last -o report.html  the newest session's HTML report
-  .venv/bin/fsbench study                       the published studies fsbench re-runs
-  .venv/bin/fsbench cleanup                     remove what a killed session left behind
-  .venv/bin/fsbench fleet --nodes=a,b -- ARGS   one session per Slurm node into one store
-  .venv/bin/fsbench bisect --tree=T --good=G --bad=B -- ARGS   the commit that made the cases slower
 
-.venv/bin/fsbench COMMAND --help shows a command's options."""
+def epilog(width: int) -> str:
+    """--help's last lines within width: each commonest command beside what it says where every one
+    fits a line so, else what each says under it."""
+    commands = [f"  .venv/bin/fsbench {command}" for command, _ in COMMONEST]
+    column = max(map(len, commands)) + 2
+    beside = all(column + len(said) <= width for _, said in COMMONEST)
+    lines = ["the commonest commands (from the checkout, as ./fsbench.sh set it up):"]
+    for command, (_, said) in zip(commands, COMMONEST):
+        lines += ([command.ljust(column) + said] if beside
+                  else [command, *textwrap.wrap(said, width, initial_indent=" " * 6, subsequent_indent=" " * 6)])
+    return "\n".join([*lines, "", ".venv/bin/fsbench COMMAND --help shows a command's options."])
 
 
 def installed_version() -> str:
@@ -637,7 +680,8 @@ def installed_version() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = OneLineParser(prog="fsbench", description=DESCRIPTION, epilog=EPILOG,
+    width = terminal_width()
+    top = OneLineParser(prog="fsbench", description=description(width), epilog=epilog(width),
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     top.add_argument("--version", action="version", version=f"fsbench {installed_version()}")
     sub = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -894,7 +938,7 @@ def main(argv: list[str] | None = None) -> int:
         check_given(args.command_parser, args)
         check_home(sys.argv[1:] if argv is None else argv)
         return args.func(args)
-    except UsageError as exc:
+    except UsageError as exc:  # one line, as every error (the terminal wraps it)
         print(f"fsbench {args.command}: {exc}", file=sys.stderr)
         return 2
     except FsbenchError as exc:

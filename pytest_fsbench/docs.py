@@ -60,8 +60,14 @@ def _layout_order(layout: str) -> tuple[int, str]:
     return (0 if layout == "single" else 1, layout)
 
 
-def _page(title: str, intro: str, rows: list[str]) -> str:
-    return "\n".join([GENERATED, "", f"# {title}", "", intro, "", *rows, ""])
+#: what a reference page opens with (issue 43: a page shows before it tells): the command that prints it
+PRINTED_BY = ["```sh", ".venv/bin/fsbench docs      # prints the reference pages, from fsbench's own tables", "```"]
+
+
+def _page(title: str, intro: str, rows: list[str], opening: list[str] = PRINTED_BY) -> str:
+    """A generated page: its opening (the command that prints it, or a figure), its table, then
+    what the table is."""
+    return "\n".join([GENERATED, "", f"# {title}", "", *opening, "", *rows, "", intro, ""])
 
 
 def reference_pages() -> dict[str, str]:
@@ -107,35 +113,41 @@ def summary(unit: str) -> str:
     return first if end < 0 else first[:end + 1]
 
 
-BOX_HEIGHT, ROW_GAP, UNIT_GAP, CHAR, CAPTION_CHAR, LEFT = 34, 22, 10, 8.4, 7, 120
+#: the drawing's measures, in px at its own size: drawn as wide as the site's text column at 1400 px
+#: (issue 43: 1171 px wide, it was shown at 688 and its captions were 7 px high), its names in 16 px
+DRAWING_WIDTH, BOX_HEIGHT, ROW_GAP, LAYER_GAP, UNIT_GAP, CHAR, LEFT = 860, 34, 8, 14, 10, 9.7, 80
+FONT, CAPTION_FONT, CAPTION_HEIGHT = 16, 15, 24
 
 
 def layers_svg(layers: list[tuple[tuple[str, ...], str]]) -> str:
-    """The layers as a picture: one row of boxes per layer, top to bottom, each unit a box (a
-    subpackage drawn with a /), and the arrow of the allowed imports: downwards only."""
-    rows, y, width_needed = [], 20, 0
+    """The layers as a picture: a layer's caption, then its units in boxes (a subpackage drawn with
+    a /) in as many rows as DRAWING_WIDTH needs, top layer first, and the arrow of the allowed
+    imports: downwards only."""
+    rows, y = [], 20
     for units, caption in layers:
+        rows.append(f'<text x="{LEFT}" y="{y + CAPTION_FONT}" class="caption">{html.escape(caption)}</text>')
+        y += CAPTION_HEIGHT
         x = LEFT
         for unit in units:
             name = f"{unit}/" if (PACKAGE / unit).is_dir() else f"{unit}.py"
             width = len(name) * CHAR + 24
+            if x > LEFT and x + width > DRAWING_WIDTH - 10:
+                x, y = LEFT, y + BOX_HEIGHT + ROW_GAP
             fill = "#e3ecfa" if name.endswith("/") else "#f4f4f4"
             rows.append(f'<rect x="{x:.0f}" y="{y}" width="{width:.0f}" height="{BOX_HEIGHT}" rx="5" '
-                        f'fill="{fill}" stroke="#4a6fa5"/><text x="{x + 12:.0f}" y="{y + 22}">'
+                        f'fill="{fill}" stroke="#4a6fa5"/><text x="{x + 12:.0f}" y="{y + 23}">'
                         f'{html.escape(name)}</text>')
             x += width + UNIT_GAP
-        rows.append(f'<text x="{x + 6:.0f}" y="{y + 22}" class="caption">{html.escape(caption)}</text>')
-        width_needed = max(width_needed, x + 16 + len(caption) * CAPTION_CHAR)
-        y += BOX_HEIGHT + ROW_GAP
-    height = y
-    arrow = (f'<line x1="50" y1="20" x2="50" y2="{height - 30}" stroke="#4a6fa5" stroke-width="4"/>'
-             f'<polygon points="38,{height - 34} 62,{height - 34} 50,{height - 12}" fill="#4a6fa5"/>'
-             f'<text x="30" y="{height / 2:.0f}" transform="rotate(-90 30 {height / 2:.0f})" '
-             f'text-anchor="middle">imports run downwards only</text>')
+        y += BOX_HEIGHT + LAYER_GAP
+    height = y + 10
+    arrow = (f'<line x1="40" y1="20" x2="40" y2="{height - 30}" stroke="#4a6fa5" stroke-width="4"/>'
+             f'<polygon points="28,{height - 34} 52,{height - 34} 40,{height - 12}" fill="#4a6fa5"/>'
+             f'<text x="20" y="{height / 2:.0f}" transform="rotate(-90 20 {height / 2:.0f})" '
+             f'text-anchor="middle" class="caption">imports run downwards only</text>')
     return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width_needed:.0f}" height="{height}" '
-        f'viewBox="0 0 {width_needed:.0f} {height}" font-family="monospace" font-size="14">',
-        "<style>.caption { font-family: sans-serif; fill: #555; font-size: 13px; }</style>",
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{DRAWING_WIDTH}" height="{height}" '
+        f'viewBox="0 0 {DRAWING_WIDTH} {height}" font-family="monospace" font-size="{FONT}">',
+        f"<style>.caption {{ font-family: sans-serif; fill: #333; font-size: {CAPTION_FONT}px; }}</style>",
         arrow, *rows, "</svg>", ""])
 
 
@@ -149,7 +161,7 @@ def layers_page(layers: list[tuple[tuple[str, ...], str]]) -> str:
                  "Every unit of `pytest_fsbench/`, top layer first, with the first sentence of its "
                  "docstring. A unit may import its own layer and the ones below it: "
                  "[The code's layout](../architecture.md).",
-                 rows)
+                 rows, ["![The layers of pytest_fsbench, top to bottom: imports run downwards only](../architecture.svg)"])
 
 
 def generated_pages(layers_file: Path | None) -> dict[str, str]:

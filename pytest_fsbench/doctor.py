@@ -27,8 +27,9 @@ from .system.commands import Executor
 from .workloads import WORKLOAD_MODULES, missing_tools
 from .sizes import existing_ancestor
 
-#: the page width rows are wrapped to (a continuation lines up under its row's text)
-WIDTH = 110
+#: the widest page rows are wrapped to (a continuation lines up under its row's text); the command
+#: gives the terminal's width, up to this (issue 43: 35 lines over 80 columns at COLUMNS=80)
+WIDTH = 120
 
 
 def row(label: str, text: str, column: int, width: int = WIDTH) -> list[str]:
@@ -38,8 +39,10 @@ def row(label: str, text: str, column: int, width: int = WIDTH) -> list[str]:
 
 
 def wrapped(line: str, width: int = WIDTH) -> list[str]:
-    """A line of its own (the store, the image directory), its continuation indented."""
-    return textwrap.wrap(line, width, break_on_hyphens=False, subsequent_indent="  ") or [""]
+    """A line of its own (the store, the image directory), its continuation indented by two more
+    than the line."""
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return textwrap.wrap(line, width, break_on_hyphens=False, subsequent_indent=indent) or [""]
 
 
 @dataclass(frozen=True)
@@ -141,11 +144,23 @@ def workload_lines(width: int = WIDTH) -> list[str]:
 
 
 def option_lines(host: Host, width: int = WIDTH) -> list[str]:
+    """Each filesystem's --fs-opt keys; the keys several filesystems share, alike, said once for
+    all of them (issue 43: mkfs and mount were explained seven times)."""
+    options = {fs: {key: f"{key} ({spec.help})" for key, spec in driver(fs, host).options.items()}
+               for fs in FILESYSTEMS}
+    shared: dict[str, list[str]] = {}
+    for fs, said in options.items():
+        for text in said.values():
+            shared.setdefault(text, []).append(fs)
+    common = {text: tuple(found) for text, found in shared.items() if len(found) > 1}
     column = max(map(len, FILESYSTEMS)) + 5
     lines = ["options (--fs-opt FS:KEY=VALUE):"]
-    for fs in FILESYSTEMS:
-        options = driver(fs, host).options
-        lines += row(f"  {fs}:", "; ".join(f"{key} ({spec.help})" for key, spec in options.items()), column, width)
+    for group in dict.fromkeys(common.values()):
+        lines += wrapped(f"  {', '.join(group)}: " + "; ".join(t for t, g in common.items() if g == group), width)
+    for fs, said in options.items():
+        own = [text for text in said.values() if text not in common]
+        if own:
+            lines += row(f"  {fs}:", "; ".join(own), column, width)
     return lines
 
 

@@ -30,7 +30,8 @@ from .store.results import Store
 from .system.commands import Executor
 from .verdicts import changes
 from .verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN, line_verdict
-from .views.tables import work_text
+from .measure.progress import WIDTH, fit, terminal_width
+from .views.tables import fitted, work_text
 
 #: the exit status the batch script gives when the node has no fsbench (a shell's "command not found")
 NOT_INSTALLED = 127
@@ -448,13 +449,14 @@ def fleet_rows(sessions: Sequence[SessionOutcome]) -> tuple[list[str], list[list
                     for t in tests]
 
 
-def fleet_table(sessions: Sequence[SessionOutcome]) -> list[str]:
-    """The hosts x cases table as the terminal shows it."""
+def fleet_table(sessions: Sequence[SessionOutcome], width: int = WIDTH) -> list[str]:
+    """The hosts x cases table as the terminal shows it, within width where it can be (each case
+    on a line of its own, its hosts' cells under it, where the table is wider: issue 43)."""
     header, rows = fleet_rows(sessions)
     if not rows:
         return []
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    return ["  ".join(v.ljust(w) for v, w in zip(r, widths)).rstrip() for r in [header, *rows]]
+    lines, notes = fitted(header, rows, width, spared=())
+    return lines + [part for note in notes for part in fit(note, width)]
 
 
 @dataclass(frozen=True)
@@ -470,9 +472,12 @@ class FleetResult:
     def passed(self) -> bool:
         return all(n.passed for n in self.nodes)
 
-    def lines(self) -> list[str]:
-        table = fleet_table(self.sessions)
-        return [n.line() for n in self.nodes] + ([""] + table if table else []) + history_lines(self.history)
+    def lines(self, width: int = WIDTH) -> list[str]:
+        """Each node's line, then hosts x cases and the change points, within width (issue 43: node
+        lines of 135 and 232 columns): a node's line wrapped, its rest indented by two."""
+        table = fleet_table(self.sessions, width)
+        return ([part for n in self.nodes for part in fit(n.line(), width)] + ([""] + table if table else [])
+                + [part for line in history_lines(self.history) for part in fit(line, width)])
 
 
 def history_lines(history: dict[str, list[str]]) -> list[str]:
@@ -547,20 +552,26 @@ def checked_submit(request: Request, slurm: Slurm, out: Callable[[str], None]) -
     check_store(request.store, request.nodes, platform.node())
     check_pytest_args(request.pytest_args)
     for note in kernel_notes(request.pytest_args):
-        out(note)
+        said(out, note)
     return submit(slurm, request)
+
+
+def said(out: Callable[[str], None], line: str) -> None:
+    """A line of prose, within the terminal's width."""
+    for part in fit(line, terminal_width()):
+        out(part)
 
 
 def run(request: Request, slurm: Slurm, out: Callable[[str], None] = print) -> int:
     """Submit, wait, tell each node's outcome; 0 only when every node's session completed and passed."""
     job_ids = checked_submit(request, slurm, out)
-    out(f"fsbench fleet: submitted {', '.join(f'{n} job {j}' for n, j in zip(request.nodes, job_ids))} "
-        f"(store {redact(request.store)})")
+    said(out, f"fsbench fleet: submitted {', '.join(f'{n} job {j}' for n, j in zip(request.nodes, job_ids))} "
+         f"(store {redact(request.store)})")
     again = f"fsbench fleet status {','.join(job_ids)}"
     try:
         jobs = wait(lambda: slurm.jobs(job_ids), job_ids)
     except KeyboardInterrupt:
-        out(f"fsbench fleet: stopped waiting; the jobs run on: {again}")
+        said(out, f"fsbench fleet: stopped waiting; the jobs run on: {again}")
         return 130
     except FsbenchError as exc:
         raise FsbenchError(f"{exc}; the jobs run on: {again}") from None
@@ -574,7 +585,7 @@ def submit_only(request: Request, slurm: Slurm, out: Callable[[str], None] = pri
     job_ids = checked_submit(request, slurm, out)
     for node, job_id in zip(request.nodes, job_ids):
         out(f"{node:12} job {job_id}")
-    out(f"fsbench fleet status {','.join(job_ids)} --store={redact(request.store)} reads them back")
+    said(out, f"fsbench fleet status {','.join(job_ids)} --store={redact(request.store)} reads them back")
     return 0
 
 
@@ -594,8 +605,9 @@ def read_sessions(location: Path | str, cluster: str,
 
 
 def tell(result: FleetResult, report: Path | None, title: str, out: Callable[[str], None]) -> int:
-    """Print the result (and write its page); 0 only when every node's session completed and passed."""
-    for line in result.lines():
+    """Print the result within the terminal's width (and write its page); 0 only when every node's
+    session completed and passed."""
+    for line in result.lines(terminal_width()):
         out(line)
     if report is not None:
         write_report(result, report, title)

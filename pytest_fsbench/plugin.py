@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,8 +15,8 @@ import pytest
 
 from .targets import preflight
 from .measure import progress
-from .views import tables
-from .bench import Bench, case_key
+from .views import answer, tables
+from .bench import Bench, InconclusiveGateWarning, case_key, inconclusive_warning
 from .case import CaseSpec
 from .errors import FsbenchError, UnsafeDevice, UsageError
 from .kernels.probe import probe
@@ -129,7 +130,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(Rounds(), "fsbench-rounds")
     config.pluginmanager.register(SessionEnd(), "fsbench-session-end")
     config.pluginmanager.register(CaseLines(config, lambda: session.results, config.stash[COLUMNS],
-                                            lambda: session.targets.booting_seconds), "fsbench-case-lines")
+                                            lambda: session.targets.booting_seconds, session.history_prior),
+                                  "fsbench-case-lines")
     _install_signal_handlers(config)
 
 
@@ -191,6 +193,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                     "running by a process that has ended is resumed like an interrupted one)"]
     if exitstatus != pytest.ExitCode.INTERRUPTED:
         problems += fsbench.unapplied_thresholds() + fsbench.ungated()
+    warn_inconclusive(fsbench, session)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if fsbench.settings.report is not None:
         problems += write_report(fsbench, reporter)
@@ -203,6 +206,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             if reporter is not None:
                 reporter.write_line(part, red=True)
     if problems and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def warn_inconclusive(fsbench: FsbenchSession, session: pytest.Session) -> None:
+    """The session's one warning of the inconclusive verdicts that passed, placed at "fsbench" so
+    that pytest's summary shows neither a source file nor its line; a filter that makes it an error
+    (-W error::...InconclusiveGateWarning) fails the session."""
+    judged = [r.judgement for r in tables.latest(fsbench.results)]
+    warning = inconclusive_warning(sum(len(j.passed_undecided) for j in judged), sum(len(j.gated) for j in judged))
+    if warning is None:
+        return
+    try:
+        warnings.warn_explicit(warning, type(warning), "fsbench", 0)
+    except InconclusiveGateWarning:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -608,6 +625,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
         for line in lines:  # a row is never wrapped (it would leave its columns); legends fit already
             terminalreporter.write_line(line)
 
+    verdicts = answer.answer_lines(session.answer())
+    if verdicts:  # the answer first (issue 43): a line per comparison, before the tables it comes from
+        terminalreporter.write_sep("=", "fsbench verdicts, each against its reference")
+        for line in verdicts:
+            write(line)
     terminalreporter.write_sep("=", "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)")
     write_table(tables.results_table(session.results, width))
     for line in session.targets.guest_notes():
@@ -615,16 +637,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if session.baseline is not None:
         terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} "
                                         f"(session {', '.join(map(str, session.baseline.session_ids))})")
-        write_table(tables.comparison_table(session.results, session.settings.alpha, width))
+        bases = {key: found[-1] for key, found in session.baseline.series().items() if found}
+        write_table(tables.comparison_table(session.results, session.settings.alpha, width, bases))
     paired = tables.paired_table(session.results, session.settings.alpha, width)
     if paired:
         terminalreporter.write_sep("-", "fsbench paired comparison: each --paired variant against its case, by round")
         write_table(paired)
-    verdicts = tables.gate_lines(session.results)
-    if verdicts:
+    gated = tables.gate_entries(session.results)
+    if gated:
         terminalreporter.write_sep("-", f"fsbench gate (--inconclusive={session.settings.on_inconclusive})")
-        for line in verdicts:
-            write(line)
+        write_table(tables.gate_section(gated, width, failures_shown=config.option.tbstyle not in ("no", "line")))
     write(tables.time_line({**session.store.time_totals(session.session_id), **session.targets.guest_times()}))
     write(f"store: {session.store.path} (session {session.session_id}); "
           f"fsbench compare {session.session_id} OTHER, fsbench export {session.session_id}")

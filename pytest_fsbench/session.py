@@ -32,6 +32,8 @@ from .errors import UsageError
 from .store.results import Store, StoreError
 from .system.commands import Executor
 from .provisioning import Targets
+from .views.answer import Compared, session_answer
+from .measure.progress import history_prior, kind_of_stored
 
 RUN_ROOT = Path("/run/fsbench")
 
@@ -279,6 +281,40 @@ class FsbenchSession:
                       f"{len(held)} session{'s' * (len(held) > 1)} ({', '.join(map(str, held))}); "
                       f"--compare={self.settings.save} gates against it")
         return []
+
+    def history_prior(self, newest: int = 5) -> dict[str, float]:
+        """For the estimate of the time left when no plan gives one: the seconds of a case of each
+        kind, from the newest of this machine's complete sessions (up to `newest`) that ran that
+        kind, at this session's runs a case (an interleaved round: its warm-up and one run)."""
+        if self._store is None:
+            return {}
+        rows = sorted((row for row in self.store.sessions(host=platform.node())
+                       if row.status == "complete" and row.id != self._session_id), key=lambda row: -row.id)
+        found: dict[str, list] = {}
+        for row in rows[:newest]:
+            mine: dict[str, list] = {}
+            for timing in self.store.test_times(row.id):
+                mine.setdefault(kind_of_stored(timing), []).append(timing)
+            for kind, timings in mine.items():
+                found.setdefault(kind, timings)
+        repeat = self.settings.repeat
+        return history_prior([t for timings in found.values() for t in timings],
+                             repeat.warmup + (1 if self.settings.interleave else repeat.runs))
+
+    def answer(self) -> list[Compared]:
+        """Every comparison of the session, as the answer at the top of its summary says them
+        (views/answer.py): against the baseline (its options and host kernel where they differ
+        from this session's), and each --paired (or kernel A/B) variant against its reference."""
+        pairs = {b.id: (a.to_dict(), b.to_dict()) for a, b in self.settings.pairs}
+        options: dict = {}
+        kernels = ("", "")
+        if self.baseline is not None:
+            options = {key: found[-1].options for key, found in self.baseline.series().items() if found}
+            theirs = self.store.manifests([self.baseline.newest]).get(self.baseline.newest, {}).get("kernel", "")
+            if theirs and theirs != self.host.kernel:
+                kernels = (theirs, self.host.kernel)
+        return session_answer(self.results, pairs, self.settings.compare, options, kernels,
+                              f"session {self.session_id}")
 
     def ungated(self) -> list[str]:
         """A --fail-on-regression that compared nothing gated nothing (see gate.Gate.ungated)."""

@@ -280,8 +280,8 @@ OPTIONS: tuple[Option, ...] = (
            "one baseline session is compared on it) or baseline (only the "
            "spread of the baseline's own sessions; one session is compared run by run, drift not in the test)"),
     Option("--inconclusive", gate.parse_on_inconclusive, "pass", "what an inconclusive gate does to its case: "
-           "pass (the case passes with a warning, a junit property and a summary line saying what would decide "
-           "it; pytest exits 0) or fail (sign-off jobs: the runs could not show the change is within the "
+           "pass (the case passes, counted in the session's one warning, with a junit property and a summary "
+           "line saying what would decide it; pytest exits 0) or fail (sign-off jobs: the runs could not show the change is within the "
            "allowed %; pytest exits 1)"),
     Option("--paired", _paired, None, "measure every case of FS also with this option (in place of "
            "the one it replaces), interleaved round by round on fresh targets, and compare the two paired by "

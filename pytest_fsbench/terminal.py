@@ -71,7 +71,8 @@ class CaseLines:
     """Registered by the plugin in every session; active once collection finds a case and pytest
     has a terminal reporter writing at verbosity 0 or more."""
 
-    def __init__(self, config: pytest.Config, results, width: int, booting: Callable[[], float]) -> None:
+    def __init__(self, config: pytest.Config, results, width: int, booting: Callable[[], float],
+                 history: Callable[[], dict[str, float]] = dict) -> None:
         self.config = config
         self.width = width  # the columns a line may take (measure.progress.terminal_width)
         self.booting = booting  # the session's seconds so far waiting for its virtual machines to boot
@@ -86,6 +87,7 @@ class CaseLines:
         self.started: dict[str, tuple[float, float]] = {}  # nodeid -> (its start, the boot waits before it)
         self.outcomes: dict[str, pytest.TestReport] = {}
         self.estimate = Estimate(prior=plan_seconds(os.environ.get(PLAN_SECONDS)))
+        self.history = history  # without a plan: each kind's seconds a case in this machine's earlier sessions
 
     @pytest.hookimpl(trylast=True)  # after the plugin has deselected what cannot run
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -95,6 +97,8 @@ class CaseLines:
             return
         self.write = for_pytest(self.config, self.width).line
         self.active, self.items, self.start = True, list(session.items), time.monotonic()
+        if not self.estimate.prior:
+            self.estimate.prior = self.history()
         if self.config.get_verbosity() == 0:
             self.quiet_pytest = True
             reporter.showfspath = False

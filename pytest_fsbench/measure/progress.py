@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from ..case import case_kind
 from ..metrics import Metric, is_headline
 
 HEARTBEAT = 30.0
@@ -125,6 +126,19 @@ def fit(line: str, width: int = WIDTH) -> list[str]:
     return textwrap.wrap(line, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
+def fit_under(line: str, width: int = WIDTH) -> list[str]:
+    """A line of prose within width columns, its continuation two deeper than its own indent (an
+    indented line under its heading: fsbench changes' session lines); as fit() for a line not
+    indented."""
+    indent = line[:len(line) - len(line.lstrip(" "))]
+    if not indent:
+        return fit(line, width)
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line.lstrip(" "), width, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
 def unwrap(lines: Sequence[str]) -> list[str]:
     """The lines fit() wrapped, each joined again with the indented lines that continue it (for
     a program that reads a session's output line by line)."""
@@ -158,20 +172,19 @@ def case_lines(index: int, total: int, name: str, outcome: str, seconds: float, 
                left: float | None, width: int = WIDTH) -> list[str]:
     """One finished case of the session, within width, e.g.
     "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left".
-    Where that is wider than the terminal, the time spent is left out first (pytest's last line
-    says the session's); where it still is, the case takes two lines: its place, name, outcome and
-    time, then, indented by two as a wrapped line of prose is (unwrap joins them again into the
-    one line), its headline or why it skipped or failed and the time (the time spent again where
-    it fits there; the detail shortened in its middle, and the name, only where even that does
-    not fit)."""
+    Where that is wider than the terminal, the case takes two lines (issue 43: a line that left the
+    time spent out instead read unlike its neighbours, a paired session's variants every other
+    line): its place, name, outcome and time, then, indented by two as a wrapped line of prose is
+    (unwrap joins them again into the one line), its headline or why it skipped or failed and the
+    time (the time spent left out only where even that line is too narrow for it; the detail
+    shortened in its middle, and the name, only where even that does not fit)."""
     head = f"[{index:>{len(str(total))}}/{total}] "
     when = ("done" if index >= total else "time left unknown" if left is None else f"about {clock(left)} left")
     tails = (f"{clock(spent)} spent, {when}", when)
     said = f": {detail}" if detail else ""
-    for tail in tails:
-        line = f"{head}{name} {outcome} {seconds:.1f} s{said}  {tail}"
-        if len(line) <= width:
-            return [line]
+    line = f"{head}{name} {outcome} {seconds:.1f} s{said}  {tails[0]}"
+    if len(line) <= width:
+        return [line]
     ending = f" {outcome} {seconds:.1f} s" + (":" if detail else "")
     first = head + shorten(name, max(width - len(head) - len(ending), 10)) + ending
     tail = next((t for t in tails if len(f"  {detail}  {t}") <= width), tails[-1])
@@ -193,6 +206,7 @@ class Estimate:
     prior: dict[str, float] = field(default_factory=dict)
     taken: dict[str, list[float]] = field(default_factory=dict)  # kind -> the seconds of its cases done
     planned: dict[str, list[float | None]] = field(default_factory=dict)  # kind -> the plan's for each of them
+    own: dict[str, list[bool]] = field(default_factory=dict)  # kind -> whether each one's plan was its own
 
     def plan(self, name: str, kind: str) -> float | None:
         """The plan's seconds for a case (None: the plan does not know it)."""
@@ -202,12 +216,18 @@ class Estimate:
         """A case done in seconds, `once` of which went to a one-off cost the cases after it do not repeat."""
         self.taken.setdefault(kind, []).append(max(0.0, seconds - once))
         self.planned.setdefault(kind, []).append(self.plan(name, kind))
+        self.own.setdefault(kind, []).append(name in self.prior or kind in self.prior)
 
     def pace(self, kind: str) -> float | None:
-        """How long the cases of a kind done so far took, over what the plan gave them (None: no
-        case of that kind with a plan is done)."""
-        pairs = [(taken, planned) for taken, planned in zip(self.taken.get(kind, ()), self.planned.get(kind, ()))
-                 if planned]
+        """How long the cases of a kind done so far took, over what the plan gave them; for a kind
+        none of whose cases is done yet, that of the cases done whose plan was their own (by name
+        or kind, not their function's: issue 43, a machine busier than the plan's, or larger
+        sizes, slow every kind alike); None when no such case is done."""
+        if any(self.planned.get(kind, ())):
+            pairs = [(t, p) for t, p in zip(self.taken[kind], self.planned[kind]) if p]
+        else:
+            pairs = [(t, p) for k in self.taken for t, p, own in zip(self.taken[k], self.planned[k], self.own[k])
+                     if p and own]
         return sum(t for t, _ in pairs) / sum(p for _, p in pairs) if pairs else None
 
     def left(self, cases: list[tuple[str, str]]) -> float | None:
@@ -225,6 +245,26 @@ class Estimate:
             else:
                 return None
         return total
+
+
+def kind_of_stored(timing) -> str:
+    """A stored test's kind (case.case_kind), from its Timing: test function, kernel, paced."""
+    function = timing.test.rpartition("::")[2].partition("[")[0]
+    return case_kind(function, timing.kernel, "-storage=" in timing.test.rpartition("[")[2])
+
+
+def history_prior(timings: Sequence, runs: int) -> dict[str, float]:
+    """A plan from earlier sessions, for a session that has none (issue 43: the first estimate of a
+    session whose first case ran on the host and most of the rest in a guest said 0:38 where 2:24
+    remained): each kind's seconds of a case of `runs` runs (warm-up included), from the earlier
+    tests of that kind (store.results.Timing: test, kernel, runs, run_seconds, target_seconds):
+    their seconds, target included, over their runs."""
+    totals: dict[str, list[float]] = {}
+    for timing in timings:
+        found = totals.setdefault(kind_of_stored(timing), [0.0, 0.0])
+        found[0] += timing.run_seconds + (timing.target_seconds or 0.0)
+        found[1] += timing.runs
+    return {kind: seconds / count * runs for kind, (seconds, count) in totals.items() if count}
 
 
 def headline_text(series) -> str:

@@ -16,6 +16,14 @@ from ..system.commands import execute
 from .export import composite_xml, session_label
 from .launcher import check_result_name, find_pts, missing_reason, result_file, user_path
 from .profiles import base_profiles, profiles, suites
+from ..measure.progress import fit, terminal_width
+
+
+def say(line: str, file=None) -> None:
+    """A line of prose within the terminal's width (issue 43), an indented one's rest under it."""
+    indent = line[:len(line) - len(line.lstrip(" "))]
+    for part in fit(line.lstrip(" "), terminal_width() - len(indent)):
+        print(indent + part, file=file or sys.stdout)
 
 
 def check_export_options(pts_format: bool, save: str | None, suffix: str | None, force: bool,
@@ -48,14 +56,14 @@ def export(store: Store, session_id: int, output: Path | None, save: str | None 
         xml = composite_xml(store, session_id, title=name, suffix=suffix)
         target.parent.mkdir(parents=True, exist_ok=True)
         write_whole(target, xml)
-        print(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
+        say(f"fsbench export: wrote {target}; phoronix-test-suite show-result {name}")
         return 0
     xml = composite_xml(store, session_id, suffix=suffix)
     if output is None:
         sys.stdout.write(xml.decode())
     else:
         write_whole(output, xml)
-        print(f"fsbench export: wrote {output}")
+        say(f"fsbench export: wrote {output}")
     return 0
 
 
@@ -74,9 +82,8 @@ def upload(result: str, binary: str | None) -> int:
         raise UsageError(f"phoronix-test-suite upload-result {name} failed: {exc}") from None
     print(done.output.strip())
     if done.returncode != 0 or "openbenchmarking.org/result/" not in done.output.lower():
-        print(f"fsbench upload: PTS did not report an upload of {name} (offline, or "
-              "NoInternetCommunication/AllowResultUploadsToOpenBenchmarking off in its user config?)",
-              file=sys.stderr)
+        say(f"fsbench upload: PTS did not report an upload of {name} (offline, or "
+            "NoInternetCommunication/AllowResultUploadsToOpenBenchmarking off in its user config?)", file=sys.stderr)
         return 1
     return 0
 
@@ -84,10 +91,10 @@ def upload(result: str, binary: str | None) -> int:
 def list_profiles() -> int:
     """The PTS test profiles (each with its quick options), base profiles and suites fsbench carries."""
     for name, profile in profiles().items():
-        print(f"profile {name} ({profile.path.name}): {profile.path}")
-        print("  quick options: " + ";".join(f"{key}={value}" for key, value in profile.quick_options()))
+        say(f"profile {name} ({profile.path.name}): {profile.path}")
+        say("  quick options: " + ";".join(f"{key}={value}" for key, value in profile.quick_options()))
     for name, profile in base_profiles().items():
-        print(f"base profile {name} ({profile.path.name}, extended by every profile): {profile.path}")
+        say(f"base profile {name} ({profile.path.name}, extended by every profile): {profile.path}")
     for path in suites():
-        print(f"suite {path.name}: {path}")
+        say(f"suite {path.name}: {path}")
     return 0

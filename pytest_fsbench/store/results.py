@@ -347,14 +347,18 @@ class Store:
         found = [(row, json.loads(row[5]), json.loads(row[6])) for row in rows]
         return [_session_row(row[:5], manifest) for row, manifest, recorded in found if recorded.get(key) == value]
 
-    @_guarded
     def hosts(self, session_ids: Iterable[int]) -> dict[int, str]:
         """The machine each session ran on (its manifest's hostname)."""
+        return {i: manifest.get("hostname", "") for i, manifest in self.manifests(session_ids).items()}
+
+    @_guarded
+    def manifests(self, session_ids: Iterable[int]) -> dict[int, dict]:
+        """Each session's own manifest (its host's facts: hostname, kernel, ...)."""
         ids = list(session_ids)
         if not ids:
             return {}
         rows = self.db.execute(f"SELECT id, manifest FROM sessions WHERE id IN ({', '.join('?' * len(ids))})", ids)
-        return {int(i): json.loads(manifest).get("hostname", "") for i, manifest in rows}
+        return {int(i): json.loads(manifest) for i, manifest in rows}
 
     @_guarded
     def push(self, session_id: int, other: "Store") -> int:

@@ -109,13 +109,17 @@ def unit_label(unit: str) -> str:
 def distinct_labels(labels: Sequence[str]) -> list[str]:
     """Case labels with what all of them share left out, so a plot's labels leave it its width:
     test_iozone[btrfs-single-compress=no-16M] and test_iozone[btrfs-single-compress=zlib-16M]
-    become compress=no and compress=zlib. A label that would be left empty keeps its case id."""
+    become compress=no and compress=zlib. A label that would be left empty is "default" where the
+    others differ from it by options only (ext4-single-1M beside ext4-single-mount=nodelalloc-1M:
+    issue 43 found the one labelled by its case id, the other by its option), else keeps its case id."""
     ids = [label.partition("[")[2].rstrip("]") or label for label in labels]
     if len(ids) < 2:
         return ids
     parts = [case.split("-") for case in ids]
     shared = set.intersection(*(set(p) for p in parts))
-    found = [" ".join(t for t in p if t not in shared) or case for p, case in zip(parts, ids)]
+    left = [[t for t in p if t not in shared] for p in parts]
+    options_only = all("=" in t for p in left for t in p)
+    found = [" ".join(p) or ("default" if options_only else case) for p, case in zip(left, ids)]
     return found if len(set(found)) == len(found) else ids
 
 

@@ -19,14 +19,15 @@ from matplotlib.figure import Figure
 
 from ..measure import cache_check
 from ..verdicts import changes
-from . import change_points, figures
+from . import answer, change_points, figures
 from ..verdicts.baseline import PAIRED_WITH, as_the_gate_compared, compare_pairs, paired_pairs
 from ..metrics import Direction, in_summary, is_headline, params_text, short_test
 from ..sizes import parse_size
+from ..verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
 from ..verdicts.stats import PAIRED, RANK, Comparison, Summary, compare, plain, summarize
-from ..store.results import Series, Store, canonical
-from .tables import (HOLES, adjustment_note, comparison_rows, compression_text, interval_label,
-                     WORK_LEGEND, table_order, time_shares, work_changes, work_text)
+from ..store.results import Series, SeriesKey, Store, canonical
+from .tables import (HOLES, adjustment_note, comparison_header, comparison_rows, compression_text, interval_label,
+                     unnamed_options, WORK_LEGEND, table_order, time_shares, work_text)
 from ..store.facts import emulation
 from ..options import output_mark
 
@@ -74,6 +75,8 @@ class Report:
     times: dict[str, float | None] = field(default_factory=dict)
     history: list[changes.ChangePoint] = field(default_factory=list)  # of this session's cases, on its host
     paired: list[tuple[str, Series, Comparison]] = field(default_factory=list)  # variants against their references
+    answer: list[answer.Compared] = field(default_factory=list)  # every comparison, as the page's first lines say it
+    bases: dict[SeriesKey, Series] = field(default_factory=dict)  # each compared series' newest in the baseline
 
 
 def side_medians(series: list[Series], names: tuple[str, ...]) -> dict[tuple, float]:
@@ -108,13 +111,18 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
                         side.get((*key, "fs.compressratio")), case.get("cache", "drop"),
                         case.get("data", "random"), case.get("spec", {}), cache_check.figure_share(shares, s),
                         how, side.get((*key, "cpu.others")), work_text(by_case[key])))
-    changes = []
+    changes, bases, kernels = [], {}, ("", "")
     if base_ids:
         computed = compare_pairs(store, base_ids, session_id, alpha)
         changes = in_table_order(as_the_gate_compared(computed, meta["cases"], base_ids))
+        bases = {s.key: s for base_id in base_ids for s in store.series(base_id)}
+        manifests = store.manifests([base_ids[-1], session_id])
+        theirs, mine = (manifests.get(i, {}).get("kernel", "") for i in (base_ids[-1], session_id))
+        kernels = (theirs, mine) if theirs and mine and theirs != mine else ("", "")
+    paired = in_table_order(paired_pairs(store, session_id, meta["cases"], alpha))
+    said = answer.report_answer(meta["cases"], changes, paired, base_label, bases, kernels, f"session {session_id}")
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,
-                  store.time_totals(session_id), history_of(store, meta),
-                  in_table_order(paired_pairs(store, session_id, meta["cases"], alpha)))
+                  store.time_totals(session_id), history_of(store, meta), paired, said, bases)
 
 
 def history_of(store: Store, meta: dict) -> list[changes.ChangePoint]:
@@ -218,6 +226,10 @@ table { border-collapse: collapse; margin: .6em 0; font-size: 13px }
 th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: left; vertical-align: top; overflow-wrap: break-word }
 td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap }
 tr.worse td { background: #fde8e8 } tr.better td { background: #e8f6e8 }
+.answer ul { list-style: none; padding: 0 } .answer li { padding: 4px 8px; margin: 2px 0; border-left: 4px solid #bbb;
+  background: #f6f6f6; font-size: 15px } .answer li.worse { border-color: #c62828; background: #fde8e8 }
+.answer li.better { border-color: #2e7d32; background: #e8f6e8 } .answer li.undecided { border-color: #c77c00;
+  background: #fff4e0 }
 .glance tr.group th { background: #f3f3f3 } .glance tr.best td { font-weight: bold }
 figure { margin: 1em 0 } figure svg { max-width: 100%; height: auto }
 details pre { font-size: 12px; background: #f6f6f6; padding: .5em; overflow-x: auto }
@@ -307,20 +319,54 @@ def glance_rows(ranked: list[Row], alpha: float, pairs: frozenset[frozenset[str]
 
 def pair_tests(report: Report) -> frozenset[frozenset[str]]:
     """The tests of each --paired case and its variant (kernel A/B too), from the variants' manifests."""
-    return frozenset(frozenset((case["test"], case["manifest"][PAIRED_WITH]["reference"]))
-                     for case in report.cases if case["manifest"].get(PAIRED_WITH))
+    return frozenset(frozenset(pair) for pair in references(report).items())
+
+
+def references(report: Report) -> dict[str, str]:
+    """Each --paired (or kernel A/B) variant's test -> its reference case's test (the variants'
+    manifests name them)."""
+    return {case["test"]: case["manifest"][PAIRED_WITH]["reference"] for case in report.cases
+            if case["manifest"].get(PAIRED_WITH)}
+
+
+def paired_glance_rows(rows: list[Row], alpha: float, theirs: dict[str, str]) -> list[list[str]]:
+    """One group's rows where --paired variants (or kernel A/B) are among them, the reference fixed
+    (issue 43: ranked best first, the reference flipped from metric to metric): each reference case,
+    then each of its variants against it, paired by round; a case no pair names against the group's
+    first case."""
+    tests = [row.series.key.test for row in rows]
+    variants = [v for v in tests if theirs.get(v) in tests]
+    anchor = next(row for row in rows if row.series.key.test not in variants)
+    found = []
+    for row in rows:
+        test = row.series.key.test
+        if test in variants:
+            continue  # after its reference
+        if row is anchor or test in theirs.values():
+            found.append([_glance_label(row), plain(row.summary.median), "reference", "", "",
+                          f"{row.summary.cv * 100:.0f}%"])
+        else:
+            found.append([_glance_label(row), plain(row.summary.median), *versus_best(anchor, row, alpha),
+                          f"{row.summary.cv * 100:.0f}%"])
+        for variant in (rows[tests.index(v)] for v in variants if theirs[v] == test):
+            found.append([_glance_label(variant), plain(variant.summary.median),
+                          *versus_best(row, variant, alpha, paired=True), f"{variant.summary.cv * 100:.0f}%"])
+    return found
 
 
 def _glance_label(row: Row) -> str:
     return row.label + (" (served from cache)" if cache_check.served_from_cache(row.disk_share) else "")
 
 
-def _glance_group(title: str, ranked: list[Row], alpha: float, pairs: frozenset[frozenset[str]]) -> str:
-    first = ranked[0].series
+def _glance_group(title: str, rows: list[Row], alpha: float, theirs: dict[str, str]) -> str:
+    first = rows[0].series
     heading = f"{title}: {first.unit}, {first.direction.value} is better"
-    rows = [_row(cells, {1, 2, 3, 5}, "best" if cells[2] == "best" else "")
-            for cells in glance_rows(ranked, alpha, pairs)]
-    return f"<tbody><tr class='group'><th colspan='6'>{_e(heading)}</th></tr>{''.join(rows)}</tbody>"
+    tests = {row.series.key.test for row in rows}
+    paired = any(v in tests and r in tests for v, r in theirs.items())
+    found = (paired_glance_rows(rows, alpha, theirs) if paired
+             else glance_rows(glance_order(rows), alpha, frozenset(frozenset(p) for p in theirs.items())))
+    cells = [_row(cells, {1, 2, 3, 5}, "best" if cells[2] == "best" else "") for cells in found]
+    return f"<tbody><tr class='group'><th colspan='6'>{_e(heading)}</th></tr>{''.join(cells)}</tbody>"
 
 
 def glance_order(rows: list[Row]) -> list[Row]:
@@ -334,25 +380,49 @@ def glance_order(rows: list[Row]) -> list[Row]:
 def at_a_glance(report: Report) -> str:
     """Per box plot: the best case and how far each other one is from it, with its noise and
     whether the difference is significant; one table, a group of rows per box plot."""
-    groups, pairs = [], pair_tests(report)
+    groups, theirs = [], references(report)
     for (workload, metric, params), rows in box_groups(report.rows).items():
         if len(rows) < 2:
             continue
-        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), glance_order(rows),
-                                    report.alpha, pairs))
+        groups.append(_glance_group(_group_title(workload, metric, json.loads(params)), rows, report.alpha, theirs))
     if not groups:
         return ""
     level = f"{(1 - 2 * report.alpha) * 100:.3g}"
-    head = "".join(f"<th>{h}</th>" for h in ("case", "median", "change", f"{level}% CI", "vs the best", "CV"))
+    against = "vs the reference" if theirs else "vs the best"
+    head = "".join(f"<th>{h}</th>" for h in ("case", "median", "change", f"{level}% CI", against, "CV"))
+    first = ("Per box plot each reference case first (a --paired case, or the first kernel), then each of its "
+             "variants against it, paired by round as in the paired table; a case no pair names against the "
+             "plot's first case" if theirs else "Per box plot the best median first, then each other case against it")
     return (f"<h2>At a glance</h2><table class='glance'><thead><tr>{head}</tr></thead>{''.join(groups)}</table>"
-            "<p class='note'>Per box plot the best median first, then each other case: change = the estimated shift "
-            f"from the best (as in every comparison; not the ratio of the medians), {level}% CI = its interval; vs "
-            f"the best = fsbench compare's verdict on its runs against the best's, one-sided at "
-            f"alpha={report.alpha:g} (worse, better, or not significant: the runs overlap too much to tell apart; "
-            "a --paired case and its variant are compared paired by round, as in the paired table); CV = the runs' "
-            "coefficient of variation (their noise). A figure served from cache (less than half of its bytes reached "
-            "the disks) ranks after every one from the storage and is not compared with them; where every figure of "
-            "a plot was, none is the best.</p>")
+            f"<p class='note'>{first}: change = the estimated shift (as in every comparison; not the ratio of the "
+            f"medians), {level}% CI = its interval; {against} = fsbench compare's verdict on its runs, one-sided at "
+            f"alpha={report.alpha:g} (worse, better, or not significant: the runs overlap too much to tell apart); "
+            "CV = the runs' coefficient of variation (their noise). A figure served from cache (less than half of its "
+            "bytes reached the disks) ranks after every one from the storage and is not compared with them; where "
+            "every figure of a plot was, none is the best.</p>")
+
+
+#: the colour of an answer's line by its worst word
+ANSWER_CLASSES = {"regression": "worse", "worse": "worse", "inconclusive": "undecided", "better": "better",
+                  "within bounds": "better"}
+
+
+def answer_banner(report: Report) -> str:
+    """The page's first lines (issue 43): one per comparison, its reference fixed, the worst first;
+    under a rule, the gate's verdicts with their count (regressions first)."""
+    entries = answer.answer_entries(report.answer)
+    if not entries:
+        return ""
+    gated = [c.word.partition(" (")[0] for c in report.answer if c.gate]
+    plural = {REGRESSION: "regressions", INCONCLUSIVE: "inconclusive", WITHIN: "within bounds"}
+    heading = ("The gate's verdicts: " + ", ".join(f"{gated.count(word)} {word if gated.count(word) == 1 else plural[word]}"
+                                                   for word in (REGRESSION, INCONCLUSIVE, WITHIN))
+               if gated else "The answer")
+    items = "".join(f"<li class='{ANSWER_CLASSES.get(word, '')}'>{_e(line)}</li>" for word, line in entries)
+    return (f"<section class='answer'><h2>{_e(heading)}</h2><ul>{items}</ul><p class='note'>One line per "
+            "comparison, each against its reference: the baseline, or the first configuration of a pair (a --paired "
+            "variant, or the second kernel, is the one compared); the change is the estimated shift, the word the "
+            "gate's under a rule, else the comparison's; the work: the counts that moved.</p></section>")
 
 
 def summary_table(report: Report) -> str:
@@ -370,7 +440,13 @@ def summary_table(report: Report) -> str:
                      f"served from cache ({r.disk_share:.0f}% reached the disks)" if source == "cache" else source])
     holes = any(HOLES in row[12] for row in rows)
     worked = any(row[13] for row in rows)
-    return _table(header, rows, numeric={3, 5, 7, 8, 10, 11}) + (
+    numeric = {3, 5, 7, 8, 10, 11}
+    options = [unnamed_options(r.series.case_id, r.series.options) for r in report.rows]
+    if any(options):  # options its name does not say (a session's one --fs-opt value) beside the case
+        header.insert(1, "options")
+        rows = [[row[0], said, *row[1:]] for row, said in zip(rows, options)]
+        numeric = {i + 1 for i in numeric}
+    return _table(header, rows, numeric=numeric) + (
         f"<p class='note'>work: {_e(WORK_LEGEND)}.</p>" if worked else "") + (
         f"<p class='note'>compression, {HOLES}: with compression on, ZFS writes no block for a record of zeros (a "
         "hole), so the achieved ratio, which counts only the blocks written, stays about 1.00 although nothing of "
@@ -381,22 +457,29 @@ def change_table(report: Report, pairs: list[tuple[str, Series, Comparison]] | N
                  base: str | None = None) -> str:
     """fsbench compare's table of the changes against the baseline (or of pairs, their base
     column titled base)."""
+    paired = pairs is not None
     pairs = report.changes if pairs is None else pairs
     used, label = interval_label(pairs, report.alpha)
-    header = ["case", "metric", "params", base or report.base_label or "base", "new", "unit", "change", label,
-              "p", "n", "verdict"]
-    rows = comparison_rows(pairs, show_level=used is None)
-    classes = [row[-1] if "*" in row[6] else "" for row in rows]
+    header = list(comparison_header(base or report.base_label or "base", label))
+    rows = [list(r) for r in comparison_rows(pairs, show_level=used is None, bases=None if paired else report.bases)]
+    classes = [row[-1] if "*" in row[7] else "" for row in rows]
+    words = answer.stored_gate_words(report.cases)
+    gated = [words.get((s.key.test, s.key.metric, s.key.params, paired), "") for _, s, _ in sorted(pairs, key=table_order)]
+    if any(gated):  # the gate's word beside the comparison's: "inconclusive (disturbed)" where it said so
+        header.append("gate")
+        for row, word in zip(rows, gated):
+            row.append(word)
+    if not any(row[1] for row in rows):
+        header, rows = header[:1] + header[2:], [row[:1] + row[2:] for row in rows]
     tested = (f"one-sided at alpha={used:.3g}; change = estimated shift, ci = its "
               f"{(1 - 2 * used) * 100:.3g}% interval" if used is not None
               else "each row one-sided at its own level (in its interval's label)")
-    moved = work_changes(pairs)
-    said = ("<p>When the speed changed, what changed in the work the filesystem did (device bytes, requests, "
-            "flushes and commits per byte moved, counted on its devices):</p><ul>"
-            + "".join(f"<li>{_e(line)}</li>" for line in moved) + "</ul>") if moved else ""
-    return said + _table(header, [list(r) for r in rows], classes, numeric={3, 4, 7, 8}) + (
+    metric = header.index("metric")
+    numeric = {metric + 2, metric + 3, metric + 6, metric + 7}  # base, new, the interval, p
+    return _table(header, rows, classes, numeric=numeric) + (
         f"<p class='note'>* and a coloured row: significant, {tested}; n = runs (Ns: baseline sessions)/runs"
-        f"{_e(adjustment_note(pairs))}.</p>")
+        f"{_e(adjustment_note(pairs))}" + ("; gate: the gate's verdict on the figure under its rule" if any(gated)
+                                           else "") + ".</p>")
 
 
 def time_table(report: Report) -> str:
@@ -448,7 +531,8 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
     """The whole page; preface: HTML placed after the system table (a study's own views)."""
     session = {**report.session, "id": report.session_id}
     title = title or f"fsbench session {report.session_id}"
-    body = [f"<h1>{_e(title)}</h1>", system_table(session), preface, at_a_glance(report)]
+    body = [f"<h1>{_e(title)}</h1>", answer_banner(report), at_a_glance(report), "<h2>The machine and the session</h2>",
+            system_table(session), preface]
     body.append("<h2>Figures</h2><p class='note'>Boxes: quartiles and median of the measured runs (warm-ups "
                 "discarded), whiskers 1.5 IQR; every run is a point. MB = 10<sup>6</sup> bytes.</p>")
     for name, fig_title, fig in figure_list(report):
@@ -462,7 +546,7 @@ def render(report: Report, title: str | None = None, preface: str = "") -> str:
                  "(signed-rank test on the rounds' log ratios), as the session compared them.</p>"]
     gated = gate_rows(report)
     if gated:
-        body += ["<h2>The gate</h2>", _table(["case", "outcome", "the gate's line"], gated) +
+        body += ["<h2>The gate's lines</h2>", _table(["case", "outcome", "the gate's line"], gated) +
                  "<p class='note'>Each gated metric's verdict (regression, within bounds, inconclusive) and whether it "
                  "failed its case (an inconclusive one does only with --inconclusive=fail).</p>"]
     if report.history:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..measure import cache_check
 from ..measure.progress import WIDTH, fit
 from ..filesystems import DRIVERS
 from ..metrics import WORK_NAMES, in_summary, is_compared, params_text, short_test
+from ..verdicts.gate import COUNT_NOTE, EVENT_COUNTS, EVENT_NOTE
 from ..verdicts.stats import SESSIONS, Comparison, level_text, p_text, plain, summarize
-from ..store.results import Series
+from ..store.results import Series, SeriesKey
 
 VERDICT_ORDER = {"worse": 0, "better": 1, "not significant": 2}
 
@@ -26,7 +27,8 @@ STACK_INDENT = "    "
 
 #: the note that says a column's one value, when the column is left out of a table (issue 35)
 EVERY_ROW = {"params": "params of every row: {}", "unit": "unit of every row: {}",
-             "stopped": "every row stopped by: {}"}
+             "stopped": "every row stopped by: {}", "options": "options of every row: {}", "n": "n of every row: {}",
+             "from": "every row from: {}"}
 
 
 def widest(lines: Sequence[str]) -> int:
@@ -41,19 +43,21 @@ def stacked(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def unstack(lines: Sequence[str]) -> list[str]:
-    """Each stacked table's rows (stacked(): from its header's "case" line on) on one line each
-    again, their cells two spaces apart, for a program that reads a table's columns; every other
+    """Each stacked table's rows (stacked(), stacked_in_parts(): from its header's "case" line on)
+    on one line each again, their cells two spaces apart, for a program that reads a table's columns; every other
     line as it was."""
     found: list[str] = []
-    inside = pending = False  # in a stacked table; the line before is a first cell, alone yet
+    inside = pending = joined = False  # in a stacked table; the line before is a first cell, alone yet; or joined
     for line in lines:
         if pending and line.startswith(STACK_INDENT) and line.strip() and (inside or found[-1] == "case"):
             found[-1] += "  " + line.strip()
-            inside, pending = True, False
+            inside, pending, joined = True, False, True
+        elif joined and line.startswith(PART_INDENT) and line.strip():  # a row stacked in parts
+            found[-1] += "  " + line.strip()
         else:
             found.append(line)
             pending = bool(line) and not line.startswith(" ")
-            inside = inside and pending
+            inside, joined = inside and pending, False
     return found
 
 
@@ -90,7 +94,59 @@ def fitted(header: Sequence[str], rows: Sequence[Sequence[str]], width: int,
         return lines, []
     narrower, cells, notes = said_once(header, rows, same_in_every_row(header, rows, spared))
     lines = align([narrower, *cells])
-    return (lines, notes) if widest(lines) <= width else (stacked([header, *rows]), [])
+    if widest(lines) <= width:
+        return lines, notes
+    lines = stacked([header, *rows])
+    if widest(lines) <= width:
+        return lines, []
+    lines = stacked([narrower, *cells])
+    return (lines, notes) if widest(lines) <= width else (stacked_in_parts([narrower, *cells], width), notes)
+
+
+#: how the further lines of a row's cells stacked in parts are indented (stacked_in_parts)
+PART_INDENT = STACK_INDENT * 2
+
+
+def stacked_in_parts(rows: Sequence[Sequence[str]], width: int) -> list[str]:
+    """Each row's case on a line of its own, its other cells on as few lines as fit width (issue
+    43: stacked comparison rows were 88-111 columns on an 80-column terminal): the first part
+    indented by STACK_INDENT, each further one by PART_INDENT, every part's columns aligned across
+    the rows; unstack joins them again. A single cell wider than a line is left whole."""
+    widths = [max(len(row[i]) for row in rows) for i in range(1, len(rows[0]))]
+    parts: list[list[int]] = [[]]
+    for i, w in enumerate(widths):
+        indent = len(STACK_INDENT if len(parts) == 1 else PART_INDENT)
+        used = indent + sum(widths[j] + 2 for j in parts[-1])
+        if parts[-1] and used + w > width:
+            parts.append([])
+        parts[-1].append(i)
+    found = []
+    for row in rows:
+        found.append(row[0])
+        for k, part in enumerate(parts):
+            indent = STACK_INDENT if k == 0 else PART_INDENT
+            found.append(indent + "  ".join(row[i + 1].ljust(widths[i]) for i in part).rstrip())
+    return found
+
+
+def unnamed_options(case_id: str, options: str) -> str:
+    """The options of a case its id does not name (a session's one --fs-opt value, which every case
+    of that filesystem has, is left out of the ids: issue 43 found it named nowhere but in a gate
+    line's note), as CaseSpec.options_text gives them; "" for none."""
+    if not options or options == "none":
+        return ""
+    named = case_id.split("-")
+    parts = [part for part in options.split(",") if part.replace(" ", "_") not in named]
+    return ",".join(parts)
+
+
+def options_cell(s: Series, base: Series | None = None) -> str:
+    """The options column of a comparison: the case's unnamed options, and the baseline's where
+    they were others: "mount=nodelalloc (baseline: none)"."""
+    mine = unnamed_options(s.case_id, s.options)
+    if base is None or base.options == s.options:
+        return mine
+    return f"{mine or 'none'} (baseline: {base.options})"
 
 
 def _median(series: list[Series], name: str) -> float | None:
@@ -113,7 +169,7 @@ def results_table(results, width: int = WIDTH) -> list[str]:
     has the same (named once below the table, with a short legend of the columns shown: issue 35).
     Within width where it can be (fitted): the unit said once too, else each case on a line of its
     own; the notes below fit width."""
-    header = ("case", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
+    header = ("case", "options", "metric", "params", "median", "unit", "n", "ci95", "cpu%", "others%", "compress",
               "work", "from", "stopped")
     rows = []
     for result in latest(results):
@@ -126,7 +182,8 @@ def results_table(results, width: int = WIDTH) -> list[str]:
             if not in_summary(s.key.metric, s.unit):
                 continue
             summary = summarize(s.values)
-            rows.append((short_test(result.test) + (" emulated" if result.emulated else ""), s.key.metric, params_text(s.key.params), plain(summary.median),
+            rows.append((short_test(result.test) + (" emulated" if result.emulated else ""),
+                         unnamed_options(s.case_id, s.options), s.key.metric, params_text(s.key.params), plain(summary.median),
                          s.unit, str(summary.n), interval_text(summary),
                          cpu_text(tool, user, system), "" if others is None else f"{others:.0f}",
                          compression_text(ratio, result.fs, result.data), work,
@@ -134,8 +191,8 @@ def results_table(results, width: int = WIDTH) -> list[str]:
             work = ""  # a run's work is the case's, said on its first row
     blank = [i for i in range(len(header)) if rows and not any(row[i] for row in rows)]
     header, rows = without(header, rows, blank)
-    header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("params", "stopped")))
-    lines, notes = fitted(header, rows, width)
+    header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("options", "params", "stopped")))
+    lines, notes = fitted(header, rows, width, spared=("unit", "from"))
     if any(result.emulated for result in latest(results)):
         lines += fit("emulated: measured in a virtual machine whose CPU QEMU emulates (TCG, no usable KVM): compare "
                      "these numbers with each other only, never with the host's or a KVM guest's", width)
@@ -207,14 +264,19 @@ def table_order(pair: tuple[str, Series, Comparison]) -> tuple:
     return (s.key.metric in WORK_NAMES, VERDICT_ORDER[cmp.verdict], case, s.key.metric)
 
 
-def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level: bool = False) -> list[tuple[str, ...]]:
+def comparison_rows(pairs: Sequence[tuple[str, Series, Comparison]], show_level: bool = False,
+                    bases: Mapping[SeriesKey, Series] | None = None) -> list[tuple[str, ...]]:
+    """A comparison table's rows (COMPARISON_HEADER's columns), in table_order; bases: each
+    compared series' newest series in the baseline, whose options the options column names
+    where they were others."""
     rows = []
     for case, s, cmp in sorted(pairs, key=table_order):
         marker = "*" if cmp.significant else " "
         n = f"{cmp.n_baseline}/{cmp.n_candidate}" if cmp.method != SESSIONS else f"{cmp.sessions}s/{cmp.n_candidate}"
         level = f"{level_text(cmp)}% " if show_level else ""
         adjusted = f" adjusted by {cmp.adjusted_by}" if cmp.adjusted_by else ""
-        rows.append((case, s.key.metric, params_text(s.key.params), plain(cmp.baseline_median),
+        rows.append((case, options_cell(s, (bases or {}).get(s.key)), s.key.metric, params_text(s.key.params),
+                     plain(cmp.baseline_median),
                      plain(cmp.candidate_median), s.unit,
                      f"{cmp.shift_pct:+.1f}%{marker}".rstrip() + adjusted,
                      f"{level}[{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%]", p_text(cmp.p_value), n, cmp.verdict))
@@ -238,14 +300,19 @@ def adjustment_note(pairs: Sequence[tuple[str, Series, Comparison]]) -> str:
             "its --control run's (the base and new medians stay the figures')")
 
 
+def comparison_header(base: str, label: str) -> tuple[str, ...]:
+    return ("case", "options", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
+
+
 def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: float, base: str = "base",
-                     width: int = WIDTH) -> list[str]:
-    """The comparison table, labelled with the level its tests ran at (interval_label); the params
-    every row shares said once below it; within width where it can be (fitted), its note below it
-    within width."""
+                     width: int = WIDTH, bases: Mapping[SeriesKey, Series] | None = None) -> list[str]:
+    """The comparison table, labelled with the level its tests ran at (interval_label); the options
+    and params every row shares said once below it (a column blank in every row left out); within
+    width where it can be (fitted), its note below it within width. What changed in the work beside
+    the speed is the answer's to say (views/answer.py), once."""
     used, label = interval_label(pairs, alpha)
-    header = ("case", "metric", "params", base, "new", "unit", "change", label, "p", "n", "verdict")
-    rows = comparison_rows(pairs, show_level=used is None)
+    header = comparison_header(base, label)
+    rows = comparison_rows(pairs, show_level=used is None, bases=bases)
     if not rows:
         return ["no case here has samples in the baseline to compare with"]
     counts = {v: sum(1 for r in rows if r[-1] == v) for v in VERDICT_ORDER}
@@ -258,51 +325,36 @@ def comparison_lines(pairs: Sequence[tuple[str, Series, Comparison]], alpha: flo
                                                      if abs(used - alpha) > 1e-9 else "")
         interval = (f"its {(1 - 2 * used) * 100:.3g}% interval (each end a one-sided {(1 - used) * 100:.3g}% "
                     "bound)")
-    header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("params",)))
-    lines, notes = fitted(header, rows, width)
+    header, rows = without(header, rows, [i for i, name in enumerate(header) if name == "options"
+                                          and not any(row[i] for row in rows)])
+    header, rows, shared = said_once(header, rows, same_in_every_row(header, rows, ("options", "params")))
+    lines, notes = fitted(header, rows, width, spared=("unit", "n"))
     return lines + fit(
         f"{counts['worse']} worse, {counts['better']} better, {counts['not significant']} not significant; * = significant, "
         f"{tested} ({', '.join(methods)}); change = estimated shift, ci = {interval}; n = runs (Ns: sessions)/runs"
-        f"{adjustment_note(pairs)}" + "".join(f"; {note}" for note in shared + notes), width) + [
-        part for line in work_changes(pairs) for part in fit(line, width)]
+        f"{adjustment_note(pairs)}" + "".join(f"; {note}" for note in shared + notes), width)
 
 
 def change_text(cmp: Comparison, times: bool = True) -> str:
-    """A change as a person reads it at a glance: +98%, -31%; with times, a count's three times or
-    more as x12 (or /12), and one from 0 as new."""
+    """A change as a person reads it at a glance: +98%, -31%, under 1% to one significant digit
+    (-0.04%, not -0%); with times, a count's three times or more as x12 (or /12), and one from 0 as
+    new."""
     if cmp.baseline_median == 0:
         return "new" if cmp.candidate_median > 0 else "+0%"
     ratio = cmp.candidate_median / cmp.baseline_median
     if times and (ratio >= 3 or 0 < ratio <= 1 / 3):
         times = ratio if ratio >= 3 else 1 / ratio
         return ("x" if ratio >= 3 else "/") + (f"{times:.0f}" if times >= 10 else f"{times:.1f}")
+    if 0 < abs(cmp.shift_pct) < 0.5:
+        return f"{cmp.shift_pct:+.1g}%"
     return f"{cmp.shift_pct:+.0f}%"
 
 
-def work_changes(pairs: Sequence[tuple[str, Series, Comparison]]) -> list[str]:
-    """What changed in the work when the speed changed, a line per case that compared both (issue
-    41): "test_dd_write[ext4-single-1M]: dd.write -31% (worse); the work: device bytes per byte
-    written +100%, flushes per GB x9 (worse)"; counts no run told apart from the baseline's are
-    "the work: unchanged"."""
-    by_case: dict[tuple[str, str, str], list[tuple[Series, Comparison]]] = {}
-    for case, s, cmp in pairs:
-        by_case.setdefault((case, s.key.workload, s.key.workload_params), []).append((s, cmp))
-    lines = []
-    for (case, _, _), found in by_case.items():
-        speed = [(s, c) for s, c in found if in_summary(s.key.metric, s.unit)]
-        counts = [(s, c) for s, c in found if s.key.metric in WORK_NAMES]
-        if not speed or not counts:
-            continue
-        speeds = ", ".join(f"{s.key.metric} {change_text(c, times=False)} ({c.verdict})" for s, c in speed)
-        moved = [f"{WORK_NAMES[s.key.metric]} {change_text(c)} ({c.verdict})" for s, c in counts if c.significant]
-        lines.append(f"{case}: {speeds}; the work: {', '.join(moved) if moved else 'unchanged'}")
-    return lines
-
-
-def comparison_table(results, alpha: float, width: int = WIDTH) -> list[str]:
+def comparison_table(results, alpha: float, width: int = WIDTH,
+                     bases: Mapping[SeriesKey, Series] | None = None) -> list[str]:
     pairs = [(short_test(r.test), s, cmp) for r in latest(results) for s, cmp in r.comparisons
              if is_compared(s.key.metric, s.unit)]
-    return comparison_lines(pairs, alpha, width=width)
+    return comparison_lines(pairs, alpha, width=width, bases=bases)
 
 
 def paired_table(results, alpha: float, width: int = WIDTH) -> list[str]:
@@ -314,6 +366,70 @@ def paired_table(results, alpha: float, width: int = WIDTH) -> list[str]:
 
 def gate_lines(results) -> list[str]:
     return [line for r in latest(results) for line in r.verdicts]
+
+
+def gate_entries(results) -> list[tuple[str, bool, str]]:
+    """(the gate's line, whether it failed its case, its figure) of each gated figure, in the
+    session's order."""
+    return [(line, failed, s.key.metric) for r in latest(results) for s, line, failed in r.judgement.gated]
+
+
+def clauses(line: str) -> list[str]:
+    """A gate line's clauses: split at each "; " outside brackets and parentheses."""
+    found, depth, start = [], 0, 0
+    for i, char in enumerate(line):
+        depth += char in "([" and 1 or char in ")]" and -1 or 0
+        if depth == 0 and line.startswith("; ", i):
+            found.append(line[start:i])
+            start = i + 2
+    return found + [line[start:]]
+
+
+#: the notes every line of a kind of figure carries, said once below the gate's lines instead
+SAID_BELOW = {COUNT_NOTE.removeprefix("; "): "work.*", EVENT_NOTE.removeprefix("; "): ", ".join(EVENT_COUNTS)}
+
+
+#: a clause shorter than this ("within the 5% allowed") stays in its line: it belongs to the verdict,
+#: and a line of its own would cost more than it saves
+SHORTEST_NOTE = 40
+
+
+def gate_section(entries: Sequence[tuple[str, bool, str]], width: int = WIDTH, failures_shown: bool = True) -> list[str]:
+    """The gate's lines, each note said once (issue 43): a clause that several lines of a case
+    carry (the options that changed since the baseline, what would decide an inconclusive speed)
+    on a line of its own after the case's lines, naming the figures it is about; the notes of every
+    count of the work once at the end. A line that failed its case is said in full under pytest's
+    FAILURES (failures_shown): here its verdict and change only. entries: (line, failed, the
+    figure's metric). Within width (fit)."""
+    by_case: dict[str, list[tuple[list[str], bool, str]]] = {}
+    for line, failed, metric in entries:
+        by_case.setdefault(line.partition(" ")[0], []).append((clauses(line), failed, metric))
+    found, below = [], []
+    for case, items in by_case.items():
+        full = [(parts, metric) for parts, failed, metric in items if not (failed and failures_shown)]
+        shared: dict[str, list[str]] = {}
+        for parts, metric in full:
+            for clause in parts[1:]:
+                if clause in SAID_BELOW:
+                    below.append(clause)
+                elif len(clause) >= SHORTEST_NOTE and sum(clause in other[1:] for other, _ in full) > 1:
+                    shared.setdefault(clause, []).append(metric)
+        for parts, failed, _ in items:
+            if failed and failures_shown:
+                found += fit(f"{parts[0]}; failed its case: the whole line is under FAILURES above", width)
+                continue
+            kept = [c for c in parts[1:] if c not in shared and c not in SAID_BELOW]
+            found += fit("; ".join([parts[0], *kept]), width)
+        notes: dict[str, list[str]] = {}
+        for clause, figures in shared.items():
+            whose = "each of its lines above" if len(figures) == len(full) else ", ".join(dict.fromkeys(figures))
+            notes.setdefault(whose, []).append(clause)
+        for whose, said in notes.items():
+            found += fit(f"{case}, {whose}: {'; '.join(said)}", width)
+    for clause in dict.fromkeys(below):
+        found += fit(f"{SAID_BELOW[clause]}: {clause}", width)
+    return found
+
 
 
 #: the session's start and end are stored to the second, so its wall time, and "the rest" taken

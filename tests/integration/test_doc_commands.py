@@ -22,13 +22,15 @@ REPO = Path(__file__).resolve().parents[2]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 BLOCK = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
 PYTEST, FSBENCH = ".venv/bin/pytest", ".venv/bin/fsbench"
+#: the set-up script: its `packages` lists what a command would install, installing nothing
+SCRIPT = "./fsbench.sh"
 
 #: fsbench commands the test runs as written, in a directory of their own (what they write lands there)
 FSBENCH_RUNS = re.compile(r"^\.venv/bin/fsbench (--help|--version|doctor|profiles|sessions|baseline|docs|study"
                           r"|compare|report|export|changes|publish|cleanup --dry-run)( |$)")
 #: what the test does not run, and why; the first pattern a command line matches decides
 REASONS: tuple[tuple[str, str], ...] = (
-    (r"^\./fsbench\.sh ", "installs packages, then runs the whole quick bench or fsbench's tests (minutes)"),
+    (r"^\./fsbench\.sh (?!packages )", "installs packages, then runs the whole quick bench or fsbench's tests (minutes)"),
     (r"^\.venv/bin/fsbench baseline --drop", "forgets a baseline of the store"),
     (r"^\.venv/bin/fsbench (push|upload) ", "sends sessions to another store, or to PTS's upload"),
     (r"^\.venv/bin/fsbench study \S+(?!.*--plan)", "runs a study (minutes to hours)"),
@@ -83,12 +85,15 @@ def skip_reason(command: str, page: str = "") -> str | None:
 
 def runnable(line: str) -> bool:
     """Whether every command of the line is one the test runs: pytest, or fsbench that only reads."""
-    return all(words[0] == PYTEST or FSBENCH_RUNS.match(" ".join(words)) for words in parts(line))
+    return all(words[0] == PYTEST or FSBENCH_RUNS.match(" ".join(words)) or words[:2] == [SCRIPT, "packages"]
+               for words in parts(line))
 
 
 def argv_of(words: list[str]) -> list[str]:
     """A pytest command collects only."""
-    return [*words, "--collect-only", "-q"] if words[0] == PYTEST else words
+    if words[0] != PYTEST:
+        return words
+    return words if "--collect-only" in words else [*words, "--collect-only", "-q"]
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +137,7 @@ def test_the_command_runs_as_written(page, line, store, tmp_path):
         pytest.skip(f"{page}: {reason}")
     assert runnable(line), f"{page}: {line}: neither run nor skipped for a stated reason"
     for words in parts(line):
-        where = REPO if words[0] == PYTEST else tmp_path  # fsbench's files land in the test's directory
+        where = REPO if words[0] in (PYTEST, SCRIPT) else tmp_path  # fsbench's files land in the test's directory
         command = argv_of(words) if words[0] == PYTEST else [str(REPO / words[0]), *words[1:]]
         done = subprocess.run(command, cwd=where, env={**os.environ, "FSBENCH_STORE": str(store)},
                               capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)

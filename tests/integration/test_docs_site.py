@@ -126,3 +126,69 @@ def test_the_architecture_page_shows_the_layers_picture(site, served, tmp_path):
     assert 'src="../architecture.svg"' in page.read_text()
     seen = probed(site, served, page, tmp_path / "profile")
     assert seen["images"] and seen["images"][0][1] > 500, seen["images"]
+
+
+#: a page of the site that holds every other one in a frame WIDTH px wide and reports how each laid
+#: out: a frame's load event, which fires before its parent's (the parent waits for its frames), records
+#: it, so the DOM Chromium dumps at the parent's load holds every record (one browser per width: a
+#: browser per page took 1.6 s, 65 s for both widths)
+HARNESS = """<!DOCTYPE html><html><head><script>
+const SCREEN = 900, found = {};
+function words(el) { return el.textContent.trim().split(/\\s+/).filter(Boolean).length; }
+function record(frame) {
+  const doc = frame.contentDocument, win = frame.contentWindow;
+  const article = doc.querySelector('article');
+  const h1 = article.querySelector('h1');
+  let first = h1.nextElementSibling;
+  while (first && first.tagName === 'A') first = first.nextElementSibling;
+  const codes = [...article.querySelectorAll('pre > code')];
+  found[frame.dataset.page] = {
+    opens: first ? (first.matches('div.highlight, pre') ? 'code' : first.querySelector('img') ? 'figure'
+                    : first.tagName + ': ' + first.textContent.slice(0, 60)) : 'nothing',
+    cut: codes.filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.textContent.slice(0, 60)),
+    overflow: doc.documentElement.scrollWidth > win.innerWidth + 1,
+    long: [...article.querySelectorAll('p, li')]
+      .filter(p => p.getBoundingClientRect().top < SCREEN && !p.querySelector('li'))
+      .map(p => [words(p), p.textContent.trim().slice(0, 60)]).filter(([n]) => n > 120),
+    images: [...article.querySelectorAll('img')].map(i => [i.getAttribute('src'), i.naturalWidth,
+                                                         i.getBoundingClientRect().width])};
+  document.getElementById('fsbench-probe').textContent = JSON.stringify(found);
+}
+</script></head><body><pre id="fsbench-probe"></pre>
+%s
+</body></html>"""
+#: one frame of the harness
+FRAME = '<iframe data-page="{page}" src="{page}" width="{width}" height="900" onload="record(this)"></iframe>'
+#: the smallest text of the code's drawing the site may show, in px (issue 43: its captions were 7 px)
+SMALLEST_TEXT = 12
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_every_page_shows_before_it_tells_and_fits_the_window(site, served, tmp_path, width):
+    """Issue 43, as a reader sees the site in Chromium at 1400 and 800 px: every page opens with a
+    command and its output, or a figure; no paragraph of its first screen is over 120 words; no
+    code block is cut at the right (a long line wraps); nothing is wider than the window; the
+    drawing of the code's layers shows its text at 12 px or more."""
+    if CHROMIUM is None:
+        pytest.skip("needs a browser: Debian package chromium")
+    pages = sorted(str(page.relative_to(site).parent) + "/" for page in site.rglob("index.html"))
+    harness = site / f"harness-{width}.html"
+    harness.write_text(HARNESS % "\n".join(FRAME.format(page=page, width=width) for page in pages))
+    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"{served}/{harness.name}"],
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    found = re.search(r'<pre id="fsbench-probe">(.*?)</pre>', done.stdout, re.S)
+    assert found, done.stdout[-2000:] + done.stderr[-2000:]
+    seen = json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
+                      .replace("&amp;", "&"))
+    assert len(seen) == len(nav_titles()), sorted(seen)
+    for page, laid_out in seen.items():
+        assert laid_out["opens"] in ("code", "figure"), (page, laid_out["opens"])
+        assert laid_out["cut"] == [] and not laid_out["overflow"], (page, laid_out)
+        assert laid_out["long"] == [], (page, laid_out["long"])
+        assert all(natural > 0 and shown > 0 for _, natural, shown in laid_out["images"]), (page, laid_out)
+    drawing = [(natural, shown) for laid_out in seen.values() for src, natural, shown in laid_out["images"]
+               if src.endswith("architecture.svg")]
+    caption = float(re.search(r"font-size: (\d+)px", (site / "architecture.svg").read_text()).group(1))
+    assert drawing and all(caption * shown / natural >= SMALLEST_TEXT for natural, shown in drawing), drawing

@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_fsbench.measure.progress import unwrap
+from pytest_fsbench.views.tables import unstack
+
 from conftest import fsbench_leftovers, sweep
 from pytest_fsbench.verdicts.gate import REGRESSION
 from slurm_cluster import NODES, SlurmCluster, unavailable
@@ -46,8 +49,10 @@ def session_args(tmp_path: Path, *extra: str, select: str = "dd", fs: str = "ext
 
 
 def finished(process, timeout: float = 240) -> tuple[int, str]:
+    """The fleet's exit status and output, each line it wrapped to fit the terminal and each row it
+    stacked read whole again (issue 43)."""
     out, _ = process.communicate(timeout=timeout)
-    return process.returncode, out
+    return process.returncode, "".join(f"{line}\n" for line in unstack(unwrap(out.splitlines())))
 
 
 def line_of(out: str, node: str) -> str:
@@ -146,12 +151,15 @@ def test_no_wait_then_status_reads_the_sharded_jobs_back(cluster, tmp_path):
         assert line_of(out, node).split()[:4] == [node, "job", job_id, "COMPLETED"], out
         assert "complete: 1 passed" in line_of(out, node), out
     lines = out.splitlines()
-    table = until_blank(lines[lines.index(line_of(out, "fleet-b")) + 2:])
-    assert table[0].split() == ["case", "fleet-a", "fleet-b"], out
-    # each case on exactly one node, with the work it did there (device bytes per byte, flushes, commits)
-    assert re.fullmatch(r"test_dd_write\[ext4-single-1M\]\s+passed; work 1\.\d\dx \S+f \S+c\s+-", table[1]), out
-    assert re.fullmatch(r"test_dd_write\[xfs-single-1M\]\s+-\s+passed; work 1\.\d\dx \S+f \S+c", table[2]), out
-    assert len(table) == 3, out
+    # each host's outcome, before the work it did ("passed; work 1.00x 179f 60c")
+    table = [[cell.split(";")[0] for cell in re.split(r"\s{2,}", line.strip())]
+             for line in until_blank(lines[lines.index(line_of(out, "fleet-b")) + 2:])]
+    assert table == [["case", "fleet-a", "fleet-b"], ["test_dd_write[ext4-single-1M]", "passed", "-"],
+                     ["test_dd_write[xfs-single-1M]", "-", "passed"]], out  # each case on exactly one node
+    # with the work it did there (device bytes per byte, flushes, commits)
+    cells = [re.split(r"\s{2,}", line.strip()) for line in until_blank(lines[lines.index(line_of(out, "fleet-b")) + 2:])]
+    assert re.fullmatch(r"passed; work 1\.\d\dx \S+f \S+c", cells[1][1]), out
+    assert re.fullmatch(r"passed; work 1\.\d\dx \S+f \S+c", cells[2][2]), out
 
 
 def test_three_nodes_one_store_and_a_node_cut_off_mid_session(cluster, tmp_path):

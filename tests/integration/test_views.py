@@ -19,7 +19,7 @@ from lxml import etree, html
 
 from conftest import execute_pytest
 from pytest_fsbench.measure.progress import unwrap
-from pytest_fsbench.views.tables import unstack
+from pytest_fsbench.views.tables import clauses, unstack
 
 pytestmark = pytest.mark.root
 REPO = Path(__file__).resolve().parents[2]
@@ -105,14 +105,6 @@ def from_record(record: dict) -> tuple:
             record["verdict"])
 
 
-def is_inverse(seen: str, change: str) -> bool:
-    """Whether seen is change seen from the other side (+x% one way is 1/(1+x) - 1 the other), up to
-    the rounding of both to 0.1 %."""
-    x = float(change.rstrip("%")) / 100
-    slack = 0.05 / (1 + x) ** 2 + 0.05  # change's rounding, carried through 1/(1+x), and seen's
-    return abs(float(seen.rstrip("%")) - (1 / (1 + x) - 1) * 100) <= slack + 1e-9
-
-
 def test_every_view_says_the_same(tmp_path, no_leftovers):
     store, during, after = tmp_path / "fsbench.db", tmp_path / "during.html", tmp_path / "after.html"
     common = ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=8M", "--runs=6", "--image-size=512M",
@@ -129,7 +121,7 @@ def test_every_view_says_the_same(tmp_path, no_leftovers):
     paired_table = text_table(lines, "fsbench paired comparison")
     gates = {m["case"]: m for m in map(GATE_LINE.match, lines) if m}
     assert set(base_table) == {REFERENCE} and set(paired_table) == {VARIANT}
-    assert set(gates) == {"ext4-single", "ext4-single-mount=sync"}, lines
+    assert set(gates) == {"ext4-single", "ext4-single-mount=sync"}, [l for l in lines if l.startswith("ext4-single")]
     base, paired = comparison(base_table[REFERENCE]), comparison(paired_table[VARIANT])
     assert from_line(gates["ext4-single"]) == base
     assert from_line(gates["ext4-single-mount=sync"]) == paired
@@ -142,28 +134,39 @@ def test_every_view_says_the_same(tmp_path, no_leftovers):
     assert gates["ext4-single"]["adjusted"]
     assert paired_table[VARIANT]["reference"] == gates["ext4-single-mount=sync"]["base"]
 
+    # the answer first: a line against the baseline and one for the variant against its reference
+    answer = lines[next(i for i, line in enumerate(lines) if "fsbench verdicts" in line) + 1:
+                   next(i for i, line in enumerate(lines) if "fsbench results" in line)]
+    assert len(answer) == 2 and {line.split(" (", 1)[0] for line in answer} == {
+        "session 2 vs base", "sync vs default"}, answer
+    assert any(line.startswith(("sync vs default (ext4-single-1M): dd.write ", "session 2 vs base (ext4-single-1M")) and
+               f"({gates['ext4-single-mount=sync']['gate']})" in line for line in answer), answer
+
     # fsbench compare: the same comparison with the baseline
     compared = fsbench("compare", "base", "last", f"--store={store}")
     assert compared.returncode == (base[-1] == "worse"), compared.stderr  # exit 1 on a worse one
-    assert comparison(text_table(compared.stdout.splitlines(), "fsbench compare:")[REFERENCE]) == base
+    said = unwrap(compared.stdout.splitlines())
+    # the answer first, the same change (the comparison's word: this compare has no rule)
+    in_session = next(line for line in answer if line.startswith("session 2 vs base"))
+    assert said[1].split(" (")[:2] == in_session.split(" (")[:2], (said[1], in_session)
+    assert said[1].endswith(f"({base[-1]}); the work: unchanged") or "; the work: " in said[1], said[1]
+    assert comparison(text_table(said, "session 2 vs base (")[REFERENCE]) == base
 
     # the report made during the session and the one made after it: the same tables, and the gate's lines
     made = fsbench("report", "last", "--compare=base", f"--store={store}", f"-o={after}")
     assert made.returncode == 0, made.stderr
-    gate_lines = {line for line in lines if GATE_LINE.match(line)}
+    gate_lines = {clauses(line)[0] for line in lines if GATE_LINE.match(line)}  # a note of several lines said once
     for page_file in (during, after):
         page = html.fromstring(page_file.read_text())
+        assert [li.text_content() for li in page.find_class("answer")[0].iter("li")] == answer, page_file
         assert comparison(html_table(page, "Change vs base")[REFERENCE]) == base, page_file
         assert comparison(html_table(page, "Paired: ")[VARIANT]) == paired, page_file
-        assert {cells[2] for cells in table_cells(page, "The gate")} == gate_lines, page_file
+        assert {clauses(cells[2])[0] for cells in table_cells(page, "The gate's lines")} == gate_lines, page_file
         glance = {cells[0]: cells for cells in rows_of(page.find_class("glance")[0]) if len(cells) == 6}
         change, interval, level, _, verdict = paired
-        if glance[REFERENCE][2] == "best":  # the variant against the reference: the paired comparison itself
-            assert glance[VARIANT][2:5] == [change, interval, f"{verdict} (paired by round)"]
-        else:  # the reference against the variant: the same comparison from the other side
-            assert is_inverse(glance[REFERENCE][2], change), (glance[REFERENCE], paired)
-            mirrored = {"worse": "better", "better": "worse"}.get(verdict, verdict)
-            assert glance[REFERENCE][4] == f"{mirrored} (paired by round)"
+        # the reference fixed (issue 43: ranked best first, it flipped), the variant against it: the paired comparison
+        assert glance[REFERENCE][2] == "reference"
+        assert glance[VARIANT][2:5] == [change, interval, f"{verdict} (paired by round)"]
         assert f"<th>{level}% CI</th>" in etree.tostring(page.find_class("glance")[0], encoding="unicode")
 
     # the exports: the paired comparison as a record and as the line, the gate's lines in the manifest
@@ -174,8 +177,8 @@ def test_every_view_says_the_same(tmp_path, no_leftovers):
     record = entries[VARIANT]["extra_info"]["paired"]
     assert from_record(record) == paired and "paired" not in entries[REFERENCE]["extra_info"]
     assert record["reference"].endswith(REFERENCE)
-    assert {entry["line"] for b in entries.values() for entry in b["extra_info"]["manifest"].get("gate", [])} == \
-        gate_lines
+    assert {clauses(entry["line"])[0] for b in entries.values()
+            for entry in b["extra_info"]["manifest"].get("gate", [])} == gate_lines
     pts = fsbench("export", "last", "--format=pts", f"--store={store}")
     assert pts.returncode == 0, pts.stderr
     [variant_entry] = [e for result in etree.fromstring(pts.stdout.encode()).iter("Result")

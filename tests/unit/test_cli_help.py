@@ -26,3 +26,15 @@ def test_help_says_benchmarks_are_pytest_tests_and_shows_the_commonest_commands(
     for command in ("doctor", "sessions", "compare", "report", "study"):
         assert f"\n  .venv/bin/fsbench {command}" in out, command
     assert max(map(len, out.splitlines())) <= 120
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_help_fits_the_terminal(columns, capsys, monkeypatch):
+    """Issue 43: --help's description and examples were 99 columns on an 80-column terminal."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    out = capsys.readouterr().out
+    assert max(map(len, out.splitlines())) <= columns, [line for line in out.splitlines() if len(line) > columns]
+    # the examples, broken between arguments, still paste as commands
+    assert "  .venv/bin/pytest benchmarks/test_dd.py --fs=btrfs --compare=base" in out

@@ -227,6 +227,25 @@ def test_the_fleet_table_is_hosts_by_cases():
     assert fleet.fleet_table([]) == []
 
 
+def test_the_fleets_lines_fit_the_terminal_and_read_whole_again():
+    """Issue 43: node lines of 135 and 232 columns; hosts x cases wider than the terminal."""
+    from pytest_fsbench.measure.progress import unwrap
+    from pytest_fsbench.views.tables import unstack
+
+    found = jobs("scontrol-show-job-ended.txt")
+    hosts = [outcome(f"fleet-host-{k}", test_dd_write="passed", test_dd_read="passed") for k in range(5)]
+    result = fleet.fleet_result([h.host for h in hosts[:3]], ["1", "2", "3"], found,
+                                {"1": hosts[0], "3": hosts[2]}, "/opt/fsbench/.venv/bin/python")
+    result = fleet.FleetResult(result.nodes, hosts, {"fleet-host-0": []})
+    for width in (80, 120):
+        lines = result.lines(width)
+        assert all(len(line) <= width for line in lines), [line for line in lines if len(line) > width]
+        whole = unstack(unwrap(lines))
+        assert [line for line in whole if line.startswith("fleet-host-1 ")] == [result.nodes[1].line()]
+        table = whole[whole.index("") + 1:]
+        assert table[0].split() == ["case", *(h.host for h in hosts)], table
+
+
 def test_the_fleets_page_holds_every_node_and_hosts_by_cases(tmp_path):
     found = jobs("scontrol-show-job-ended.txt")
     write = "test_dd.py::test_dd_write[ext4-single-1M]"

@@ -77,15 +77,17 @@ def test_a_case_line_says_where_the_session_is_within_120_columns():
 
 
 def test_a_case_line_gives_way_on_a_narrow_terminal_and_reads_whole_again():
-    """80 columns (issue 35): first the time spent goes; then the headline and the time go below,
-    indented as a wrapped line is, so that unwrap() gives the one line back."""
+    """80 columns (issue 35): the headline and the time go below, indented as a wrapped line is, so
+    that unwrap() gives the one line back; the time spent stays (issue 43: a line without it read
+    unlike its neighbours)."""
     from pytest_fsbench.measure.progress import case_lines
 
     line = "[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  0:12 spent, about 2:40 left"
     assert case_lines(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0,
                       width=120) == [line]  # it fits: as it is
     assert case_lines(3, 40, "test_dd_write[ext4-single-1M]", "passed", 2.14, "dd.write 1577 MB/s", 12.0, 160.0,
-                      width=90) == ["[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s: dd.write 1577 MB/s  about 2:40 left"]
+                      width=90) == ["[ 3/40] test_dd_write[ext4-single-1M] passed 2.1 s:",
+                                    "  dd.write 1577 MB/s  0:12 spent, about 2:40 left"]
     name, headline = "test_dd_write[uml-ext4-raid0-1M]", "dd.write 414.5 MB/s"
     lines = case_lines(2, 40, name, "passed", 14.8, headline, 15.0, 266.0, width=80)
     assert lines == ["[ 2/40] test_dd_write[uml-ext4-raid0-1M] passed 14.8 s:",
@@ -163,6 +165,29 @@ def test_a_virtual_machines_boot_is_counted_once_not_in_each_case_left():
     assert every.left(left) == pytest.approx(284.6)  # as it was
     # a host case (kind of its own) does not inherit the guest's pace, nor the boot
     assert once.left([("test_dd_write[xfs-single-1M]", "test_dd_write")]) == pytest.approx(12.3)
+
+
+def test_without_a_plan_earlier_sessions_give_each_kinds_seconds_and_the_cases_done_their_pace():
+    """Issue 43: a bench's first case ran on the host (1.3 s), the rest mostly in a User-mode Linux
+    guest, whose cases took four times as long; with nothing but the case done the estimate said
+    0:38 where 2:24 remained. An earlier session of this machine gives each kind its seconds (per
+    run, target included, at this session's runs a case), the cases done their pace, for kinds
+    not done yet too."""
+    from pytest_fsbench.measure.progress import Estimate, history_prior
+    from pytest_fsbench.store.results import Timing
+
+    earlier = [Timing("benchmarks/test_dd.py::test_dd_write[ext4-single-1M]", "host", 4, 2.0, 0.4),
+               Timing("benchmarks/test_dd.py::test_dd_write[uml-ext4-raid0-1M]", "uml", 4, 8.0, 1.6),
+               Timing("benchmarks/test_dd.py::test_dd_write[uml-xfs-raid1-1M]", "uml", 4, 8.0, 1.6)]
+    prior = history_prior(earlier, runs=8)  # twice the runs now
+    assert prior == pytest.approx({"test_dd_write": 4.8, "test_dd_write uml": 19.2})
+    left = [("test_dd_write[uml-ext4-raid0-1M]", "test_dd_write uml")] * 6
+    estimate = Estimate(prior=prior)
+    estimate.add("test_dd_write[ext4-single-1M]", "test_dd_write", 2.4)  # half the plan: a quieter machine
+    assert estimate.left(left) == pytest.approx(6 * 19.2 / 2)  # the host's pace for the guest's kind too
+    without = Estimate()
+    without.add("test_dd_write[ext4-single-1M]", "test_dd_write", 2.4)
+    assert without.left(left) == pytest.approx(6 * 2.4)  # as it was: the host case's seconds for each
 
 
 def test_a_path_longer_than_the_line_is_never_broken_and_unwrap_gives_the_line_back():

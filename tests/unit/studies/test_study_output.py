@@ -19,6 +19,7 @@ import pytest
 
 from pytest_fsbench import cli, studies
 from pytest_fsbench.errors import UsageError
+from pytest_fsbench.measure.progress import unwrap
 from pytest_fsbench.studies import launch
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "report"
@@ -78,7 +79,7 @@ def test_the_study_writes_its_page_beside_the_store_and_says_where(tmp_path, mon
     monkeypatch.setattr(launch, "execute_pytest", recorded_session(tmp_path / "fsbench-results" / "fsbench.db"))
     assert cli.main(["study", "compression"]) == 0
     page = tmp_path / "fsbench-results" / "study-compression.html"
-    assert f"fsbench study: wrote {page}: " in capsys.readouterr().out
+    assert f"fsbench study: wrote {page}: " in " ".join(unwrap(capsys.readouterr().out.splitlines()))  # wrapped to fit
     assert "<h2>At a glance</h2>" in page.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fsbench-results"]
 

@@ -65,9 +65,27 @@ def nightly(path: Path | str, nights: int = 12, host: str = "nightly-1", seed: i
 
 
 def execute(capsys, *args: str) -> tuple[int, str, str]:
+    """fsbench changes' status and output, each line it wrapped to fit the terminal (issue 43) read
+    whole again."""
     status = cli.main(["changes", *args])
     out, err = capsys.readouterr()
-    return status, out, err
+    return status, "".join(f"{line}\n" for line in logical(out.splitlines())), err
+
+
+#: the lines of a change point under its series' line, indented by two
+UNDER = ("  session ", "  differs from session ", "  the same as in session ")
+
+
+def logical(lines: list[str]) -> list[str]:
+    """Lines wrapped by fit_under read whole: a line indented deeper than two continues the one
+    before; one indented by two does too, unless it is a change point's own line."""
+    found: list[str] = []
+    for line in lines:
+        if found and (line.startswith("    ") or line.startswith("  ") and not line.startswith(UNDER)):
+            found[-1] += " " + line.strip()
+        else:
+            found.append(line)
+    return found
 
 
 def change_lines(out: str) -> list[str]:

@@ -11,6 +11,8 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+
+from pytest_fsbench.measure.progress import unwrap
 from lxml import etree, html
 
 from pytest_fsbench import cli
@@ -59,12 +61,19 @@ def test_a_change_table_row_is_fsbench_compares(store):
     out = io.StringIO()
     with redirect_stdout(out):
         status = cli.main(["compare", "1", "2", f"--store={store.path}"])
-    compare_rows = [re.split(r"\s{2,}", line.strip()) for line in unstack(out.getvalue().splitlines())[2:]
-                    if line.startswith("test_")]  # a row stacked to fit the terminal read whole
+    lines = unwrap(unstack(out.getvalue().splitlines()))  # a row stacked to fit the terminal read whole
+    header = re.split(r"\s{2,}", next(line for line in lines if line.startswith("case ")))
+    once = dict(re.findall(r"\b(\w+) of every row: ([^\s;]+)", " ".join(lines)))  # a column said once below the table
+    compare_rows = [{**once, **dict(zip(header, re.split(r"\s{2,}", line.strip())))} for line in lines
+                    if line.startswith("test_")]
     page = html.fromstring(report.render(report.report_data(store, 2, [1], "1")))
     [table] = [t for t in page.iter("table") if "verdict" in t.text_content()]
-    html_rows = [[td.text_content().strip() for td in tr.iter("td")] for tr in table.iter("tr") if tr.find("td") is not None]
-    assert compare_rows and html_rows == compare_rows
+    html_header = [th.text_content() for th in table.iter("th")]
+    html_header[html_header.index("new") - 1] = "base"  # the report names the baseline: "1"
+    html_rows = [dict(zip(html_header, [td.text_content().strip() for td in tr.iter("td")]))
+                 for tr in table.iter("tr") if tr.find("td") is not None]
+    assert compare_rows and [{k: row[k] for k in html_header if k in row} for row in compare_rows] == html_rows
+    compare_rows = [[row[k] for k in html_header] for row in compare_rows]
     assert status == any(row[-1] == "worse" for row in compare_rows)  # exit 1 on a significantly worse one
     significant = [tr.get("class") for tr in table.iter("tr") if tr.find("td") is not None]
     assert significant == [row[-1] if "*" in row[6] else None for row in compare_rows]

@@ -1,0 +1,94 @@
+"""Every line fsbench writes fits the terminal, at 80 and at 120 columns (issue 43: `fsbench doctor`
+had 35 lines over 80 at COLUMNS=80, --help lines to 99 columns, stacked comparison rows 88, pytest's
+warnings summary a gate line again in 307-345 columns): a real paired session gated against a real
+saved baseline, as a user runs it, then every fsbench command on its store. pytest's own lines
+(its header, separators, its FAILURES' source) are pytest's to lay out."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.root
+REPO = Path(__file__).resolve().parents[2]
+#: pytest's own header lines and its separators (=== x ===, --- x ---, as wide as the terminal)
+PYTESTS_OWN = re.compile(r"^(platform |rootdir: |configfile: |plugins: |cachedir: |collected |[=_-]{3}|-- Docs: )|"
+                         r"(===|---|___)$")
+
+
+def run(argv: list[str], columns: int) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "COLUMNS": str(columns)})
+
+
+def too_wide(text: str, columns: int) -> list[str]:
+    return [line for line in text.splitlines() if len(line) > columns and not PYTESTS_OWN.search(line)]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """A store with a saved baseline (session 1)."""
+    where = tmp_path_factory.mktemp("widths")
+    saved = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *session_args(where), "--save=base"], 120)
+    assert saved.returncode == 0, saved.stdout[-3000:]
+    return where / "fsbench.db"
+
+
+def session_args(where: Path) -> list[str]:
+    return ["benchmarks/test_dd.py", "-k", "write", "--fs=ext4", "--dd-size=8M", "--runs=6", "--image-size=512M",
+            f"--image-dir={where / 'images'}", f"--store={where / 'fsbench.db'}"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_a_paired_gated_session_fits_the_terminal(columns, store, no_leftovers):
+    done = run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *session_args(store.parent),
+                "--compare=base", "--fail-on-regression=5%", "--fail-on-regression=work:5%",
+                "--paired=ext4:mount=sync"], columns)
+    assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-2000:]  # the gate decides which
+    assert not too_wide(done.stdout, columns), too_wide(done.stdout, columns)
+    # the answer first: its lines open fsbench's summary, before the tables
+    lines = done.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if "fsbench verdicts" in line)
+    assert lines[start + 1].startswith(("sync vs default (ext4-single-1M): dd.write ", "session ")), lines[start:]
+    assert "fsbench results" in "".join(lines[start + 2:start + 8])
+    # pytest's warnings summary: one short line of fsbench's at most, no source line
+    warned = done.stdout.partition("warnings summary")[2].partition("-- Docs:")[0]
+    assert "bench.py" not in warned and len([line for line in warned.splitlines() if "Warning" in line]) <= 1
+
+
+#: each command (STORE: the session's store) and the exit statuses it may end with
+COMMANDS = [(["--help"], {0}), *[([command, "--help"], {0}) for command in
+                                 ("doctor", "cleanup", "compare", "study", "report", "export", "upload", "profiles",
+                                  "baseline", "docs", "sessions", "push", "changes", "fleet")],
+            (["doctor", "--kernel=host", "--store={store}"], {0}), (["sessions", "--store={store}"], {0}),
+            (["compare", "base", "last", "--fail-on-regression=5%", "--store={store}"], {0, 1}),
+            (["baseline", "--store={store}"], {0}), (["changes", "--all-hosts", "--store={store}"], {0}),
+            (["profiles"], {0}), (["study"], {0}), (["compare", "nosuch", "last", "--store={store}"], {2}),
+            (["report", "last", "--compare=base", "-o", "{tmp}/report.html", "--store={store}"], {0}),
+            (["cleanup", "--dry-run"], {0})]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_every_fsbench_command_fits_the_terminal(columns, store, tmp_path, monkeypatch, capsys):
+    """Each command as the fsbench entry point runs it (in this process: a child each took 2 minutes
+    for both widths), at a terminal COLUMNS wide."""
+    from pytest_fsbench import cli
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    for words, status in COMMANDS:
+        argv = [arg.replace("{tmp}", str(tmp_path)).replace("{store}", str(store)) for arg in words]
+        try:
+            exited = cli.main(argv)
+        except SystemExit as exc:  # --help
+            exited = exc.code
+        said = capsys.readouterr()
+        assert exited in status and (said.out or said.err), (argv, exited, said.err[-2000:])
+        if exited == 2:  # a usage error is one line, whatever its width (the project's rule)
+            assert len(said.err.splitlines()) == 1, said.err
+            continue
+        assert not too_wide(said.out + said.err, columns), (argv, too_wide(said.out + said.err, columns))
