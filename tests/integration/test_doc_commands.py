@@ -27,7 +27,7 @@ SCRIPT = "./fsbench.sh"
 
 #: fsbench commands the test runs as written, in a directory of their own (what they write lands there)
 FSBENCH_RUNS = re.compile(r"^\.venv/bin/fsbench (--help|--version|doctor|profiles|sessions|baseline|docs|study"
-                          r"|compare|report|export|changes|publish|cleanup --dry-run)( |$)")
+                          r"|compare|report|export|changes|publish|cleanup --dry-run|bisect --list)( |$)")
 #: what the test does not run, and why; the first pattern a command line matches decides
 REASONS: tuple[tuple[str, str], ...] = (
     (r"^\./fsbench\.sh (?!packages )", "installs packages, then runs the whole quick bench or fsbench's tests (minutes)"),
@@ -35,6 +35,9 @@ REASONS: tuple[tuple[str, str], ...] = (
     (r"^\.venv/bin/fsbench (push|upload) ", "sends sessions to another store, or to PTS's upload"),
     (r"^\.venv/bin/fsbench study \S+(?!.*--plan)", "runs a study (minutes to hours)"),
     (r"^\.venv/bin/fsbench cleanup(?! --dry-run)", "removes what killed sessions left on this machine"),
+    (r"^\.venv/bin/fsbench bisect (?!--list)", "bisects a kernel tree of yours: builds its kernels and measures "
+     "them (tens of minutes; tests/integration/test_bisect.py runs a real bisect)"),
+    (r"^\.venv/bin/python scripts/kernel_series\.py", "unpacks Linux's source into a git tree of 1.7 GB (minutes)"),
     (r"^\.venv/bin/python scripts/", "an evidence script: minutes of measuring"),
     (r"^\.venv/bin/python -m http\.server", "serves a directory until it is stopped"),
     (r"--kernel=\S*(uml|vm):\w+=/src/", "boots a kernel you built (its path is yours)"),
