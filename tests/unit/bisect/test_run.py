@@ -197,3 +197,18 @@ def test_a_commit_that_does_not_build_is_a_skipped_step_that_says_why_and_is_not
                          execute, say=said.append)
     assert again.kernel(breaks) == (None, step.why)  # a resumed bisect does not build it again
     assert sum("building" in line for line in said) == 1
+
+
+def test_the_page_opens_with_what_the_bisect_found(tmp_path):
+    from pytest_fsbench.views.bisect_page import answer
+
+    page = lxml_html.fromstring(run.report_page(record(tmp_path), 7, "interrupted"))
+    first = page.xpath("//body/*")[1]
+    assert first.get("class") == "answer" and "not finished" in first.text_content()
+    found = lxml_html.fromstring(answer(["first bad commit: 7b73f478164b ext4: flush the device", "  confirmed against "
+                                         "its parent 062265f7c076 in 10 rounds: ...", "  how sure: ..."]))
+    assert [(li.get("class"), li.text_content()[:22]) for li in found.xpath("//li")] == [
+        ("worse", "first bad commit: 7b73"), ("worse", "confirmed against its ")]
+    assert lxml_html.fromstring(answer(["no regression in the range: a..b", "  why"])).xpath("//li")[0].get(
+        "class") == "better"
+    assert answer([]) == ""
