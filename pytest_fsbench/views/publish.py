@@ -59,9 +59,9 @@ def check_site(text: str) -> Path:
     try:
         where = directory_for_files(text)
     except ValueError as exc:
-        raise UsageError(f"fsbench publish {text}: {exc}") from None
+        raise UsageError(f"{text}: {exc}") from None
     if where.is_dir() and any(where.iterdir()) and not (where / STATE).is_file():
-        raise UsageError(f"fsbench publish {text}: the directory holds files of something else (no {STATE} of an "
+        raise UsageError(f"{text}: the directory holds files of something else (no {STATE} of an "
                          "earlier publish); name a new or empty directory, or one fsbench publish wrote")
     return where
 
