@@ -52,6 +52,10 @@ def test_the_options_a_bisect_sets_itself_are_refused_among_pytests(tmp_path, gi
 @pytest.mark.parametrize("changes, said", [
     ({"rounds": 1}, "--rounds=1"), ({"rounds": 5, "max_rounds": 4}, "--max-rounds=4"),
     ({"confirm_rounds": 2}, "--confirm-rounds=2"), ({"alpha": 0.5}, "--alpha=0.5"),
+    # a session of kernels paired by round reaches p=0.05 in 5 rounds at the least, p=0.01 in 7
+    ({"confirm_rounds": 4}, "--confirm-rounds=4: kernels paired by round can never differ significantly at "
+                            "--alpha=0.05 in fewer than 5 rounds; give --confirm-rounds=5 or more"),
+    ({"rounds": 3, "max_rounds": 4}, "--max-rounds=4"), ({"alpha": 0.01, "confirm_rounds": 6}, "--confirm-rounds=7"),
     ({"rules": ("5", "nonsense")}, "nonsense")])
 def test_a_bad_request_is_one_line_naming_the_value(tmp_path, changes, said):
     with pytest.raises(UsageError, match=re.escape(said)):
