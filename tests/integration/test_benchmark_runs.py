@@ -52,7 +52,10 @@ def test_dd_cases_record_mb_per_s_everywhere(tmp_path, no_leftovers):
     assert "ext4-raid1: ext4 raid1 needs an md RAID array, and this kernel has no md driver" in out
     assert "fsbench results (median of measured runs; MB/s = 10^6 bytes/s)" in out
     # every row shares its params: named once below the table, not in a column
-    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+[\d.]+\s+MB/s\s+2\s", out)
+    # the unit, shared by every row, goes below the table too when the terminal is narrow
+    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+[\d.]+\s+(MB/s\s+)?2\s", out), out[-3000:]
+    assert re.search(r"test_dd_write\[zfs-raid1-1M\]\s+dd\.write\s+[\d.]+\s+MB/s\s", out) or \
+        "unit of every row: MB/s" in out, out[-3000:]
     assert "params of every row: bs=1M,data=random,size=32M" in out
     series, export = stored(tmp_path)
     assert sorted({s.case_id for s in series}) == ["btrfs-raid1", "btrfs-single", "ext4-single", "zfs-raid1", "zfs-single"]
