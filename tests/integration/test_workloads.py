@@ -134,8 +134,10 @@ def test_filebench(target):
     check_counters(metrics)
 
 
+# one filesystem: a build takes minutes, and what is tested (the build timed, its counters) is the same on
+# every filesystem; the benchmark cases (benchmarks/) build on each
 @pytest.mark.slow
-@pytest.mark.parametrize("target", FILESYSTEMS, indirect=True)
+@pytest.mark.parametrize("target", ["ext4"], indirect=True)
 def test_kernel_build(target):
     source = find_kernel_source()
     if availability_errors(source):
