@@ -5,10 +5,12 @@ beside it recompiles only what changed."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CommandError, UsageError
+from ..options import special_kind
 from ..system.commands import Executor
 
 
@@ -25,13 +27,23 @@ def _git(execute: Executor, tree: Path, *args: str, timeout: float = 600.0, chec
 def check_tree(tree: Path, execute: Executor) -> None:
     """UsageError unless tree is a git repository of a Linux source (its top-level Kbuild files)."""
     if not tree.is_dir():
-        raise UsageError(f"--tree={tree}: no such directory; name a git repository of the Linux kernel's source")
+        raise UsageError(f"--tree={tree}: {not_a_directory(tree)}; name a git repository of the Linux kernel's source")
     if _git(execute, tree, "rev-parse", "--git-dir", check=False).returncode != 0:
         raise UsageError(f"--tree={tree}: not a git repository; bisect needs the kernel's history (git clone it, or "
                          "make one: scripts/kernel_series.py)")
     if not (tree / "Kbuild").is_file() and _git(execute, tree, "cat-file", "-e", "HEAD:Kbuild",
                                                  check=False).returncode != 0:
         raise UsageError(f"--tree={tree}: no Linux source in it (no Kbuild at its top); name the kernel's tree")
+
+
+def not_a_directory(path: Path) -> str:
+    """What a path that is no directory is: missing, or what it is instead (a file, a FIFO, a
+    device: it exists, so "no such directory" would send the user looking for it)."""
+    if not path.exists():
+        return "no such directory"
+    if os.path.samefile(path, os.devnull):
+        return "is the null device, not a directory"
+    return f"is {special_kind(path) or 'a file'}, not a directory"
 
 
 def resolve(tree: Path, rev: str, option: str, execute: Executor) -> str:

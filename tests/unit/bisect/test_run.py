@@ -5,6 +5,7 @@ steps a resumed bisect measures again (none of those recorded), and its page."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from lxml import html as lxml_html
 from pytest_fsbench.bisect import run
 from pytest_fsbench.bisect.build import UML, Layout, prepare
 from pytest_fsbench.bisect.looks import RANGE, STEP
-from pytest_fsbench.bisect.tree import Commit
+from pytest_fsbench.bisect.tree import Commit, check_tree
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.store.results import Store
 from pytest_fsbench.system.commands import execute
@@ -197,3 +198,16 @@ def test_a_commit_that_does_not_build_is_a_skipped_step_that_says_why_and_is_not
                          execute, say=said.append)
     assert again.kernel(breaks) == (None, step.why)  # a resumed bisect does not build it again
     assert sum("building" in line for line in said) == 1
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda p: p.write_text("x\n"), "is a file, not a directory"),
+    (lambda p: os.mkfifo(p), "is a FIFO (a named pipe), not a directory"),
+    (lambda p: p.symlink_to(os.devnull), "is the null device, not a directory"),
+    (lambda p: None, "no such directory")])
+def test_a_tree_that_is_no_directory_says_what_it_is(tmp_path, make, said):
+    """A file or a FIFO given as --tree exists: 'no such directory' sent one looking for it (issue 44's sweep)."""
+    where = tmp_path / "linux"
+    make(where)
+    with pytest.raises(UsageError, match=re.escape(f"--tree={where}: {said}; name a git repository")):
+        check_tree(where, execute)
