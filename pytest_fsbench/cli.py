@@ -580,6 +580,7 @@ def bisect_number(text: str) -> int:
 
 
 def bisect_asked(args: argparse.Namespace):
+    from .bisect.build import read_config
     from .bisect.run import DEFAULT_RULES, Asked
     from .verdicts.gate import parse_rule
 
@@ -587,13 +588,7 @@ def bisect_asked(args: argparse.Namespace):
     if missing:
         raise UsageError(f"give {', '.join(missing)}: the kernel's git tree and the good and bad commits (or --resume, "
                          "--list)")
-    config = ""
-    if args.config is not None:
-        try:
-            config = Path(args.config).read_text()
-        except OSError as exc:
-            raise UsageError(f"--config={args.config}: {exc.strerror}; name a kernel configuration (or a fragment of "
-                             "CONFIG_...=y lines)") from None
+    config = read_config(args.config) if args.config is not None else ""
     rules = tuple(args.fsbench_fail_on_regression) or DEFAULT_RULES
     for rule in rules:
         parse_rule(rule)  # a bad rule is a usage error before anything is read
