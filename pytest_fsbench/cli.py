@@ -545,6 +545,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     else:
         asked = bisect_asked(args)
         bisect_run.check_asked(asked)
+        bisect_run.check_cases(asked, Path.cwd())
         if args.plan:
             return bisect_plan(asked, store_path)
         record = bisect_run.new_record(asked, execute)

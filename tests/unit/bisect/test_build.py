@@ -8,8 +8,16 @@ import re
 
 import pytest
 
-from pytest_fsbench.bisect.build import (UML, VM, failure_lines, fragment_text, missing, options, read_config,
-                                         required_text)
+from pytest_fsbench.bisect.build import (
+    UML,
+    VM,
+    failure_lines,
+    fragment_text,
+    missing,
+    options,
+    read_config,
+    required_text,
+)
 from pytest_fsbench.errors import CommandError, UsageError
 from pytest_fsbench.system.commands import execute_logged
 

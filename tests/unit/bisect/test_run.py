@@ -53,7 +53,12 @@ def test_the_options_a_bisect_sets_itself_are_refused_among_pytests(tmp_path, gi
 @pytest.mark.parametrize("changes, said", [
     ({"rounds": 1}, "--rounds=1"), ({"rounds": 5, "max_rounds": 4}, "--max-rounds=4"),
     ({"confirm_rounds": 2}, "--confirm-rounds=2"), ({"alpha": 0.5}, "--alpha=0.5"),
-    ({"rules": ("5", "nonsense")}, "nonsense")])
+    ({"rules": ("5", "nonsense")}, "nonsense"),
+    # found by issue 44's sweep: each was taken, and said only once both endpoints' kernels were built
+    ({"jobs": 0}, "--jobs=0: make needs at least 1 job"), ({"jobs": -2}, "--jobs=-2"),
+    ({"rules": ("dd.bogus:5%",)}, "--fail-on-regression=dd.bogus:5%: no workload measures a metric 'dd.bogus'"),
+    ({"rules": ("work:5%", "work:7%")}, "--fail-on-regression=work:5% and work:7% are two rules"),
+    ({"work": Path("/dev/null")}, "--work-dir=/dev/null: is the null device, not a directory")])
 def test_a_bad_request_is_one_line_naming_the_value(tmp_path, changes, said):
     with pytest.raises(UsageError, match=re.escape(said)):
         run.check_asked(asked(tmp_path, **changes))
@@ -211,3 +216,28 @@ def test_a_tree_that_is_no_directory_says_what_it_is(tmp_path, make, said):
     make(where)
     with pytest.raises(UsageError, match=re.escape(f"--tree={where}: {said}; name a git repository")):
         check_tree(where, execute)
+
+
+def test_a_work_directory_that_cannot_be_made_is_said_before_the_bisect_is_recorded(tmp_path):
+    """Issue 44's sweep: --work-dir under /proc (or a file's path) was an OSError's traceback after
+    the bisect had been written into the store."""
+    tree = tmp_path / "linux"
+    execute(["git", "init", "-q", str(tree)])
+    for number, name in enumerate(("Kbuild", "fs.c", "mm.c")):
+        (tree / name).write_text(f"{number}\n")
+        execute(["git", "-C", str(tree), "add", name])
+        execute(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", name])
+    request = asked(tmp_path, good="HEAD~2", bad="HEAD", work=Path("/proc/fsbench-no-such-dir/work"))
+    with pytest.raises(UsageError, match=re.escape("--work-dir=/proc/fsbench-no-such-dir/work: No such file or "
+                                                   "directory; name a directory the bisect can write")):
+        run.new_record(request, execute)
+    assert len(run.new_record(dataclasses.replace(request, work=tmp_path / "work"), execute).commits) == 2
+
+
+@pytest.mark.parametrize("words, said", [
+    (("--fs=ext5",), "the cases' pytest arguments (after --): --fs: unknown filesystem 'ext5'"),
+    (("--no-such-option",), "the cases' pytest arguments (after --): unrecognized arguments: --no-such-option")])
+def test_the_cases_arguments_are_read_by_pytest_before_anything_is_built(tmp_path, words, said):
+    """Issue 44's sweep: a bisect took any pytest arguments; the first step's session refused them."""
+    with pytest.raises(UsageError, match=re.escape(said)):
+        run.check_cases(asked(tmp_path, pytest_args=("-k", "dd", *words)), Path(__file__).resolve().parents[3])
