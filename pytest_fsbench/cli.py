@@ -533,6 +533,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     report = output_path(args.report, "report", args, args.force) if args.report else None
     if args.report == "-":
         raise UsageError("--report -: the bisect's page is a file; name one")
+    check_bisect_mode(args)
     if args.list:
         return bisect_list(open_store(args))
     if args.resume is not None:
@@ -571,6 +572,21 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     if report is not None:
         say(f"fsbench bisect: wrote {report}")
     return 0
+
+
+def check_bisect_mode(args: argparse.Namespace) -> None:
+    """--list, --plan and --resume each do one thing: an option of another mode beside one would be
+    dropped without a word (issue 44's sweep: --resume --plan ran the bisect instead of planning)."""
+    given = {"--tree": args.tree, "--good": args.good, "--bad": args.bad, "--resume": args.resume is not None,
+             "--plan": args.plan, "--report": args.report, "pytest arguments": bool(args.words)}
+    if args.list and any(given.values()):
+        raise UsageError(f"--list lists the store's bisects: give no {', '.join(k for k, v in given.items() if v)} "
+                         "with it")
+    if args.plan and args.resume is not None:
+        raise UsageError("--plan --resume: a plan is of a new bisect (--tree, --good, --bad); fsbench bisect --list "
+                         "says how each earlier one stands")
+    if args.plan and args.report:
+        raise UsageError(f"--plan --report={args.report}: a plan writes no page; leave --report out")
 
 
 def bisect_number(text: str) -> int:

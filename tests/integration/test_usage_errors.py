@@ -438,6 +438,21 @@ def one_line_error(done: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--list", "--tree=linux"], "--list lists the store's bisects: give no --tree with it"),
+    (["--list", "--report=b.html"], "--list lists the store's bisects: give no --report with it"),
+    (["--resume", "--plan"], "--plan --resume: a plan is of a new bisect"),
+    (["--tree=linux", "--good=a", "--bad=b", "--plan", "--report=b.html"], "--plan --report=b.html: a plan writes no "
+                                                                          "page"),
+])
+def test_a_bisect_option_of_another_mode_is_refused_not_dropped(tmp_path, args, message):
+    """Issue 44's sweep: --list and --plan dropped --tree and --report without a word, and --resume --plan
+    ran the bisect it was asked to plan."""
+    done = fsbench("bisect", f"--store={tmp_path / 'x.db'}", *args, cwd=tmp_path)
+    assert f"fsbench bisect: {message}" in one_line_error(done)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", ["sessions", "compare last last", "export last"])
 @pytest.mark.parametrize("content, message", [
     (b"", "is an empty file, not an fsbench store"),
