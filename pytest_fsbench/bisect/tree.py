@@ -58,8 +58,7 @@ def commits_between(tree: Path, good: str, bad: str, execute: Executor) -> list[
     """The commits after good up to bad, oldest first, on bad's first-parent line (as `git bisect
     start --first-parent` walks a history with merges: a culprit merge is named as the merge)."""
     if _git(execute, tree, "merge-base", "--is-ancestor", good, bad, check=False).returncode != 0:
-        raise UsageError(f"--good={good[:12]} is not an ancestor of --bad={bad[:12]}: a bisect looks for the commit "
-                         "between them that made it worse; swap them, or name a good commit older than the bad one")
+        raise UsageError(not_an_ancestor(tree, good, bad, execute))
     out = _git(execute, tree, "log", "--first-parent", "--reverse", "--format=%H%x09%s", f"{good}..{bad}").stdout
     found = [Commit(*line.split("\t", 1)) if "\t" in line else Commit(line, "") for line in out.splitlines() if line]
     if not found:
@@ -68,6 +67,18 @@ def commits_between(tree: Path, good: str, bad: str, execute: Executor) -> list[
         raise UsageError(f"--good={good[:12]} is not on the first-parent line of --bad={bad[:12]}; name a good commit "
                          "on it (git log --first-parent BAD)")
     return found
+
+
+def not_an_ancestor(tree: Path, good: str, bad: str, execute: Executor) -> str:
+    """Why good is no ancestor of bad: the two given the other way round, or on two branches
+    (issue 44's sweep: a side branch's commit was told to swap them, which cannot help)."""
+    if _git(execute, tree, "merge-base", "--is-ancestor", bad, good, check=False).returncode == 0:
+        return (f"--good={good[:12]} is a descendant of --bad={bad[:12]}, not an ancestor: a bisect looks for the "
+                "commit after the good one that made it worse; swap them")
+    base = _git(execute, tree, "merge-base", good, bad, check=False).stdout.strip()
+    where = f"their branches part at {base[:12]}" if base else "they share no history"
+    return (f"--good={good[:12]} is not an ancestor of --bad={bad[:12]} ({where}): a bisect walks the history "
+            f"that leads to --bad; name a good commit on it{f', e.g. {base[:12]}' if base else ''}")
 
 
 def changed_files(tree: Path, sha: str, execute: Executor) -> list[str]:

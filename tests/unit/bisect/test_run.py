@@ -15,7 +15,7 @@ from lxml import html as lxml_html
 from pytest_fsbench.bisect import run
 from pytest_fsbench.bisect.build import UML, Layout, prepare
 from pytest_fsbench.bisect.looks import RANGE, STEP
-from pytest_fsbench.bisect.tree import Commit, check_tree
+from pytest_fsbench.bisect.tree import Commit, check_tree, commits_between
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.store.results import Store
 from pytest_fsbench.system.commands import execute
@@ -241,3 +241,23 @@ def test_the_cases_arguments_are_read_by_pytest_before_anything_is_built(tmp_pat
     """Issue 44's sweep: a bisect took any pytest arguments; the first step's session refused them."""
     with pytest.raises(UsageError, match=re.escape(said)):
         run.check_cases(asked(tmp_path, pytest_args=("-k", "dd", *words)), Path(__file__).resolve().parents[3])
+
+
+def test_a_good_commit_on_another_branch_is_not_told_to_swap(tmp_path):
+    """Issue 44's sweep: a good commit of a side branch was told to swap --good and --bad, which cannot help."""
+    tree = tmp_path / "linux"
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    execute(["git", "init", "-q", "-b", "main", str(tree)])
+    (tree / "Kbuild").write_text("0\n")
+    execute([*git, "add", "Kbuild"])
+    execute([*git, "commit", "-q", "-m", "base"])
+    execute([*git, "commit", "-q", "--allow-empty", "-m", "main's"])
+    execute([*git, "checkout", "-q", "-b", "side", "HEAD~1"])
+    execute([*git, "commit", "-q", "--allow-empty", "-m", "side's"])
+    sha = {rev: execute([*git, "rev-parse", rev]).stdout.strip() for rev in ("main", "main~1", "side")}
+    with pytest.raises(UsageError, match=re.escape(f"(their branches part at {sha['main~1'][:12]}): a bisect walks the "
+                                                   f"history that leads to --bad; name a good commit on it")):
+        commits_between(tree, sha["side"], sha["main"], execute)
+    with pytest.raises(UsageError, match=re.escape(f"--good={sha['main'][:12]} is a descendant of --bad="
+                                                   f"{sha['main~1'][:12]}, not an ancestor: ")):
+        commits_between(tree, sha["main"], sha["main~1"], execute)
