@@ -72,6 +72,7 @@ def console_main() -> int:
     modules' import included, ends it in one line, not a traceback, with no output left half
     written (found by issue 44's sweep). `fsbench study` leaves SIGTERM and SIGHUP as they are:
     its pytest session, a child, handles its own (a terminal's Ctrl-C reaches both)."""
+    import os
     import signal
 
     def stop(signum: int, frame: object) -> None:
@@ -89,6 +90,11 @@ def console_main() -> int:
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # done: a signal while the interpreter exits is no failure
         return status
+    except BrokenPipeError:
+        # the reader of the output left (fsbench sessions | head -1) and read what it wanted: end as a
+        # program killed by SIGPIPE does, without a word; stdout to /dev/null, or the exit's flush raises again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
     except KeyboardInterrupt as exc:
         name = str(exc) or "Ctrl-C"
         sys.stderr.write(f"fsbench{' ' + command if command else ''}: interrupted ({name}); nothing is left half "

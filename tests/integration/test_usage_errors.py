@@ -1146,3 +1146,16 @@ def test_cleanup_says_what_it_leaves_alone(tmp_path):
                                    "are PID-HEX) tells which session it is, so whether that session still runs cannot "
                                    "be told; look inside and remove it by hand once no fsbench session uses it")
     assert odd.exists()
+
+
+def test_output_read_by_a_reader_that_leaves_early_ends_without_a_traceback(tmp_path):
+    """fsbench sessions | head -1 (issue 44's sweep: a BrokenPipeError's traceback when head had left
+    before the last row): the reader's end is closed before fsbench writes, so every write fails."""
+    store = tmp_path / "x.db"
+    Store(store).close()
+    reader = subprocess.Popen([sys.executable, "-m", "pytest_fsbench.cli", "sessions", f"--store={store}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader.stdout.close()
+    err = reader.stderr.read()
+    assert reader.wait(timeout=120) == 141, err
+    assert err == ""
