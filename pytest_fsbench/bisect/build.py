@@ -128,7 +128,7 @@ def required_text(kind: str, user_config: str = "") -> str:
     must have. Not virtme-ng's: it lists options of many kernel releases (a 6.1 tree has neither
     CONFIG_DRM_VIRTIO_GPU_KMS nor CONFIG_DAX_DRIVER), and a kernel that lacks what it needs does not
     boot, which skips its step saying so."""
-    theirs = options(user_config)
+    theirs = {*options(user_config), *_NOT_SET.findall(user_config)}  # kconfig's way to say =n, as .config has it
     ours = options(FRAGMENT[kind].read_text())
     return "".join(f"{name}={value}\n" for name, value in ours.items() if name not in theirs)
 

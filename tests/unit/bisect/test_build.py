@@ -37,6 +37,8 @@ def test_a_built_configuration_must_have_fsbenchs_options_not_virtme_ngs_nor_wha
     assert required["CONFIG_EXT4_FS"] == "y" and required["CONFIG_BLK_DEV_LOOP"] == "y"
     assert "CONFIG_DAX_DRIVER" not in required and "CONFIG_MD" not in required
     assert options(required_text(UML))["CONFIG_HOSTFS"] == "y"
+    # issue 44's sweep: '# CONFIG_MD is not set' (a .config's =n) was still required, so no kernel passed
+    assert "CONFIG_MD" not in options(required_text(VM, "# CONFIG_MD is not set\n"))
 
 
 def test_what_kconfig_dropped_is_named():
