@@ -1159,3 +1159,19 @@ def test_output_read_by_a_reader_that_leaves_early_ends_without_a_traceback(tmp_
     err = reader.stderr.read()
     assert reader.wait(timeout=120) == 141, err
     assert err == ""
+
+
+@pytest.mark.parametrize("command, redirect, status, said", [
+    ("sessions", "> /dev/full", 1, "fsbench sessions: could not write its output (No space left on device); make room"),
+    ("sessions --json", "> /dev/full", 1, "fsbench sessions: could not write its output (No space left on device)"),
+    ("sessions", ">&-", 2, "fsbench sessions: its standard output is closed; give it one"),
+])
+def test_output_that_cannot_be_written_is_one_line(tmp_path, command, redirect, status, said):
+    """Issue 44's sweep: stdout at a full device was an OSError's traceback; a closed stdout printed
+    nothing and exited 0."""
+    store = tmp_path / "x.db"
+    Store(store).close()
+    done = subprocess.run(["bash", "-c", f'"$0" -m pytest_fsbench.cli {command} --store={store} {redirect}',
+                           sys.executable], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == status, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and done.stderr.startswith(said), done.stderr
