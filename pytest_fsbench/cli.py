@@ -28,7 +28,7 @@ from .views.json_export import changes_document, comparison_document, export_ses
 from .options import (add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice,
                       unexpanded_home, write_whole)
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
-from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances
+from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances, gated_baseline
 from .verdicts.disturbance import busier_baseline
 from .verdicts.gate import (WITHIN, busier_baseline_message, check_compared, count_note, disturbed_message,
                             gate_message, outcomes, rule_for, verdict)
@@ -222,9 +222,11 @@ def outcome_summary(found: list, rules: tuple) -> str:
 
 
 def report_baseline(store: Store, session_id: int, base: str | None) -> tuple[list[int], str | None]:
-    """The baseline sessions --compare names (never the reported session itself)."""
+    """The baseline sessions --compare names (never the reported session itself); without
+    --compare, those the session's own gate compared with (issue 43: a gated session's report
+    opens with the gate's verdicts), when the store still holds them under the name it gave."""
     if base is None:
-        return [], None
+        return gated_baseline(store, session_id)
     ids = [i for i in store.baseline_sessions(base) if i != session_id]
     if not ids:
         raise UsageError(f"--compare {base}: that is the reported session itself; name another session or baseline")
@@ -738,7 +740,8 @@ def parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="write a session as one self-contained HTML page with box plots, size "
                          "curves and, with --compare, a change table and forest plot")
     rep.add_argument("session", help="session id, token, baseline name or 'last'")
-    rep.add_argument("--compare", metavar="BASE", help="baseline name, session id or 'last' to compare with")
+    rep.add_argument("--compare", metavar="BASE", help="baseline name, session id or 'last' to compare with "
+                     "(default: a gated session's baseline, as its gate compared)")
     rep.add_argument("-o", "--output", default="report.html", help="HTML file to write (-: standard output; "
                      "default report.html)")
     rep.add_argument("--figures", metavar="DIR", help="also write each figure into DIR")

@@ -38,14 +38,26 @@ from .measure.progress import history_prior, kind_of_stored
 RUN_ROOT = Path("/run/fsbench")
 
 
-def git_commit() -> str | None:
-    """The commit of the fsbench checkout this runs from, if it is one."""
-    head = Path(__file__).resolve().parent.parent / ".git" / "HEAD"
+def git_commit(top: Path = Path(__file__).resolve().parent.parent) -> str | None:
+    """The commit of the fsbench checkout this runs from, if it is one: read from its .git
+    directory, or the directory a worktree's .git file names; a branch's commit from its ref file
+    or, once git packed it, from packed-refs (either left it unknown)."""
     try:
-        ref = head.read_text().strip()
-        if ref.startswith("ref: "):
-            return (head.parent / ref[5:]).read_text().strip()
-        return ref
+        git = top / ".git"
+        if git.is_file():  # a worktree's: "gitdir: PATH"
+            git = (top / git.read_text().strip().removeprefix("gitdir: ")).resolve()
+        ref = (git / "HEAD").read_text().strip()
+        if not ref.startswith("ref: "):
+            return ref  # a detached HEAD
+        name = ref.removeprefix("ref: ")
+        shared = git / "commondir"  # a worktree's branches are in the repository's own directory
+        common = (git / shared.read_text().strip()).resolve() if shared.is_file() else git
+        for where in (git, common):
+            if (where / name).is_file():
+                return (where / name).read_text().strip()
+        packed = (common / "packed-refs").read_text() if (common / "packed-refs").is_file() else ""
+        return next((sha for sha, _, found in (line.partition(" ") for line in packed.splitlines())
+                     if found == name), None)
     except OSError:
         return None
 

@@ -63,7 +63,7 @@ from ..verdicts import gate
 from ..verdicts.gate import parse_rule
 from ..workloads import KNOWN_METRICS
 from ..verdicts.sequential import round_looks
-from ..verdicts.stats import format_comparison, plain
+from ..verdicts.stats import format_comparison, min_rounds_for, plain
 from ..views import bisect_page
 from ..views.bisect_page import CommitBox
 from . import search
@@ -133,8 +133,11 @@ def check_asked(asked: Asked) -> None:
     if not 2 <= asked.rounds <= asked.max_rounds:
         raise UsageError(f"--rounds={asked.rounds} --max-rounds={asked.max_rounds}: the first look needs at least 2 "
                          "rounds, and the budget at least as many")
-    if asked.confirm_rounds < 3:
-        raise UsageError(f"--confirm-rounds={asked.confirm_rounds}: the confirmation needs at least 3 rounds")
+    least = min_rounds_for(asked.alpha)  # a session of kernels paired by round needs them to reach alpha
+    for flag, rounds in (("--max-rounds", asked.max_rounds), ("--confirm-rounds", asked.confirm_rounds)):
+        if rounds < least:
+            raise UsageError(f"{flag}={rounds}: kernels paired by round can never differ significantly at "
+                             f"--alpha={asked.alpha:g} in fewer than {least} rounds; give {flag}={least} or more")
     if asked.jobs < 1:
         raise UsageError(f"--jobs={asked.jobs}: make needs at least 1 job; give a whole number of 1 or more (the "
                          f"CPUs: {os.cpu_count()})")

@@ -304,6 +304,40 @@ def compared_record(baseline_ids: Sequence[int], comparisons: Sequence[tuple[Ser
                              "comparison": comparison_to_dict(cmp)} for s, cmp in comparisons]}
 
 
+def gated_against(cases: Sequence[dict]) -> list[int]:
+    """The baseline sessions the session's gate compared its cases with, as its manifests keep them
+    (one list for the whole session; [] when it gated nothing or its cases name different ones)."""
+    found = {tuple(case["manifest"][COMPARED]["baseline"]) for case in cases if case.get("manifest", {}).get(COMPARED)}
+    return list(found.pop()) if len(found) == 1 else []
+
+
+def compared_name(argv: Sequence[str]) -> str | None:
+    """The --compare value a session's command line gave (--compare=NAME or --compare NAME)."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--compare="):
+            return arg.partition("=")[2]
+        if arg == "--compare" and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def gated_baseline(store: Store, session_id: int) -> tuple[list[int], str | None]:
+    """(the baseline sessions, their name) the session's gate compared with, or ([], None): what a
+    report of it compares with when none is named (issue 43: a gated session's report opens with
+    the gate's verdicts). Its manifests keep the sessions' ids, which are this store's: a session
+    pushed into another store keeps its first store's, so they count only while --compare's name
+    (a baseline's, or a session's id) still names them here."""
+    meta = store.session_export(session_id)
+    ids = gated_against(meta["cases"])
+    name = compared_name(meta["session"].get("args", {}).get("argv", []))
+    if not ids or name is None:
+        return [], None
+    named = store.baselines().get(name, [int(name)] if name.isdigit() else [])
+    if session_id in ids or not set(ids) <= set(named):
+        return [], None
+    return ids, name
+
+
 def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tuple[str, str, str],
                                                                             Comparison]:
     """(test, metric, params) -> the comparison the session's gate made against exactly these

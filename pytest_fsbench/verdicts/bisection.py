@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ..metrics import Direction, is_count, metric_label
-from .gate import INCONCLUSIVE, REGRESSION, WITHIN, RegressionRule, rule_for, verdict
+from ..metrics import ALL_WORK, Direction, is_count, metric_label
+from .gate import EVENT_COUNTS, INCONCLUSIVE, REGRESSION, WITHIN, RegressionRule, rule_for, verdict
 from .sequential import round_level
 from .stats import COUNTS, PAIRED, Comparison, compare, format_comparison, plain
 
@@ -120,8 +120,16 @@ class RangeCheck:
     def lines(self) -> list[str]:
         """Each gated figure's verdict and comparison, those that regressed first."""
         ordered = sorted(self.judged, key=lambda j: j.kind != REGRESSION)
-        return [f"{j.kind}: {format_comparison(j.figure.name, j.comparison, j.figure.unit)}"
+        return [f"{j.kind}: {format_comparison(j.figure.name, j.comparison, j.figure.unit)}{_allowed(j)}"
                 for j in ordered if j.comparison is not None]
+
+
+def _allowed(judged: Judged) -> str:
+    """What a count of events under work:PCT is allowed (its line would read as a contradiction
+    without it: within bounds, yet worse)."""
+    if judged.rule.metric == ALL_WORK and judged.figure.metric in EVENT_COUNTS:
+        return f"; a count of events: work:PCT allows it +{judged.rule.threshold_pct:g}%"
+    return ""
 
 
 def check_range(figures: Sequence[Figure], rules: Sequence[RegressionRule], alpha: float,

@@ -39,6 +39,18 @@ class CommitBox:
     figure: str = ""
 
 
+def answer(result: Sequence[str]) -> str:
+    """The page's first lines: what the bisect found (its result's first line and how it was
+    confirmed), red when it named a commit, amber when that commit is not confirmed or nothing
+    could be told; nothing while the bisect has no result."""
+    said = [line.strip() for line in result[:2] if line.strip() and not line.strip().startswith("how sure")]
+    if not said:
+        return ""
+    kind = ("worse" if said[0].startswith("first bad commit") and not any("NOT confirmed" in s for s in said)
+            else "better" if said[0].startswith("no regression") else "undecided")
+    return "<div class='answer'><ul>" + "".join(f"<li class='{kind}'>{_e(s)}</li>" for s in said) + "</ul></div>"
+
+
 def page(title: str, intro: Sequence[str], boxes: Sequence[CommitBox], header: Sequence[str],
          rows: Sequence[Sequence[str]], classes: Sequence[str], result: Sequence[str], times: str) -> str:
     line = "".join(
@@ -46,7 +58,7 @@ def page(title: str, intro: Sequence[str], boxes: Sequence[CommitBox], header: S
         f"<div class='sha'>{_e(box.sha[:12])}</div><div class='subject'>{_e(box.subject)}</div>"
         f"<div class='step'>{_e(box.step or 'not measured')}{': ' + _e(box.found) if box.found else ''}</div>"
         f"<div class='figure'>{_e(box.figure)}</div></div>" for box in boxes)
-    body = [f"<h1>{_e(title)}</h1>", *[f"<p>{_e(text)}</p>" for text in intro],
+    body = [f"<h1>{_e(title)}</h1>", answer(result), *[f"<p>{_e(text)}</p>" for text in intro],
             "<h2>The range</h2>", f"<div class='line'>{line}</div>",
             "<p class='note'>Oldest first: the good endpoint, then each commit up to the bad one. Green: like the good "
             "kernel; red: like the bad one; grey: skipped (it did not build, boot or decide); the first bad commit "

@@ -35,6 +35,7 @@ from ..errors import UsageError
 from ..options import check_replaceable, directory_for_files
 from ..store.results import DIRECTIONS, SeriesKey, SessionRow, Store
 from ..verdicts import changes
+from ..verdicts.baseline import gated_baseline
 from ..verdicts.gate import REGRESSION
 from . import history, site
 
@@ -58,9 +59,9 @@ def check_site(text: str) -> Path:
     try:
         where = directory_for_files(text)
     except ValueError as exc:
-        raise UsageError(f"fsbench publish {text}: {exc}") from None
+        raise UsageError(f"{text}: {exc}") from None
     if where.is_dir() and any(where.iterdir()) and not (where / STATE).is_file():
-        raise UsageError(f"fsbench publish {text}: the directory holds files of something else (no {STATE} of an "
+        raise UsageError(f"{text}: the directory holds files of something else (no {STATE} of an "
                          "earlier publish); name a new or empty directory, or one fsbench publish wrote")
     return where
 
@@ -283,8 +284,8 @@ def chosen_reports(choice: str, record: Record) -> list[int]:
 
 
 def write_reports(store: Store, site_dir: Path, sessions: Iterable[int], alpha: float) -> list[int]:
-    """Each session's report (views/report.py, as `fsbench report ID` writes it) where the site
-    has none yet; the sessions written."""
+    """Each session's report (views/report.py, as `fsbench report ID` writes it: a gated session's
+    against the baseline its gate compared with) where the site has none yet; the sessions written."""
     from . import report  # matplotlib: only when a report is written
 
     written = []
@@ -292,7 +293,8 @@ def write_reports(store: Store, site_dir: Path, sessions: Iterable[int], alpha: 
         path = site_dir / site.report_path(session)
         if path.is_file():
             continue
-        write_file(path, report.render(report.report_data(store, session, alpha=alpha)))
+        base_ids, base_label = gated_baseline(store, session)
+        write_file(path, report.render(report.report_data(store, session, base_ids, base_label, alpha=alpha)))
         written.append(session)
     return written
 

@@ -247,7 +247,8 @@ def _table(header: list[str], rows: list[list[str]], classes: list[str] | None =
            numeric: set[int] = frozenset()) -> str:
     head = "".join(f"<th>{_e(h)}</th>" for h in header)
     body = [_row(row, numeric, classes[i] if classes else "") for i, row in enumerate(rows)]
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    thead = f"<thead><tr>{head}</tr></thead>" if any(header) else ""  # no empty bordered row above a key-value table
+    return f"<table>{thead}<tbody>{''.join(body)}</tbody></table>"
 
 
 def _breakable(value: object) -> str:

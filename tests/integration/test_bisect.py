@@ -101,7 +101,7 @@ def test_a_real_bisect_interrupted_resumed_names_the_culprit_and_confirms_it(tre
     shutil.rmtree(work / "kernels", ignore_errors=True)  # every kernel built again, from the kept build directory
     store = tmp_path / "fsbench.db"
     page = tmp_path / "bisect.html"
-    first = bisect(f"--tree={tree}", f"--good={GOOD}", f"--bad={BAD}", f"--work-dir={work}", "--confirm-rounds=4",
+    first = bisect(f"--tree={tree}", f"--good={GOOD}", f"--bad={BAD}", f"--work-dir={work}", "--confirm-rounds=5",
                    f"--report={page}", "--", *CASES, store=store)
     said = []
     assert first.stdout is not None

@@ -91,7 +91,7 @@ def test_push_compare_and_report_across_hosts(tmp_path, postgres_server, no_left
     assert first.returncode == 0, first.stdout[-3000:]
     pushed = fsbench("push", "last", f"--store={local}", f"--to={url}")
     assert pushed.returncode == 0, pushed.stderr
-    assert pushed.stdout.strip() == f"fsbench push: session 1 of {local} is session 1 of {url}"
+    assert " ".join(pushed.stdout.split()) == f"fsbench push: session 1 of {local} is session 1 of {url}"
     again = fsbench("push", "1", f"--store={local}", f"--to={url}")
     assert again.returncode == 2 and "is already in" in again.stderr and len(again.stderr.strip().splitlines()) == 1
     # the pushed session stands for another machine's: its manifest names another host

@@ -155,9 +155,14 @@ def test_every_view_says_the_same(tmp_path, no_leftovers):
     # the report made during the session and the one made after it: the same tables, and the gate's lines
     made = fsbench("report", "last", "--compare=base", f"--store={store}", f"-o={after}")
     assert made.returncode == 0, made.stderr
+    # without --compare, a gated session's report compares as its gate did (issue 43: it had no answer at its top)
+    plain = tmp_path / "plain.html"
+    made = fsbench("report", "last", f"--store={store}", f"-o={plain}")
+    assert made.returncode == 0 and "(session 2 against base)" in made.stderr, made.stderr
     gate_lines = {clauses(line)[0] for line in lines if GATE_LINE.match(line)}  # a note of several lines said once
-    for page_file in (during, after):
+    for page_file in (during, after, plain):
         page = html.fromstring(page_file.read_text())
+        assert page.find_class("answer")[0].find("h2").text_content().startswith("The gate's verdicts: ")
         assert [li.text_content() for li in page.find_class("answer")[0].iter("li")] == answer, page_file
         assert comparison(html_table(page, "Change vs base")[REFERENCE]) == base, page_file
         assert comparison(html_table(page, "Paired: ")[VARIANT]) == paired, page_file

@@ -61,16 +61,55 @@ def test_a_paired_gated_session_fits_the_terminal(columns, store, no_leftovers):
     assert "bench.py" not in warned and len([line for line in warned.splitlines() if "Warning" in line]) <= 1
 
 
-#: each command (STORE: the session's store) and the exit statuses it may end with
+#: each command (STORE: the session's store; TREE: a small git tree that passes for a kernel's, BISECTS:
+#: a store holding two bisects) and the exit statuses it may end with
 COMMANDS = [(["--help"], {0}), *[([command, "--help"], {0}) for command in
                                  ("doctor", "cleanup", "compare", "study", "report", "export", "upload", "profiles",
-                                  "baseline", "docs", "sessions", "push", "changes", "fleet")],
+                                  "baseline", "docs", "sessions", "push", "changes", "publish", "fleet", "bisect")],
             (["doctor", "--kernel=host", "--store={store}"], {0}), (["sessions", "--store={store}"], {0}),
             (["compare", "base", "last", "--fail-on-regression=5%", "--store={store}"], {0, 1}),
             (["baseline", "--store={store}"], {0}), (["changes", "--all-hosts", "--store={store}"], {0}),
             (["profiles"], {0}), (["study"], {0}), (["compare", "nosuch", "last", "--store={store}"], {2}),
             (["report", "last", "--compare=base", "-o", "{tmp}/report.html", "--store={store}"], {0}),
-            (["cleanup", "--dry-run"], {0})]
+            (["publish", "{tmp}/site", "--reports=newest", "--store={store}"], {0}),
+            (["publish", "{tree}", "--store={store}"], {2}),
+            (["bisect", "--plan", "--tree={tree}", "--good=good", "--bad=bad", "--store={store}", "--", "-k",
+              "dd and write", "--fs=ext4"], {0}),
+            (["bisect", "--list", "--store={store}"], {0}), (["bisect", "--list", "--store={bisects}"], {0}),
+            (["bisect", "--store={store}"], {2}), (["bisect", "--tree={tree}", "--good=bad", "--bad=good"], {2}),
+            (["bisect", "--resume=x", "--store={bisects}"], {2}), (["cleanup", "--dry-run"], {0})]
+
+
+def kernel_tree(path: Path) -> Path:
+    """A git tree that passes for a kernel's (a Kbuild at its top), its commits' subjects as long
+    as a kernel's, tagged good (the first) and bad (the last)."""
+    git = ["git", "-C", str(path), "-c", "user.name=t", "-c", "user.email=t@t.invalid"]
+    path.mkdir()
+    subprocess.run([*git, "init", "-q"], check=True)
+    (path / "Kbuild").write_text("# the top of a kernel's tree\n")
+    for number in range(12):
+        (path / "Makefile").write_text(f"# version {number}\n")
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", f"ext4: change {number} of the buffered write path, so that "
+                        "the journal commits when its transaction is full"], check=True)
+        if number in (0, 11):
+            subprocess.run([*git, "tag", "good" if number == 0 else "bad"], check=True)
+    return path
+
+
+def bisects_store(path: Path) -> Path:
+    """A store holding a finished bisect that named its culprit and an interrupted one."""
+    from pytest_fsbench.store.results import Store
+
+    store = Store(path)
+    good, bad = "6bc361e1cd12" * 3 + "abcd", "5b291b3fd645" * 3 + "abcd"
+    found = store.start_bisect("vm", "/var/lib/kernels/linux-series-with-a-long-name", good, bad, {})
+    store.save_bisect(found, "finished", {"result": {
+        "verdict": "found", "culprit": "3d1d745a" * 5, "confirmed": "confirmed: work.flushes_per_gb +4000% p<0.001",
+        "subject": "ext4: flush the device after every write in the buffered write path of the journal"}})
+    store.save_bisect(store.start_bisect("vm", "/var/lib/kernels/linux-series", good, bad, {}), "interrupted", {})
+    store.close()
+    return path
 
 
 @pytest.mark.parametrize("columns", [80, 120])
@@ -80,8 +119,10 @@ def test_every_fsbench_command_fits_the_terminal(columns, store, tmp_path, monke
     from pytest_fsbench import cli
 
     monkeypatch.setenv("COLUMNS", str(columns))
+    places = {"{tmp}": tmp_path, "{store}": store, "{tree}": kernel_tree(tmp_path / "linux"),
+              "{bisects}": bisects_store(tmp_path / "bisects.db")}
     for words, status in COMMANDS:
-        argv = [arg.replace("{tmp}", str(tmp_path)).replace("{store}", str(store)) for arg in words]
+        argv = [re.sub(r"\{\w+\}", lambda found: str(places[found.group(0)]), arg) for arg in words]
         try:
             exited = cli.main(argv)
         except SystemExit as exc:  # --help

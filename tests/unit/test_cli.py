@@ -15,6 +15,7 @@ from pytest_fsbench import cli
 from pytest_fsbench.measure.progress import unwrap
 from pytest_fsbench.metrics import Direction, Metric
 from pytest_fsbench.store.results import Store
+from pytest_fsbench.verdicts.baseline import gated_baseline
 
 WRITE = "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]"
 READ = "benchmarks/test_dd.py::test_dd_read[ext4-single-1M]"
@@ -209,3 +210,36 @@ def test_a_runtime_error_that_is_no_interrupt_is_raised_as_it_is(monkeypatch):
     monkeypatch.setattr("sys.argv", ["fsbench", "sessions"])
     with pytest.raises(RuntimeError, match="a real bug"):
         pytest_fsbench.console_main()
+
+
+TEST = "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]"
+
+
+def gated_session(store: Store, argv: list[str], baseline: list[int] | None) -> int:
+    """A session of one case whose manifest keeps the gate's comparisons with baseline (none: ungated)."""
+    session = store.start_session(f"tok-{argv}", {"argv": argv}, {"hostname": "h"})
+    manifest = {} if baseline is None else {"compared": {"baseline": baseline, "comparisons": []}}
+    row = store.case_row(session, TEST, "ext4-single", {"fs": "ext4"}, "dd", {"bs": "1M"}, "drop", "random", manifest)
+    store.add_run(row, False, "t", 1.0, "drop", [Metric("dd.write", 100.0, "MB/s", Direction.HIGHER)])
+    store.finish_session(session, "complete")
+    return session
+
+
+def test_a_gated_sessions_report_compares_as_its_gate_did_while_the_store_names_those_sessions(tmp_path):
+    """Issue 43: `fsbench report N` of a gated session opened with no answer (the gate's verdicts
+    only with --compare); without --compare it takes the baseline the gate compared with, but only
+    while --compare's name still names those sessions here (a pushed session keeps its first
+    store's ids, which may name other sessions in the store it was pushed to)."""
+    store = Store(tmp_path / "fsbench.db")
+    base = gated_session(store, ["--save=nightly"], None)
+    store.save_baseline("nightly", base)
+    gated = gated_session(store, ["-k", "write", "--compare=nightly", "--fail-on-regression=5%"], [base])
+    by_id = gated_session(store, ["--compare", str(base)], [base])
+    ungated = gated_session(store, ["-k", "write"], None)
+    elsewhere = gated_session(store, ["--compare=nightly"], [ungated])  # its ids are another store's
+    assert gated_baseline(store, gated) == ([base], "nightly")
+    assert gated_baseline(store, by_id) == ([base], str(base))
+    assert gated_baseline(store, ungated) == ([], None)
+    assert gated_baseline(store, elsewhere) == ([], None)
+    assert cli.report_baseline(store, gated, None) == ([base], "nightly")
+    assert cli.report_baseline(store, gated, str(by_id)) == ([by_id], str(by_id))  # --compare decides when given

@@ -69,3 +69,27 @@ def test_the_readme_is_a_first_screen_that_links_to_the_site():
     assert len(links) >= 10 and all((REPO / link).is_file() for link in links), links
     steps = re.findall(r"^## (\d)\. (.+)$", readme, re.M)
     assert [number for number, _ in steps] == ["1", "2", "3", "4", "5"], steps
+
+
+def paragraphs(markdown: str) -> list[str]:
+    """The prose of a Markdown page: its paragraphs and list items, each as one line (code blocks,
+    headings and tables left out)."""
+    text = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    found = []
+    for block in re.split(r"\n\s*\n", text):
+        for item in re.split(r"\n(?=\s*(?:[-*]|\d+\.) )", block):
+            lines = [line.strip() for line in item.splitlines() if not line.lstrip().startswith(("#", "|"))]
+            if lines:
+                found.append(re.sub(r"^(?:[-*]|\d+\.) ", "", " ".join(lines)))
+    return found
+
+
+def test_the_readme_and_getting_started_have_no_paragraph_over_120_words():
+    """Issue 43: getting started's package paragraph was about 300 words; the site's test checks
+    the first screen of every page, these two pages are read whole."""
+    for page in (REPO / "README.md", REPO / "docs" / "getting-started.md"):
+        said = paragraphs(page.read_text())
+        assert len(said) > 10, page
+        long = [(len(p.split()), p[:60]) for p in said if len(p.split()) > 120]
+        assert not long, (page.name, long)
+    assert [len(p.split()) for p in paragraphs("a b\nc\n\n- d e\n- f\n\n```\ng h i\n```\n| j | k |\n")] == [3, 2, 1]

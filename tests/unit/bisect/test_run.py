@@ -53,6 +53,10 @@ def test_the_options_a_bisect_sets_itself_are_refused_among_pytests(tmp_path, gi
 @pytest.mark.parametrize("changes, said", [
     ({"rounds": 1}, "--rounds=1"), ({"rounds": 5, "max_rounds": 4}, "--max-rounds=4"),
     ({"confirm_rounds": 2}, "--confirm-rounds=2"), ({"alpha": 0.5}, "--alpha=0.5"),
+    # a session of kernels paired by round reaches p=0.05 in 5 rounds at the least, p=0.01 in 7
+    ({"confirm_rounds": 4}, "--confirm-rounds=4: kernels paired by round can never differ significantly at "
+                            "--alpha=0.05 in fewer than 5 rounds; give --confirm-rounds=5 or more"),
+    ({"rounds": 3, "max_rounds": 4}, "--max-rounds=4"), ({"alpha": 0.01, "confirm_rounds": 6}, "--confirm-rounds=7"),
     ({"rules": ("5", "nonsense")}, "nonsense"),
     # found by issue 44's sweep: each was taken, and said only once both endpoints' kernels were built
     ({"jobs": 0}, "--jobs=0: make needs at least 1 job"), ({"jobs": -2}, "--jobs=-2"),
@@ -261,3 +265,18 @@ def test_a_good_commit_on_another_branch_is_not_told_to_swap(tmp_path):
     with pytest.raises(UsageError, match=re.escape(f"--good={sha['main'][:12]} is a descendant of --bad="
                                                    f"{sha['main~1'][:12]}, not an ancestor: ")):
         commits_between(tree, sha["main"], sha["main~1"], execute)
+
+
+def test_the_page_opens_with_what_the_bisect_found(tmp_path):
+    from pytest_fsbench.views.bisect_page import answer
+
+    page = lxml_html.fromstring(run.report_page(record(tmp_path), 7, "interrupted"))
+    first = page.xpath("//body/*")[1]
+    assert first.get("class") == "answer" and "not finished" in first.text_content()
+    found = lxml_html.fromstring(answer(["first bad commit: 7b73f478164b ext4: flush the device", "  confirmed against "
+                                         "its parent 062265f7c076 in 10 rounds: ...", "  how sure: ..."]))
+    assert [(li.get("class"), li.text_content()[:22]) for li in found.xpath("//li")] == [
+        ("worse", "first bad commit: 7b73"), ("worse", "confirmed against its ")]
+    assert lxml_html.fromstring(answer(["no regression in the range: a..b", "  why"])).xpath("//li")[0].get(
+        "class") == "better"
+    assert answer([]) == ""

@@ -125,3 +125,11 @@ def test_the_culprit_is_confirmed_against_its_parent_and_a_harmless_commit_is_no
 def test_a_step_without_the_deciding_figures_is_refused():
     with pytest.raises(ValueError, match="none of the figures"):
         check_step(step_figures(GOOD), [("test_other[x]", "work.flushes_per_gb", "{}")], WORK, 0.05, LOOKS)
+
+
+def test_a_count_of_events_within_work_pct_says_what_it_is_allowed():
+    found = sequentially(lambda f: check_range(f, WORK, 0.05, LOOKS), ab(), LOOKS)
+    [requests] = [line for line in found.lines() if "requests_per_mb" in line]
+    assert requests.startswith("within bounds: ") and requests.endswith("work:PCT allows it +150%"), requests
+    [flushes] = [line for line in found.lines() if "flushes_per_gb" in line]
+    assert flushes.startswith("regression: ") and flushes.endswith("work:PCT allows it +150%"), flushes

@@ -241,6 +241,7 @@ def test_a_directory_of_other_files_is_refused_and_left_as_it_was(fleet, tmp_pat
     assert cli.main(["publish", str(other), f"--store={fleet}"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "holds files of something else" in err and str(other) in err
+    assert err.startswith(f"fsbench publish: {other}: ")  # the command named once
     assert [p.name for p in other.iterdir()] == ["notes.txt"]
     (tmp_path / "file").write_text("x")
     assert cli.main(["publish", str(tmp_path / "file"), f"--store={fleet}"]) == 2

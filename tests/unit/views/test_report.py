@@ -100,6 +100,8 @@ def test_the_page_is_one_file_with_every_figure_inline_and_the_system_it_ran_on(
     manifest = store.session_export(2)["session"]["manifest"]
     assert manifest["kernel"] in text and manifest["cpu"] in text and "command line" in text
     assert "higher is better" in page and "MB/s (10^6 B/s)" in page
+    machine = doc.xpath("//h2[.='The machine and the session']/following-sibling::table[1]")[0]
+    assert machine.find("thead") is None and machine.xpath(".//tr[1]/td[1]")[0].text_content() == "host"
 
 
 def test_figures_also_as_png_or_svg_files(store, tmp_path):
