@@ -40,6 +40,7 @@ from ..store.facts import BISECT
 from ..store.results import Store
 from ..studies.launch import collected_tests
 from ..system.commands import Executor
+from ..verdicts import gate
 from ..verdicts.bisection import (
     BAD,
     CONFIRMED,
@@ -59,13 +60,12 @@ from ..verdicts.bisection import (
     confirm,
     sequentially,
 )
-from ..verdicts import gate
 from ..verdicts.gate import parse_rule
-from ..workloads import KNOWN_METRICS
 from ..verdicts.sequential import round_looks
 from ..verdicts.stats import format_comparison, min_rounds_for, plain
 from ..views import bisect_page
 from ..views.bisect_page import CommitBox
+from ..workloads import KNOWN_METRICS
 from . import search
 from .build import UML, VM, Built, Layout, build_commit, prepare
 from .looks import CONFIRM, LOOKS, RANGE, Request, figures
