@@ -72,6 +72,8 @@ def console_main() -> int:
     modules' import included, ends it in one line, not a traceback, with no output left half
     written (found by issue 44's sweep). `fsbench study` leaves SIGTERM and SIGHUP as they are:
     its pytest session, a child, handles its own (a terminal's Ctrl-C reaches both)."""
+    import errno
+    import os
     import signal
 
     def stop(signum: int, frame: object) -> None:
@@ -82,15 +84,36 @@ def console_main() -> int:
     if command != "study":
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, stop)
+    if sys.stdout is None:  # run with its output closed (>&-): Python would drop every line without a word
+        sys.stderr.write(f"fsbench{' ' + command if command else ''}: its standard output is closed; give it "
+                         "one (a terminal, a file or a pipe)\n")
+        return 2
     try:
         from .cli import main
 
         status = main()
+        sys.stdout.flush()  # a full disk is said here, not in a traceback as the interpreter exits
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, signal.SIG_IGN)  # done: a signal while the interpreter exits is no failure
         return status
-    except KeyboardInterrupt as exc:
-        name = str(exc) or "Ctrl-C"
+    except BrokenPipeError:
+        # the reader of the output left (fsbench sessions | head -1) and read what it wanted: end as a
+        # program killed by SIGPIPE does, without a word; stdout to /dev/null, or the exit's flush raises again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        # Python wraps an interrupt raised while a class is made (matplotlib's import) in a RuntimeError
+        interrupt = exc if isinstance(exc, KeyboardInterrupt) else exc.__cause__ or exc.__context__
+        if not isinstance(interrupt, KeyboardInterrupt):
+            raise
+        name = str(interrupt) or "Ctrl-C"
         sys.stderr.write(f"fsbench{' ' + command if command else ''}: interrupted ({name}); nothing is left half "
                          "written: run it again to finish\n")
         return 130
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
+            raise
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush would raise again
+        sys.stderr.write(f"fsbench{' ' + command if command else ''}: could not write its output ({exc.strerror}); "
+                         "make room where it goes and run it again\n")
+        return 1

@@ -535,6 +535,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     report = output_path(args.report, "report", args, args.force) if args.report else None
     if args.report == "-":
         raise UsageError("--report -: the bisect's page is a file; name one")
+    check_bisect_mode(args)
     if args.list:
         return bisect_list(open_store(args))
     if args.resume is not None:
@@ -547,6 +548,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     else:
         asked = bisect_asked(args)
         bisect_run.check_asked(asked)
+        bisect_run.check_cases(asked, Path.cwd())
         if args.plan:
             return bisect_plan(asked, store_path)
         record = bisect_run.new_record(asked, execute)
@@ -574,6 +576,21 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_bisect_mode(args: argparse.Namespace) -> None:
+    """--list, --plan and --resume each do one thing: an option of another mode beside one would be
+    dropped without a word (issue 44's sweep: --resume --plan ran the bisect instead of planning)."""
+    given = {"--tree": args.tree, "--good": args.good, "--bad": args.bad, "--resume": args.resume is not None,
+             "--plan": args.plan, "--report": args.report, "pytest arguments": bool(args.words)}
+    if args.list and any(given.values()):
+        raise UsageError(f"--list lists the store's bisects: give no {', '.join(k for k, v in given.items() if v)} "
+                         "with it")
+    if args.plan and args.resume is not None:
+        raise UsageError("--plan --resume: a plan is of a new bisect (--tree, --good, --bad); fsbench bisect --list "
+                         "says how each earlier one stands")
+    if args.plan and args.report:
+        raise UsageError(f"--plan --report={args.report}: a plan writes no page; leave --report out")
+
+
 def bisect_number(text: str) -> int:
     if not text.isdigit():
         raise UsageError(f"--resume={text}: give a bisect's number (fsbench bisect --list shows them) or leave it out "
@@ -582,6 +599,7 @@ def bisect_number(text: str) -> int:
 
 
 def bisect_asked(args: argparse.Namespace):
+    from .bisect.build import read_config
     from .bisect.run import DEFAULT_RULES, Asked
     from .verdicts.gate import parse_rule
 
@@ -589,13 +607,7 @@ def bisect_asked(args: argparse.Namespace):
     if missing:
         raise UsageError(f"give {', '.join(missing)}: the kernel's git tree and the good and bad commits (or --resume, "
                          "--list)")
-    config = ""
-    if args.config is not None:
-        try:
-            config = Path(args.config).read_text()
-        except OSError as exc:
-            raise UsageError(f"--config={args.config}: {exc.strerror}; name a kernel configuration (or a fragment of "
-                             "CONFIG_...=y lines)") from None
+    config = read_config(args.config) if args.config is not None else ""
     rules = tuple(args.fsbench_fail_on_regression) or DEFAULT_RULES
     for rule in rules:
         parse_rule(rule)  # a bad rule is a usage error before anything is read

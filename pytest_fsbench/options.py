@@ -318,6 +318,9 @@ def directory_for_files(text: str) -> Path:
     where = path(text)
     if where.exists() and not where.is_dir():
         raise ValueError("is not a directory; name a directory (it is made if missing)")
+    if where.is_symlink() and not where.exists():  # making it would fail: the link is in the way
+        raise ValueError(f"is a link to {os.readlink(where)}, which does not exist; make that directory, or name "
+                         "another")
     existing = existing_ancestor(where)
     if not existing.is_dir():
         raise ValueError(f"{existing} is not a directory; name a directory")

@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import CommandError
+from ..errors import CommandError, UsageError
 from ..kernels.vm import vng_program
+from ..options import special_kind
 from ..system.commands import Executor, execute_logged
 from .tree import checkout
 
@@ -83,6 +85,36 @@ def options(text: str) -> dict[str, str]:
     return {match.group(1): match.group(2) for line in text.splitlines() if (match := _OPTION.match(line.strip()))}
 
 
+#: larger than any kernel's whole .config (a distribution's is about 300 KB)
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+_NOT_SET = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$", re.MULTILINE)
+
+
+def read_config(given: str) -> str:
+    """--config's text: a regular file of kernel options, read whole (a FIFO would block, a device
+    never end, a binary file is no configuration), UsageError naming it otherwise."""
+    where, what = Path(given), f"--config={given}"
+    hint = "name a kernel configuration (or a fragment of CONFIG_...=y lines)"
+    try:
+        mode, size = where.stat().st_mode, where.stat().st_size
+    except OSError as exc:
+        raise UsageError(f"{what}: {exc.strerror}; {hint}") from None
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else special_kind(where) or "a character device"
+        raise UsageError(f"{what}: is {kind}, not a file; {hint}")
+    if size > MAX_CONFIG_BYTES:
+        raise UsageError(f"{what}: {size} bytes, larger than any kernel configuration; {hint}")
+    try:
+        text = where.read_text()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{what}: not text (byte {exc.start} is no UTF-8); {hint}") from None
+    except OSError as exc:
+        raise UsageError(f"{what}: {exc.strerror}; {hint}") from None
+    if not options(text) and not _NOT_SET.search(text):
+        raise UsageError(f"{what}: no CONFIG_...= line in it; {hint}")
+    return text
+
+
 def fragment_text(kind: str, user_config: str = "", virtme: str = "") -> str:
     """The fragment a bisect's kernels are built with: virtme-ng's (a virtual machine's), then
     fsbench's for the kind, then the user's --config lines; a later line wins where it names a
@@ -96,7 +128,7 @@ def required_text(kind: str, user_config: str = "") -> str:
     must have. Not virtme-ng's: it lists options of many kernel releases (a 6.1 tree has neither
     CONFIG_DRM_VIRTIO_GPU_KMS nor CONFIG_DAX_DRIVER), and a kernel that lacks what it needs does not
     boot, which skips its step saying so."""
-    theirs = options(user_config)
+    theirs = {*options(user_config), *_NOT_SET.findall(user_config)}  # kconfig's way to say =n, as .config has it
     ours = options(FRAGMENT[kind].read_text())
     return "".join(f"{name}={value}\n" for name, value in ours.items() if name not in theirs)
 

@@ -38,7 +38,9 @@ from ..kernels.vm import vm_boot_facts
 from ..metrics import is_headline
 from ..store.facts import BISECT
 from ..store.results import Store
+from ..studies.launch import collected_tests
 from ..system.commands import Executor
+from ..verdicts import gate
 from ..verdicts.bisection import (
     BAD,
     CONFIRMED,
@@ -63,11 +65,12 @@ from ..verdicts.sequential import round_looks
 from ..verdicts.stats import format_comparison, min_rounds_for, plain
 from ..views import bisect_page
 from ..views.bisect_page import CommitBox
+from ..workloads import KNOWN_METRICS
 from . import search
 from .build import UML, VM, Built, Layout, build_commit, prepare
 from .looks import CONFIRM, LOOKS, RANGE, Request, figures
 from .looks import STEP as STEP_KIND
-from .tree import Commit, changed_files, check_tree, commits_between, resolve
+from .tree import Commit, changed_files, check_tree, commits_between, not_a_directory, resolve
 
 #: the bisect's own options of a step's session: given in PYTEST-ARGS they would fight it
 RESERVED = ("--kernel", "--runs", "--store", "--compare", "--save", "--paired", "--fail-on-regression", "--resume",
@@ -121,8 +124,10 @@ def check_asked(asked: Asked) -> None:
         if flag in RESERVED:
             raise UsageError(f"{arg} among the pytest arguments: fsbench bisect sets {flag} for each step's session "
                              "itself (--store, --alpha and --fail-on-regression are fsbench bisect's own options)")
-    for rule in asked.rules:
-        parse_rule(rule)  # a rule that is no rule: a usage error naming it
+    rules = [parse_rule(rule) for rule in asked.rules]  # a rule that is no rule: a usage error naming it
+    for rule in rules:  # a metric no case measures would decide nothing, seen only after both endpoints' builds
+        gate.check_measurable(rule, KNOWN_METRICS)
+    gate.check_one_rule_each(rules)
     if not 0 < asked.alpha < 0.5:
         raise UsageError(f"--alpha={asked.alpha:g}: give a level above 0 and below 0.5, e.g. 0.05")
     if not 2 <= asked.rounds <= asked.max_rounds:
@@ -133,9 +138,25 @@ def check_asked(asked: Asked) -> None:
         if rounds < least:
             raise UsageError(f"{flag}={rounds}: kernels paired by round can never differ significantly at "
                              f"--alpha={asked.alpha:g} in fewer than {least} rounds; give {flag}={least} or more")
+    if asked.jobs < 1:
+        raise UsageError(f"--jobs={asked.jobs}: make needs at least 1 job; give a whole number of 1 or more (the "
+                         f"CPUs: {os.cpu_count()})")
+    if asked.work is not None and asked.work.exists() and not asked.work.is_dir():
+        raise UsageError(f"--work-dir={asked.work}: {not_a_directory(asked.work)}; name a directory (new or one a "
+                         "bisect used), or leave the option out")
     if asked.kind not in (UML, VM):
         raise UsageError(f"--kernel={asked.kind}: choose uml (a User-mode Linux kernel, make ARCH=um) or vm (a bzImage "
                          "booted in a virtual machine)")
+
+
+def check_cases(asked: Asked, cwd: Path) -> None:
+    """The cases' pytest arguments as pytest reads them (collection only, nothing built): an option
+    pytest does not know or a bad value is said now, not by the first step's session once both
+    endpoints' kernels are built (issue 44's sweep: --fs=ext5 after -- was taken)."""
+    try:
+        collected_tests(list(asked.pytest_args), cwd)
+    except UsageError as exc:
+        raise UsageError(f"the cases' pytest arguments (after --): {str(exc).removeprefix('ERROR: ')}") from None
 
 
 def work_dir(asked: Asked) -> Path:
@@ -361,7 +382,13 @@ def new_record(asked: Asked, execute: Executor) -> Record:
     good = resolve(asked.tree, asked.good, "--good", execute)
     bad = resolve(asked.tree, asked.bad, "--bad", execute)
     commits = commits_between(asked.tree, good, bad, execute)
-    return Record(dataclasses.replace(asked, work=work_dir(asked)), good, bad, commits)
+    work = work_dir(asked)
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--work-dir={work}: {exc.strerror}; name a directory the bisect can write (its checkout, "
+                         "build directory and kernels go there)") from None
+    return Record(dataclasses.replace(asked, work=work), good, bad, commits)
 
 
 def start(record: Record, store: Store, store_path: str, execute: Executor, say: Callable[[str], None] = print,

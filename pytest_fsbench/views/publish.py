@@ -387,6 +387,11 @@ def publish(store: Store, site_dir: Path, reports: str = "none", max_p: float = 
     workers = workers or os.cpu_count() or 1
     done = Published()
     record = load_record(site_dir, store.path)
+    if not (site_dir / STATE).is_file():
+        # the site's record before its first page or report: a first publish cut short (a signal) left a
+        # directory that is the site's, which the next publish finishes instead of refusing as another's
+        site_dir.mkdir(parents=True, exist_ok=True)
+        save_record(site_dir, record)
     rows = [row for row in store.sessions() if row.status == "complete"]
     done.read = update(record, store, rows, say)
     done.sessions = len(record.sessions)

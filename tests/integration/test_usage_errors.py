@@ -438,6 +438,21 @@ def one_line_error(done: subprocess.CompletedProcess) -> str:
     return lines[0]
 
 
+@pytest.mark.parametrize("args, message", [
+    (["--list", "--tree=linux"], "--list lists the store's bisects: give no --tree with it"),
+    (["--list", "--report=b.html"], "--list lists the store's bisects: give no --report with it"),
+    (["--resume", "--plan"], "--plan --resume: a plan is of a new bisect"),
+    (["--tree=linux", "--good=a", "--bad=b", "--plan", "--report=b.html"], "--plan --report=b.html: a plan writes no "
+                                                                          "page"),
+])
+def test_a_bisect_option_of_another_mode_is_refused_not_dropped(tmp_path, args, message):
+    """Issue 44's sweep: --list and --plan dropped --tree and --report without a word, and --resume --plan
+    ran the bisect it was asked to plan."""
+    done = fsbench("bisect", f"--store={tmp_path / 'x.db'}", *args, cwd=tmp_path)
+    assert f"fsbench bisect: {message}" in one_line_error(done)
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", ["sessions", "compare last last", "export last"])
 @pytest.mark.parametrize("content, message", [
     (b"", "is an empty file, not an fsbench store"),
@@ -1131,3 +1146,32 @@ def test_cleanup_says_what_it_leaves_alone(tmp_path):
                                    "are PID-HEX) tells which session it is, so whether that session still runs cannot "
                                    "be told; look inside and remove it by hand once no fsbench session uses it")
     assert odd.exists()
+
+
+def test_output_read_by_a_reader_that_leaves_early_ends_without_a_traceback(tmp_path):
+    """fsbench sessions | head -1 (issue 44's sweep: a BrokenPipeError's traceback when head had left
+    before the last row): the reader's end is closed before fsbench writes, so every write fails."""
+    store = tmp_path / "x.db"
+    Store(store).close()
+    reader = subprocess.Popen([sys.executable, "-m", "pytest_fsbench.cli", "sessions", f"--store={store}"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    reader.stdout.close()
+    err = reader.stderr.read()
+    assert reader.wait(timeout=120) == 141, err
+    assert err == ""
+
+
+@pytest.mark.parametrize("command, redirect, status, said", [
+    ("sessions", "> /dev/full", 1, "fsbench sessions: could not write its output (No space left on device); make room"),
+    ("sessions --json", "> /dev/full", 1, "fsbench sessions: could not write its output (No space left on device)"),
+    ("sessions", ">&-", 2, "fsbench sessions: its standard output is closed; give it one"),
+])
+def test_output_that_cannot_be_written_is_one_line(tmp_path, command, redirect, status, said):
+    """Issue 44's sweep: stdout at a full device was an OSError's traceback; a closed stdout printed
+    nothing and exited 0."""
+    store = tmp_path / "x.db"
+    Store(store).close()
+    done = subprocess.run(["bash", "-c", f'"$0" -m pytest_fsbench.cli {command} --store={store} {redirect}',
+                           sys.executable], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == status, done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()] and done.stderr.startswith(said), done.stderr

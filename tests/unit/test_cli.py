@@ -181,6 +181,37 @@ def test_sessions_json_lists_what_the_table_lists(store_path, capsys):
     assert all(len(line) <= 120 for line in out.splitlines())
 
 
+def test_an_interrupt_python_wrapped_in_a_runtime_error_is_the_one_line_of_an_interrupt(monkeypatch, capsys):
+    """Issue 44's sweep: Ctrl-C during publish's import of matplotlib reached fsbench as 'RuntimeError:
+    Error calling __set_name__' (Python wraps what a descriptor's __set_name__ raises) and printed a
+    traceback. A mock: the moment of the import a real signal would have to hit is not reproducible."""
+    import pytest_fsbench
+
+    def interrupted_import() -> int:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as exc:
+            raise RuntimeError("Error calling __set_name__ on '_axis_method_wrapper' instance") from exc
+
+    monkeypatch.setattr(cli, "main", interrupted_import)
+    monkeypatch.setattr("sys.argv", ["fsbench", "publish", "site"])
+    assert pytest_fsbench.console_main() == 130
+    assert capsys.readouterr().err == ("fsbench publish: interrupted (Ctrl-C); nothing is left half written: run it "
+                                       "again to finish\n")
+
+
+def test_a_runtime_error_that_is_no_interrupt_is_raised_as_it_is(monkeypatch):
+    import pytest_fsbench
+
+    def failing() -> int:
+        raise RuntimeError("a real bug")
+
+    monkeypatch.setattr(cli, "main", failing)
+    monkeypatch.setattr("sys.argv", ["fsbench", "sessions"])
+    with pytest.raises(RuntimeError, match="a real bug"):
+        pytest_fsbench.console_main()
+
+
 TEST = "benchmarks/test_dd.py::test_dd_write[ext4-single-1M]"
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_fsbench.options import check_replaceable, output_mark
+from pytest_fsbench.options import check_replaceable, directory_for_files, output_mark
 
 
 def database(path: Path) -> Path:
@@ -76,3 +76,14 @@ def test_a_name_longer_than_a_file_name_may_be_is_refused():
     assert path("/tmp/" + "x" * 255) == Path("/tmp/" + "x" * 255)
     with pytest.raises(ValueError, match="longer than the 255 bytes"):
         path("/tmp/" + "x" * 256 + "/a.db")
+
+
+def test_a_directory_named_by_a_dangling_link_is_refused_naming_where_it_points(tmp_path):
+    """Issue 44's sweep: publish DIR, report --figures and --image-dir at a link to nothing were a
+    FileExistsError's traceback (making the directory met the link)."""
+    link = tmp_path / "site"
+    link.symlink_to(tmp_path / "gone")
+    with pytest.raises(ValueError, match=f"is a link to {tmp_path / 'gone'}, which does not exist; make that"):
+        directory_for_files(str(link))
+    (tmp_path / "gone").mkdir()
+    assert directory_for_files(str(link)) == link

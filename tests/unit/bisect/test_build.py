@@ -3,10 +3,22 @@ the user's over both), what a built configuration must have, and what a failed b
 
 from __future__ import annotations
 
+import os
+import re
+
 import pytest
 
-from pytest_fsbench.bisect.build import UML, VM, failure_lines, fragment_text, missing, options, required_text
-from pytest_fsbench.errors import CommandError
+from pytest_fsbench.bisect.build import (
+    UML,
+    VM,
+    failure_lines,
+    fragment_text,
+    missing,
+    options,
+    read_config,
+    required_text,
+)
+from pytest_fsbench.errors import CommandError, UsageError
 from pytest_fsbench.system.commands import execute_logged
 
 #: a few of the lines virtme-ng's configkernel --dry-run prints (virtme-ng 1.x), as it prints them
@@ -25,6 +37,8 @@ def test_a_built_configuration_must_have_fsbenchs_options_not_virtme_ngs_nor_wha
     assert required["CONFIG_EXT4_FS"] == "y" and required["CONFIG_BLK_DEV_LOOP"] == "y"
     assert "CONFIG_DAX_DRIVER" not in required and "CONFIG_MD" not in required
     assert options(required_text(UML))["CONFIG_HOSTFS"] == "y"
+    # issue 44's sweep: '# CONFIG_MD is not set' (a .config's =n) was still required, so no kernel passed
+    assert "CONFIG_MD" not in options(required_text(VM, "# CONFIG_MD is not set\n"))
 
 
 def test_what_kconfig_dropped_is_named():
@@ -44,3 +58,28 @@ def test_a_failed_build_says_its_error_lines_not_makes_command_line(tmp_path):
     assert said[-1].startswith("make: *** [Makefile:2: file.o] Error 1")
     assert not any("Entering directory" in line or line.startswith("$ ") for line in said)
     assert failure_lines("$ make\nmake: Entering directory 'x'\nKilled\n") == ["Killed"]
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda p: p.write_bytes(b"\xff\xfe" + os.urandom(64)), "not text (byte 0 is no UTF-8)"),
+    (lambda p: os.mkfifo(p), "is a FIFO (a named pipe), not a file"),
+    (lambda p: p.symlink_to("/dev/zero"), "is a character device, not a file"),
+    (lambda p: p.mkdir(), "is a directory, not a file"),
+    (lambda p: p.write_text("hello\nworld\n"), "no CONFIG_...= line in it"),
+    (lambda p: p.write_text(""), "no CONFIG_...= line in it"),
+    (lambda p: None, "No such file or directory")])
+def test_a_config_that_is_no_kernel_configuration_is_one_line_naming_it(tmp_path, make, said):
+    """Issue 44's sweep: a binary --config was a UnicodeDecodeError, a FIFO hung, /dev/zero filled the
+    memory, a text without one option was taken as a configuration."""
+    given = tmp_path / "my.config"
+    make(given)
+    with pytest.raises(UsageError, match=re.escape(f"--config={given}: {said}; name a kernel configuration")):
+        read_config(str(given))
+
+
+def test_a_fragment_or_a_whole_config_is_read_as_it_is(tmp_path):
+    given = tmp_path / "my.config"
+    given.write_text("# CONFIG_BTRFS_FS is not set\n")
+    assert read_config(str(given)) == "# CONFIG_BTRFS_FS is not set\n"
+    given.write_text("CONFIG_EXT4_FS=y\n")
+    assert read_config(str(given)) == "CONFIG_EXT4_FS=y\n"

@@ -5,6 +5,7 @@ steps a resumed bisect measures again (none of those recorded), and its page."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from lxml import html as lxml_html
 from pytest_fsbench.bisect import run
 from pytest_fsbench.bisect.build import UML, Layout, prepare
 from pytest_fsbench.bisect.looks import RANGE, STEP
-from pytest_fsbench.bisect.tree import Commit
+from pytest_fsbench.bisect.tree import Commit, check_tree, commits_between
 from pytest_fsbench.errors import UsageError
 from pytest_fsbench.store.results import Store
 from pytest_fsbench.system.commands import execute
@@ -56,7 +57,12 @@ def test_the_options_a_bisect_sets_itself_are_refused_among_pytests(tmp_path, gi
     ({"confirm_rounds": 4}, "--confirm-rounds=4: kernels paired by round can never differ significantly at "
                             "--alpha=0.05 in fewer than 5 rounds; give --confirm-rounds=5 or more"),
     ({"rounds": 3, "max_rounds": 4}, "--max-rounds=4"), ({"alpha": 0.01, "confirm_rounds": 6}, "--confirm-rounds=7"),
-    ({"rules": ("5", "nonsense")}, "nonsense")])
+    ({"rules": ("5", "nonsense")}, "nonsense"),
+    # found by issue 44's sweep: each was taken, and said only once both endpoints' kernels were built
+    ({"jobs": 0}, "--jobs=0: make needs at least 1 job"), ({"jobs": -2}, "--jobs=-2"),
+    ({"rules": ("dd.bogus:5%",)}, "--fail-on-regression=dd.bogus:5%: no workload measures a metric 'dd.bogus'"),
+    ({"rules": ("work:5%", "work:7%")}, "--fail-on-regression=work:5% and work:7% are two rules"),
+    ({"work": Path("/dev/null")}, "--work-dir=/dev/null: is the null device, not a directory")])
 def test_a_bad_request_is_one_line_naming_the_value(tmp_path, changes, said):
     with pytest.raises(UsageError, match=re.escape(said)):
         run.check_asked(asked(tmp_path, **changes))
@@ -201,6 +207,64 @@ def test_a_commit_that_does_not_build_is_a_skipped_step_that_says_why_and_is_not
                          execute, say=said.append)
     assert again.kernel(breaks) == (None, step.why)  # a resumed bisect does not build it again
     assert sum("building" in line for line in said) == 1
+
+
+@pytest.mark.parametrize("make, said", [
+    (lambda p: p.write_text("x\n"), "is a file, not a directory"),
+    (lambda p: os.mkfifo(p), "is a FIFO (a named pipe), not a directory"),
+    (lambda p: p.symlink_to(os.devnull), "is the null device, not a directory"),
+    (lambda p: None, "no such directory")])
+def test_a_tree_that_is_no_directory_says_what_it_is(tmp_path, make, said):
+    """A file or a FIFO given as --tree exists: 'no such directory' sent one looking for it (issue 44's sweep)."""
+    where = tmp_path / "linux"
+    make(where)
+    with pytest.raises(UsageError, match=re.escape(f"--tree={where}: {said}; name a git repository")):
+        check_tree(where, execute)
+
+
+def test_a_work_directory_that_cannot_be_made_is_said_before_the_bisect_is_recorded(tmp_path):
+    """Issue 44's sweep: --work-dir under /proc (or a file's path) was an OSError's traceback after
+    the bisect had been written into the store."""
+    tree = tmp_path / "linux"
+    execute(["git", "init", "-q", str(tree)])
+    for number, name in enumerate(("Kbuild", "fs.c", "mm.c")):
+        (tree / name).write_text(f"{number}\n")
+        execute(["git", "-C", str(tree), "add", name])
+        execute(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", name])
+    request = asked(tmp_path, good="HEAD~2", bad="HEAD", work=Path("/proc/fsbench-no-such-dir/work"))
+    with pytest.raises(UsageError, match=re.escape("--work-dir=/proc/fsbench-no-such-dir/work: No such file or "
+                                                   "directory; name a directory the bisect can write")):
+        run.new_record(request, execute)
+    assert len(run.new_record(dataclasses.replace(request, work=tmp_path / "work"), execute).commits) == 2
+
+
+@pytest.mark.parametrize("words, said", [
+    (("--fs=ext5",), "the cases' pytest arguments (after --): --fs: unknown filesystem 'ext5'"),
+    (("--no-such-option",), "the cases' pytest arguments (after --): unrecognized arguments: --no-such-option")])
+def test_the_cases_arguments_are_read_by_pytest_before_anything_is_built(tmp_path, words, said):
+    """Issue 44's sweep: a bisect took any pytest arguments; the first step's session refused them."""
+    with pytest.raises(UsageError, match=re.escape(said)):
+        run.check_cases(asked(tmp_path, pytest_args=("-k", "dd", *words)), Path(__file__).resolve().parents[3])
+
+
+def test_a_good_commit_on_another_branch_is_not_told_to_swap(tmp_path):
+    """Issue 44's sweep: a good commit of a side branch was told to swap --good and --bad, which cannot help."""
+    tree = tmp_path / "linux"
+    git = ["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    execute(["git", "init", "-q", "-b", "main", str(tree)])
+    (tree / "Kbuild").write_text("0\n")
+    execute([*git, "add", "Kbuild"])
+    execute([*git, "commit", "-q", "-m", "base"])
+    execute([*git, "commit", "-q", "--allow-empty", "-m", "main's"])
+    execute([*git, "checkout", "-q", "-b", "side", "HEAD~1"])
+    execute([*git, "commit", "-q", "--allow-empty", "-m", "side's"])
+    sha = {rev: execute([*git, "rev-parse", rev]).stdout.strip() for rev in ("main", "main~1", "side")}
+    with pytest.raises(UsageError, match=re.escape(f"(their branches part at {sha['main~1'][:12]}): a bisect walks the "
+                                                   f"history that leads to --bad; name a good commit on it")):
+        commits_between(tree, sha["side"], sha["main"], execute)
+    with pytest.raises(UsageError, match=re.escape(f"--good={sha['main'][:12]} is a descendant of --bad="
+                                                   f"{sha['main~1'][:12]}, not an ancestor: ")):
+        commits_between(tree, sha["main"], sha["main~1"], execute)
 
 
 def test_the_page_opens_with_what_the_bisect_found(tmp_path):

@@ -284,3 +284,21 @@ def test_many_tracks_are_analysed_and_built_in_parallel_the_same(tmp_path):
     medians = [list(500 * np.exp(np.random.default_rng(i).normal(0, 0.05, 40))) for i in range(10)]
     items = [(m, "dd.write", changes.MAX_PVALUE) for m in medians * (publish.PARALLEL_FROM // 10 + 1)]
     assert publish.in_parallel(publish._detect, items, 2) == [publish._detect(item) for item in items]
+
+
+def test_a_first_publish_cut_short_is_finished_by_the_next(fleet, tmp_path, capsys, monkeypatch):
+    """Issue 44's sweep: SIGTERM during a first publish left site/reports/ and no record, and the next
+    publish refused the directory as holding files of something else. A mock: the interrupt is raised
+    as the first report is written (a real signal's moment is not reproducible)."""
+    site_dir = tmp_path / "site"
+
+    def cut_short(*args, **kwargs):
+        (site_dir / "reports").mkdir(parents=True, exist_ok=True)
+        raise KeyboardInterrupt("SIGTERM")
+
+    monkeypatch.setattr(publish, "write_reports", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["publish", str(site_dir), f"--store={fleet}", "--reports=newest"])
+    monkeypatch.undo()
+    assert "2 reports written" in publish_cli(capsys, site_dir, fleet, "--reports=newest")
+    assert (site_dir / "index.html").is_file()
