@@ -648,8 +648,10 @@ def time_line(record: Record) -> str:
     build = sum(float(k.get("build_seconds") or 0) for k in record.kernels.values())
     boot = sum(float(k.get("boot_seconds") or 0) for k in record.kernels.values())
     measuring = sum(s.measure_seconds for s in record.steps)
-    return (f"time: {minutes(build + boot + measuring)}: builds {minutes(build)} ({len(record.kernels)} kernels), "
-            f"boots {minutes(boot)}, measuring {minutes(measuring)} ({len(record.steps)} sessions)")
+    kernels, sessions = len(record.kernels), len(record.steps)
+    return (f"time: {minutes(build + boot + measuring)}: builds {minutes(build)} ({kernels} kernel"
+            f"{'s' if kernels != 1 else ''}), boots {minutes(boot)}, measuring {minutes(measuring)} ({sessions} session"
+            f"{'s' if sessions != 1 else ''})")
 
 
 def plan_lines(asked: Asked, commits: int, history: Sequence[dict], work_has_build: bool) -> list[str]:
