@@ -108,4 +108,6 @@ def test_fsbench_cleanup_removes_the_paced_storage_of_a_killed_session(tmp_path)
     while token in execute(["losetup", "--list"]).stdout and time.monotonic() < deadline:
         time.sleep(0.5)
     assert token not in execute(["losetup", "--list"]).stdout
+    while token in execute(["ps", "-eo", "args"]).stdout and time.monotonic() < deadline:
+        time.sleep(0.5)  # the pacing daemon, signalled, exits once FUSE has let its mount go
     assert token not in execute(["ps", "-eo", "args"]).stdout
