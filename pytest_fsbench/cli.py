@@ -39,17 +39,9 @@ from .metrics import is_count
 from .system.daemons import serialized
 from .filesystems import DAEMONS
 from .system.commands import execute
-from .measure.progress import fit, fit_under, terminal_width
+from .measure.progress import fit, say, terminal_width
 from .views.answer import answer_lines, gate_word, report_answer
 from .views.tables import comparison_lines, gate_section
-
-
-def say(*lines: str, file=None) -> None:
-    """Lines of prose, each within the terminal's width (issue 43): wrapped at spaces, an indented
-    line's rest under it (a path longer than a line stays whole)."""
-    width = terminal_width()
-    print("\n".join(part for text in lines for line in text.splitlines() or [""]
-                    for part in fit_under(line, width)), file=file or sys.stdout)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

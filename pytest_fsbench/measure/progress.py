@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import statistics
+import sys
 import textwrap
 import threading
 import time
@@ -137,6 +138,14 @@ def fit_under(line: str, width: int = WIDTH) -> list[str]:
         return [line]
     return textwrap.wrap(line.lstrip(" "), width, initial_indent=indent, subsequent_indent=indent + "  ",
                          break_long_words=False, break_on_hyphens=False)
+
+
+def say(*lines: str, file=None) -> None:
+    """Lines of prose, each within the terminal's width (issue 43): wrapped at spaces, an indented
+    line's rest under it (a path longer than a line stays whole)."""
+    width = terminal_width()
+    print("\n".join(part for text in lines for line in text.splitlines() or [""]
+                    for part in fit_under(line, width)), file=file or sys.stdout)
 
 
 def unwrap(lines: Sequence[str]) -> list[str]:

@@ -16,14 +16,7 @@ from ..system.commands import execute
 from .export import composite_xml, session_label
 from .launcher import check_result_name, find_pts, missing_reason, result_file, user_path
 from .profiles import base_profiles, profiles, suites
-from ..measure.progress import fit, terminal_width
-
-
-def say(line: str, file=None) -> None:
-    """A line of prose within the terminal's width (issue 43), an indented one's rest under it."""
-    indent = line[:len(line) - len(line.lstrip(" "))]
-    for part in fit(line.lstrip(" "), terminal_width() - len(indent)):
-        print(indent + part, file=file or sys.stdout)
+from ..measure.progress import say
 
 
 def check_export_options(pts_format: bool, save: str | None, suffix: str | None, force: bool,

@@ -20,6 +20,7 @@ Pure: plain runs in, verdicts out. The bisect (bisect/) reads the runs from the 
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
@@ -166,7 +167,7 @@ class Evidence:
 
     def text(self) -> str:
         """The figure's medians under the three kernels and the two comparisons' changes."""
-        medians = ", ".join(f"{role} {plain(_median(self.figure.of(role)))}" for role in (GOOD, STEP, BAD)
+        medians = ", ".join(f"{role} {plain(statistics.median(self.figure.of(role)))}" for role in (GOOD, STEP, BAD)
                             if self.figure.of(role))
         parts = [f"{self.figure.name} ({medians} {self.figure.unit})".replace(" )", ")")]
         for what, cmp in (("step against good", self.against_good), ("bad against step", self.against_bad)):
@@ -174,12 +175,6 @@ class Evidence:
                 parts.append(f"{what} {cmp.shift_pct:+.1f}% [{cmp.pct_ci[0]:+.1f}%, {cmp.pct_ci[1]:+.1f}%] "
                              f"p={_p(cmp.p_value)}")
         return "; ".join(parts)
-
-
-def _median(values: Sequence[float]) -> float:
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def _p(p: float) -> str:
