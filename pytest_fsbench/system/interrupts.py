@@ -95,8 +95,12 @@ def install(say: Callable[[str], None] | None = None) -> dict[int, object]:
 
 
 def restore(old: dict[int, object]) -> None:
-    for sig, handler in old.items():
-        signal.signal(sig, handler)
+    """The handlers install() replaced, back; unless a stop signal ended the session: then every
+    further one stays ignored while the process exits (a second SIGTERM just after the session's
+    end would otherwise kill it, its exit status lost)."""
+    if _STATE.received is None:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
     _STATE.installed = False
 
 
