@@ -81,11 +81,16 @@ def console_main() -> int:
 
     words = [arg for arg in sys.argv[1:] if not arg.startswith("-")]
     command = words[0] if words else ""
+    said_by = f"fsbench {command}" if command else "fsbench"
+
+    def drop_output() -> None:
+        """Standard output to /dev/null: the interpreter's flush at exit would raise again."""
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     if command != "study":
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, stop)
     if sys.stdout is None:  # run with its output closed (>&-): Python would drop every line without a word
-        sys.stderr.write(f"fsbench{' ' + command if command else ''}: its standard output is closed; give it "
+        sys.stderr.write(f"{said_by}: its standard output is closed; give it "
                          "one (a terminal, a file or a pipe)\n")
         return 2
     try:
@@ -98,8 +103,8 @@ def console_main() -> int:
         return status
     except BrokenPipeError:
         # the reader of the output left (fsbench sessions | head -1) and read what it wanted: end as a
-        # program killed by SIGPIPE does, without a word; stdout to /dev/null, or the exit's flush raises again
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # program killed by SIGPIPE does, without a word
+        drop_output()
         return 128 + signal.SIGPIPE
     except (KeyboardInterrupt, RuntimeError) as exc:
         # Python wraps an interrupt raised while a class is made (matplotlib's import) in a RuntimeError
@@ -107,13 +112,13 @@ def console_main() -> int:
         if not isinstance(interrupt, KeyboardInterrupt):
             raise
         name = str(interrupt) or "Ctrl-C"
-        sys.stderr.write(f"fsbench{' ' + command if command else ''}: interrupted ({name}); nothing is left half "
+        sys.stderr.write(f"{said_by}: interrupted ({name}); nothing is left half "
                          "written: run it again to finish\n")
         return 130
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EFBIG):
             raise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush would raise again
-        sys.stderr.write(f"fsbench{' ' + command if command else ''}: could not write its output ({exc.strerror}); "
+        drop_output()
+        sys.stderr.write(f"{said_by}: could not write its output ({exc.strerror}); "
                          "make room where it goes and run it again\n")
         return 1
