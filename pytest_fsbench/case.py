@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 #: devices each layout needs (RAID5 with three, the minimum that has parity striped over data)
@@ -77,6 +78,22 @@ class CaseSpec:
 
     def options_text(self) -> str:
         return ",".join(f"{key}={value}" for key, value in self.options) or "none"
+
+
+def options_from_text(text: str) -> dict[str, str]:
+    """A case's options from their text (CaseSpec.options_text, a stored Series.options: "a=1,b=x y"
+    or "none"); a comma inside a value (mkfs='-O a,b') stays in it."""
+    if not text or text == "none":
+        return {}
+    found: dict[str, str] = {}
+    key = None
+    for part in text.split(","):
+        name, eq, value = part.partition("=")
+        if eq and re.fullmatch(r"[A-Za-z_][\w-]*", name):
+            key, found[name] = name, value
+        elif key is not None:
+            found[key] += "," + part
+    return found
 
 
 #: a paced case's kind's suffix (--storage-rate): its runs wait for that storage

@@ -4,7 +4,6 @@ their own (the PTS commands' are in pts/commands.py)."""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
 import json
 import os
@@ -28,7 +27,7 @@ from .views.json_export import changes_document, comparison_document, export_ses
 from .options import (add_to_argparse, check_replaceable, directory_for_files, file_to_write, given_twice,
                       unexpanded_home, write_whole)
 from .settings import BY_FLAG, DEFAULT_STORE, store_location
-from .verdicts.baseline import as_the_gate_compared, compare_pairs, disturbances, gated_baseline
+from .verdicts.baseline import as_the_gate_compared, compare_pairs, compared_sides, disturbances, gated_baseline
 from .verdicts.disturbance import busier_baseline
 from .verdicts.gate import (WITHIN, busier_baseline_message, check_compared, count_note, disturbed_message,
                             gate_message, outcomes, rule_for, verdict)
@@ -167,14 +166,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return status
     width = terminal_width()
     lines = {id(o): line for o in found if (line := outcome_line(o, rules)) is not None}
-    bases = {s.key: s for base_id in base_ids for s in store.series(base_id)}
-    manifests = store.manifests([base_ids[-1], new_id])
-    kernels = tuple(manifests.get(i, {}).get("kernel", "") for i in (base_ids[-1], new_id))
-    said = [dataclasses.replace(c, gate=gate_word(lines[id(o)]) if id(o) in lines else None)
-            for o, c in zip(found, report_answer([], [(o.case, o.series, o.comparison) for o in found], [],
-                                                 args.base, bases,
-                                                 kernels if all(kernels) and kernels[0] != kernels[1] else ("", ""),
-                                                 f"session {new_id}"))]
+    gates = {(o.series.key.test, o.series.key.metric, o.series.key.params, False): gate_word(lines[id(o)])
+             for o in found if id(o) in lines}
+    bases, kernels = compared_sides(store, base_ids, new_id)
+    said = report_answer([], [(o.case, o.series, o.comparison) for o in found], [], args.base, bases, kernels,
+                         f"session {new_id}", gates)
     print("\n".join(line for note in notes for line in fit(f"fsbench compare: {note}", width)))
     print("\n".join(part for line in answer_lines(said) for part in fit(line, width)))  # the answer first
     print("\n".join(comparison_lines(pairs, alpha, width=width, bases=bases)))
@@ -653,7 +649,8 @@ COMMONEST = (("doctor", "what this machine can run, and why not"), ("sessions", 
              ("report last -o report.html", "the newest session's HTML report"),
              ("study", "the published studies fsbench re-runs"),
              ("cleanup", "remove what a killed session left behind"),
-             ("fleet --nodes=a,b -- ARGS", "one session per Slurm node into one store"))
+             ("fleet --nodes=a,b -- ARGS", "one session per Slurm node into one store"),
+             ("bisect --tree=T --good=G --bad=B -- ARGS", "the commit that made the cases slower"))
 
 
 def description(width: int) -> str:
@@ -667,13 +664,14 @@ def description(width: int) -> str:
 
 def epilog(width: int) -> str:
     """--help's last lines within width: each commonest command beside what it says where every one
-    fits a line so, else what each says under it."""
+    fits a line so, else what each says under it; a command longer than half the line always so."""
     commands = [f"  .venv/bin/fsbench {command}" for command, _ in COMMONEST]
-    column = max(map(len, commands)) + 2
-    beside = all(column + len(said) <= width for _, said in COMMONEST)
+    short = [(c, said) for c, (_, said) in zip(commands, COMMONEST) if len(c) < width // 2]
+    column = max(len(c) for c, _ in short) + 2
+    beside = all(column + len(said) <= width for _, said in short)
     lines = ["the commonest commands (from the checkout, as ./fsbench.sh set it up):"]
     for command, (_, said) in zip(commands, COMMONEST):
-        lines += ([command.ljust(column) + said] if beside
+        lines += ([command.ljust(column) + said] if beside and len(command) < width // 2
                   else [command, *textwrap.wrap(said, width, initial_indent=" " * 6, subsequent_indent=" " * 6)])
     return "\n".join([*lines, "", ".venv/bin/fsbench COMMAND --help shows a command's options."])
 

@@ -637,8 +637,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if session.baseline is not None:
         terminalreporter.write_sep("-", f"fsbench comparison with {session.settings.compare} "
                                         f"(session {', '.join(map(str, session.baseline.session_ids))})")
-        bases = {key: found[-1] for key, found in session.baseline.series().items() if found}
-        write_table(tables.comparison_table(session.results, session.settings.alpha, width, bases))
+        write_table(tables.comparison_table(session.results, session.settings.alpha, width,
+                                            session.baseline_bases()))
     paired = tables.paired_table(session.results, session.settings.alpha, width)
     if paired:
         terminalreporter.write_sep("-", "fsbench paired comparison: each --paired variant against its case, by round")

@@ -318,15 +318,20 @@ class FsbenchSession:
         (views/answer.py): against the baseline (its options and host kernel where they differ
         from this session's), and each --paired (or kernel A/B) variant against its reference."""
         pairs = {b.id: (a.to_dict(), b.to_dict()) for a, b in self.settings.pairs}
-        options: dict = {}
         kernels = ("", "")
         if self.baseline is not None:
-            options = {key: found[-1].options for key, found in self.baseline.series().items() if found}
             theirs = self.store.manifests([self.baseline.newest]).get(self.baseline.newest, {}).get("kernel", "")
             if theirs and theirs != self.host.kernel:
                 kernels = (theirs, self.host.kernel)
-        return session_answer(self.results, pairs, self.settings.compare, options, kernels,
+        return session_answer(self.results, pairs, self.settings.compare, self.baseline_bases(), kernels,
                               f"session {self.session_id}")
+
+    def baseline_bases(self) -> dict:
+        """Each series of the baseline by its key: the newest of them (whose options the answer and
+        the comparison table name where they were others); {} without a baseline."""
+        if self.baseline is None:
+            return {}
+        return {key: found[-1] for key, found in self.baseline.series().items() if found}
 
     def ungated(self) -> list[str]:
         """A --fail-on-regression that compared nothing gated nothing (see gate.Gate.ungated)."""

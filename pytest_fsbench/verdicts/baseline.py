@@ -338,6 +338,17 @@ def gated_baseline(store: Store, session_id: int) -> tuple[list[int], str | None
     return ids, name
 
 
+def compared_sides(store: Store, base_ids: Sequence[int], session_id: int) -> tuple[dict[SeriesKey, Series],
+                                                                                  tuple[str, str]]:
+    """What the answer names of a comparison's sides: each series of the baseline sessions by its
+    key, the newest (whose options it had); and (the baseline's host kernel, the session's) where
+    they differ, else ("", "")."""
+    bases = {s.key: s for base_id in base_ids for s in store.series(base_id)}
+    manifests = store.manifests([base_ids[-1], session_id])
+    theirs, mine = (manifests.get(i, {}).get("kernel", "") for i in (base_ids[-1], session_id))
+    return bases, (theirs, mine) if theirs and mine and theirs != mine else ("", "")
+
+
 def gate_comparisons(cases: Sequence[dict], base_ids: Sequence[int]) -> dict[tuple[str, str, str],
                                                                             Comparison]:
     """(test, metric, params) -> the comparison the session's gate made against exactly these

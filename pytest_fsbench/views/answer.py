@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ..case import options_from_text
 from ..metrics import WORK_NAMES, is_compared, is_count, params_text
 from ..verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
 from ..verdicts.stats import Comparison
@@ -30,22 +31,6 @@ DEFAULT = "default"
 def option_word(key: str, value: str) -> str:
     """An option as a person says it: a mount option by its name (nodelalloc), others key=value."""
     return value if key == "mount" else f"{key}={value}"
-
-
-def options_of(text: str) -> dict[str, str]:
-    """A case's options from their text (CaseSpec.options_text, Series.options: "a=1,b=x y" or
-    "none"); a comma inside a value (mkfs='-O a,b') stays in it."""
-    if not text or text == "none":
-        return {}
-    found: dict[str, str] = {}
-    key = None
-    for part in text.split(","):
-        name, eq, value = part.partition("=")
-        if eq and re.fullmatch(r"[A-Za-z_][\w-]*", name):
-            key, found[name] = name, value
-        elif key is not None:
-            found[key] += "," + part
-    return found
 
 
 @dataclass(frozen=True)
@@ -223,32 +208,41 @@ def gate_words(gated: Sequence[tuple[object, str, bool]]) -> dict[tuple[object, 
 PAIRED_NOTE = " (paired by round with "
 
 
+def against_baseline(s, cmp: Comparison, gate: str | None, label: str | None, base, kernels: tuple[str, str],
+                     session: str) -> Compared:
+    """A figure of series s against the baseline (label: its name; base: the compared series'
+    newest series in it, whose options it had, or None) as the answer says it."""
+    reference = Side(options_from_text(base.options if base is not None else s.options), kernels[0])
+    said = baseline_versus(label or "the baseline", reference, Side(options_from_text(s.options), kernels[1]), session)
+    where = where_of(s.key.test) + ("" if said.endswith(f" vs {label}") else f"; baseline {label}")
+    return Compared(said, where, s.key.metric, s.key.params, cmp, gate, s.key.test)
+
+
+def against_reference(s, cmp: Comparison, gate: str | None, reference_spec: Mapping,
+                      variant_spec: Mapping) -> Compared:
+    """A --paired (or kernel A/B) variant's figure against its reference case's."""
+    said, dropped = paired_versus(reference_spec, variant_spec)
+    return Compared(said, where_of(s.key.test, dropped), s.key.metric, s.key.params, cmp, gate, s.key.test)
+
+
 def session_answer(results: Sequence, pairs: Mapping[str, tuple[Mapping, Mapping]], baseline: str | None = None,
-                   baseline_options: Mapping[object, str] | None = None,
+                   bases: Mapping[object, object] | None = None,
                    kernels: tuple[str, str] = ("", ""), session: str = "") -> list[Compared]:
     """Every comparison of a session, as its answer says them. results: its CaseResults (bench.py;
     rounds of a pair one each); pairs: a --paired (or kernel A/B) variant's case id -> (the
     reference's spec, the variant's: CaseSpec.to_dict); baseline: --compare's name, with each
-    compared series' options in the baseline (by series key) and (the baseline's host kernel,
-    this session's); session: "session N"."""
+    compared series' newest series in the baseline (by series key) and (the baseline's host
+    kernel, this session's); session: "session N"."""
     found: dict[tuple[object, bool], Compared] = {}
     for result in results:
         words = gate_words(result.judgement.gated)
         for s, cmp in result.judgement.comparisons:
-            if not is_compared(s.key.metric, s.unit):
-                continue
-            reference = Side(options_of((baseline_options or {}).get(s.key, s.options)), kernels[0])
-            said = baseline_versus(baseline or "the baseline", reference, Side(options_of(s.options), kernels[1]),
-                                   session)
-            where = where_of(s.key.test) + (f"; baseline {baseline}" if not said.endswith(f" vs {baseline}") else "")
-            found[(s.key, False)] = Compared(said, where, s.key.metric, s.key.params, cmp, words.get((s.key, False)),
-                                             s.key.test)
+            if is_compared(s.key.metric, s.unit):
+                found[(s.key, False)] = against_baseline(s, cmp, words.get((s.key, False)), baseline,
+                                                         (bases or {}).get(s.key), kernels, session)
         for s, cmp in result.judgement.paired:
-            if s.case_id not in pairs or not is_compared(s.key.metric, s.unit):
-                continue
-            said, dropped = paired_versus(*pairs[s.case_id])
-            found[(s.key, True)] = Compared(said, where_of(s.key.test, dropped), s.key.metric, s.key.params, cmp,
-                                            words.get((s.key, True)), s.key.test)
+            if s.case_id in pairs and is_compared(s.key.metric, s.unit):
+                found[(s.key, True)] = against_reference(s, cmp, words.get((s.key, True)), *pairs[s.case_id])
     return list(found.values())
 
 
@@ -278,14 +272,15 @@ def named_figure(line: str) -> tuple[str, str] | None:
 
 
 def report_answer(cases: Sequence[Mapping], changes: Sequence, paired: Sequence, base_label: str | None,
-                  bases: Mapping[object, object], kernels: tuple[str, str] = ("", ""),
-                  session: str = "") -> list[Compared]:
+                  bases: Mapping[object, object], kernels: tuple[str, str] = ("", ""), session: str = "",
+                  gates: Mapping[tuple[str, str, str, bool], str] | None = None) -> list[Compared]:
     """Every comparison a report shows, as its answer says them: changes against the baseline
     (base_label; bases: each compared series' newest series in it, for its options), paired: each
     --paired variant against its reference case (the variant's manifest names it: PAIRED_WITH);
     each (case, series, comparison). cases: Store.session_export's; kernels: (the baseline's host
-    kernel, this session's) where they differ."""
-    words = stored_gate_words(cases)
+    kernel, this session's) where they differ; gates: the gate's words where the cases' manifests
+    do not keep them (fsbench compare's gate, judged as it compares), as stored_gate_words."""
+    words = {**stored_gate_words(cases), **(gates or {})}
     specs = {case["test"]: case.get("spec", {}) for case in cases}
     references = {case["test"]: case["manifest"]["paired_with"]["reference"] for case in cases
                   if case.get("manifest", {}).get("paired_with")}
@@ -294,20 +289,11 @@ def report_answer(cases: Sequence[Mapping], changes: Sequence, paired: Sequence,
     def measured(pairs: Sequence) -> list:
         return sorted(pairs, key=lambda pair: order.get(pair[1].key.test, len(order)))
 
-    found = []
-    for _, s, cmp in measured(changes):
-        base = bases.get(s.key)
-        reference = Side(options_of(base.options if base is not None else s.options), kernels[0])
-        said = baseline_versus(base_label or "the baseline", reference, Side(options_of(s.options), kernels[1]),
-                               session)
-        where = where_of(s.key.test) + (f"; baseline {base_label}" if not said.endswith(f" vs {base_label}") else "")
-        found.append(Compared(said, where, s.key.metric, s.key.params, cmp,
-                              words.get((s.key.test, s.key.metric, s.key.params, False)), s.key.test))
-    for _, s, cmp in measured(paired):
-        reference = references.get(s.key.test)
-        if reference is None:
-            continue
-        said, dropped = paired_versus(specs.get(reference, {}), specs.get(s.key.test, {}))
-        found.append(Compared(said, where_of(s.key.test, dropped), s.key.metric, s.key.params, cmp,
-                              words.get((s.key.test, s.key.metric, s.key.params, True)), s.key.test))
-    return found
+    def word(s, paired: bool) -> str | None:
+        return words.get((s.key.test, s.key.metric, s.key.params, paired))
+
+    found = [against_baseline(s, cmp, word(s, False), base_label, bases.get(s.key), kernels, session)
+             for _, s, cmp in measured(changes)]
+    return found + [against_reference(s, cmp, word(s, True), specs.get(references[s.key.test], {}),
+                                      specs.get(s.key.test, {}))
+                    for _, s, cmp in measured(paired) if s.key.test in references]

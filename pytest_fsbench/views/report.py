@@ -20,7 +20,7 @@ from matplotlib.figure import Figure
 from ..measure import cache_check
 from ..verdicts import changes
 from . import answer, change_points, figures
-from ..verdicts.baseline import PAIRED_WITH, as_the_gate_compared, compare_pairs, paired_pairs
+from ..verdicts.baseline import PAIRED_WITH, as_the_gate_compared, compare_pairs, compared_sides, paired_pairs
 from ..metrics import Direction, in_summary, is_headline, params_text, short_test
 from ..sizes import parse_size
 from ..verdicts.gate import INCONCLUSIVE, REGRESSION, WITHIN
@@ -115,10 +115,7 @@ def report_data(store: Store, session_id: int, base_ids: list[int] | None = None
     if base_ids:
         computed = compare_pairs(store, base_ids, session_id, alpha)
         changes = in_table_order(as_the_gate_compared(computed, meta["cases"], base_ids))
-        bases = {s.key: s for base_id in base_ids for s in store.series(base_id)}
-        manifests = store.manifests([base_ids[-1], session_id])
-        theirs, mine = (manifests.get(i, {}).get("kernel", "") for i in (base_ids[-1], session_id))
-        kernels = (theirs, mine) if theirs and mine and theirs != mine else ("", "")
+        bases, kernels = compared_sides(store, base_ids, session_id)
     paired = in_table_order(paired_pairs(store, session_id, meta["cases"], alpha))
     said = answer.report_answer(meta["cases"], changes, paired, base_label, bases, kernels, f"session {session_id}")
     return Report(session_id, meta["session"], meta["cases"], rows, base_label, changes, alpha, allowed_pct,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from ..case import options_from_text
 from ..measure import cache_check
 from ..measure.progress import WIDTH, fit
 from ..filesystems import DRIVERS
@@ -133,11 +134,9 @@ def unnamed_options(case_id: str, options: str) -> str:
     """The options of a case its id does not name (a session's one --fs-opt value, which every case
     of that filesystem has, is left out of the ids: issue 43 found it named nowhere but in a gate
     line's note), as CaseSpec.options_text gives them; "" for none."""
-    if not options or options == "none":
-        return ""
     named = case_id.split("-")
-    parts = [part for part in options.split(",") if part.replace(" ", "_") not in named]
-    return ",".join(parts)
+    parts = [f"{key}={value}" for key, value in options_from_text(options).items()]
+    return ",".join(part for part in parts if part.replace(" ", "_") not in named)
 
 
 def options_cell(s: Series, base: Series | None = None) -> str:
@@ -362,10 +361,6 @@ def paired_table(results, alpha: float, width: int = WIDTH) -> list[str]:
     pairs = [(short_test(s.key.test), s, cmp) for r in results for s, cmp in r.paired
              if is_compared(s.key.metric, s.unit)]
     return comparison_lines(pairs, alpha, base="reference", width=width) if pairs else []
-
-
-def gate_lines(results) -> list[str]:
-    return [line for r in latest(results) for line in r.verdicts]
 
 
 def gate_entries(results) -> list[tuple[str, bool, str]]:

@@ -1,6 +1,7 @@
 """The answer first (issue 43): a line per comparison, its reference fixed, the worst first."""
 
 from pytest_fsbench.bench import CaseResult
+from pytest_fsbench.case import options_from_text
 from pytest_fsbench.metrics import Direction
 from pytest_fsbench.store.results import Series, SeriesKey
 from pytest_fsbench.verdicts.gate import Judgement
@@ -30,8 +31,17 @@ def test_a_side_is_named_by_what_sets_it_apart():
     # a key one side sets and the other leaves at its default, beside one both set
     assert answer.versus(answer.Side({"compress": "no"}), answer.Side({"compress": "zstd", "mount": "noatime"})) == (
         "compress=zstd noatime", "compress=no mount default")
-    assert answer.options_of("mkfs=-O a,b,mount=noatime") == {"mkfs": "-O a,b", "mount": "noatime"}
-    assert answer.options_of("none") == {}
+    assert options_from_text("mkfs=-O a,b,mount=noatime") == {"mkfs": "-O a,b", "mount": "noatime"}
+    assert options_from_text("none") == {}
+
+
+def test_the_options_a_case_id_does_not_name_keep_a_comma_inside_a_value():
+    """The results and comparison tables' options column: a value with a comma stays whole (split
+    at every comma, mount=noatime,nodiratime was said beside the case id that names it)."""
+    assert tables.unnamed_options("xfs-single", "mkfs=-m crc=1,finobt=1") == "mkfs=-m crc=1,finobt=1"
+    assert tables.unnamed_options("ext4-single-mount=noatime,nodiratime", "mount=noatime,nodiratime") == ""
+    assert tables.unnamed_options("ext4-single-mount=noatime", "mount=noatime,journal=off") == "journal=off"
+    assert tables.unnamed_options("ext4-single", "none") == ""
 
 
 def test_the_case_a_line_is_about_leaves_out_the_round_and_what_the_sides_differ_in():
@@ -88,7 +98,8 @@ def test_a_gated_session_says_the_gates_words_the_options_that_changed_and_regre
     results = [result(other, same, "xfs-single within bounds: dd.write ..."),
                result(write, slower, "ext4-single regression: dd.write ..."),
                result(read, same, "ext4-single inconclusive: disturbed: other processes used 88% ...")]
-    found = answer.session_answer(results, {}, "nightly", {s.key: "none" for s in (write, read, other)},
+    bases = {s.key: series(s.key.test, s.key.metric, FAST, s.case_id) for s in (write, read, other)}
+    found = answer.session_answer(results, {}, "nightly", bases,
                                   session="session 4")
     assert answer.answer_lines(found) == [
         "nodelalloc vs default (ext4-single-1M; baseline nightly): dd.write -24% (regression), dd.read +0% "
