@@ -235,7 +235,8 @@ def execute_pytest(args: list[str], cwd: Path, timeout: float = 600) -> subproce
     again, as the tests read what a line says (the raw text is .raw_stdout; test_terminal_lines
     checks the layout itself)."""
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "COLUMNS": "120"})  # the width, whatever the caller's terminal
     done.raw_stdout = done.stdout
     done.stdout = "\n".join(unstack(unwrap(done.stdout.splitlines()))) + ("\n" if done.stdout.endswith("\n") else "")
     return done

@@ -7,6 +7,7 @@ loaded from outside and its errors."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -60,13 +61,22 @@ def served(site):
     server.server_close()
 
 
-def chromium_dom(url: str, profile: Path) -> str:
+def chromium_dom(url: str, profile: Path, timeout: float = 120, budget: bool = True) -> str:
+    """The page's DOM as headless Chromium laid it out (budget: with 5 s of virtual time for its
+    scripts), then the end of what Chromium said on standard error."""
     done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
                            "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                           "--no-first-run",
-                           f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", url],
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+                           "--no-first-run", f"--user-data-dir={profile}",
+                           *(["--virtual-time-budget=5000"] if budget else []), "--dump-dom", url],
+                          capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
     return done.stdout + done.stderr[-2000:]
+
+
+def probe_result(dom: str, what: str):
+    """The JSON the page's probe wrote into its <pre id="fsbench-probe">, as the DOM holds it."""
+    found = re.search(r'<pre id="fsbench-probe">(.*?)</pre>', dom, re.S)
+    assert found, f"{what}: no probe in the page as the browser laid it out:\n{dom[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
 
 
 def nav_titles() -> list[str]:
@@ -99,11 +109,7 @@ def probed(site: Path, served: str, page: Path, profile: Path) -> dict:
     probe = page.with_name("probe.html")
     probe.write_text(page.read_text().replace("<head>", "<head>" + HEAD_PROBE, 1)
                      .replace("</body>", PROBE + "</body>", 1))
-    dom = chromium_dom(f"{served}/{probe.relative_to(site)}", profile)
-    found = re.search(r'<pre id="fsbench-probe">(.*?)</pre>', dom, re.S)
-    assert found, f"{page}: no probe in the page as the browser laid it out:\n{dom[-2000:]}"
-    return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
-                      .replace("&amp;", "&"))
+    return probe_result(chromium_dom(f"{served}/{probe.relative_to(site)}", profile), str(page))
 
 
 def test_every_page_renders_its_title_and_the_nav_in_a_browser(site, served, tmp_path):
@@ -180,14 +186,8 @@ def test_every_page_shows_before_it_tells_and_fits_the_window(site, served, tmp_
     pages = sorted(str(page.relative_to(site).parent) + "/" for page in site.rglob("index.html"))
     harness = site / f"harness-{width}.html"
     harness.write_text(HARNESS % "\n".join(FRAME.format(page=page, width=width) for page in pages))
-    done = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                           "--disable-component-update", "--disable-sync", "--no-first-run",
-                           f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", f"{served}/{harness.name}"],
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
-    found = re.search(r'<pre id="fsbench-probe">(.*?)</pre>', done.stdout, re.S)
-    assert found, done.stdout[-2000:] + done.stderr[-2000:]
-    seen = json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
-                      .replace("&amp;", "&"))
+    seen = probe_result(chromium_dom(f"{served}/{harness.name}", tmp_path / "profile", timeout=300, budget=False),
+                        harness.name)
     assert len(seen) == len(nav_titles()), sorted(seen)
     wrong = {}
     for page, laid_out in seen.items():

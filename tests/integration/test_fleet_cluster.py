@@ -152,12 +152,11 @@ def test_no_wait_then_status_reads_the_sharded_jobs_back(cluster, tmp_path):
         assert "complete: 1 passed" in line_of(out, node), out
     lines = out.splitlines()
     # each host's outcome, before the work it did ("passed; work 1.00x 179f 60c")
-    table = [[cell.split(";")[0] for cell in re.split(r"\s{2,}", line.strip())]
-             for line in until_blank(lines[lines.index(line_of(out, "fleet-b")) + 2:])]
+    cells = [re.split(r"\s{2,}", line.strip()) for line in until_blank(lines[lines.index(line_of(out, "fleet-b")) + 2:])]
+    table = [[cell.split(";")[0] for cell in row] for row in cells]
     assert table == [["case", "fleet-a", "fleet-b"], ["test_dd_write[ext4-single-1M]", "passed", "-"],
                      ["test_dd_write[xfs-single-1M]", "-", "passed"]], out  # each case on exactly one node
     # with the work it did there (device bytes per byte, flushes, commits)
-    cells = [re.split(r"\s{2,}", line.strip()) for line in until_blank(lines[lines.index(line_of(out, "fleet-b")) + 2:])]
     assert re.fullmatch(r"passed; work 1\.\d\dx \S+f \S+c", cells[1][1]), out
     assert re.fullmatch(r"passed; work 1\.\d\dx \S+f \S+c", cells[2][2]), out
 

@@ -243,13 +243,3 @@ def test_a_gated_sessions_report_compares_as_its_gate_did_while_the_store_names_
     assert gated_baseline(store, elsewhere) == ([], None)
     assert cli.report_baseline(store, gated, None) == ([base], "nightly")
     assert cli.report_baseline(store, gated, str(by_id)) == ([by_id], str(by_id))  # --compare decides when given
-
-
-@pytest.mark.parametrize("width", [80, 120])
-def test_help_names_every_command_of_its_list_within_the_width(width):
-    """Each of --help's commonest commands, bisect's too (a merge once left it out), whole on a line
-    of its own or beside what it says, every line within the width."""
-    text = cli.epilog(width)
-    assert all(f".venv/bin/fsbench {command}" in text for command, _ in cli.COMMONEST)
-    assert "bisect --tree=T --good=G --bad=B -- ARGS" in text
-    assert max(map(len, text.splitlines())) <= width

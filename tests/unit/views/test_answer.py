@@ -141,6 +141,3 @@ def test_the_options_a_case_id_leaves_out_show_in_every_table_it_is_compared_in(
     assert "options of every row: mount=nodelalloc (baseline: none)" in " ".join(lines)
     result = CaseResult(now.key.test, "ext4-single", [now], "runs")
     assert "options of every row: mount=nodelalloc" in " ".join(tables.results_table([result], 200))
-    # an option the id names (two values in one session) is not said again
-    named = series("test_dd_write[ext4-single-mount=sync-1M]", "dd.write", SLOW, "ext4-single-mount=sync", "mount=sync")
-    assert tables.unnamed_options(named.case_id, named.options) == ""
